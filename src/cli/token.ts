@@ -1,0 +1,37 @@
+import { parseArgs } from 'node:util'
+import { authOptions } from '../app.js'
+import { ConfigError, loadConfig } from '../config.js'
+import { loadOrCreateDevSecrets } from '../dev-secrets.js'
+import { mintToken } from '../tokens.js'
+
+/** `npm run token -- --type user|client [--sub 1] [--ttl 3600]`: a token signed with the configured secret. */
+function main (): void {
+  const { values } = parseArgs({
+    options: {
+      type: { type: 'string', default: 'user' },
+      sub: { type: 'string', default: '1' },
+      ttl: { type: 'string' }
+    }
+  })
+  if (values.type !== 'user' && values.type !== 'client') throw new ConfigError('--type must be user or client')
+  const config = loadConfig(process.env, { devSecrets: () => loadOrCreateDevSecrets('data') })
+  const ttlSeconds = values.ttl === undefined ? config.JWT_TTL : Number(values.ttl)
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) throw new ConfigError('--ttl must be a positive number of seconds')
+  const auth = authOptions(config)
+  process.stdout.write(`${mintToken({
+    secret: auth.jwtSecret,
+    algorithm: auth.jwtAlgorithm,
+    providers: auth.providers,
+    type: values.type,
+    sub: values.sub,
+    issuer: new URL(values.type === 'user' ? 'api/login' : 'api/client/login', `${config.BACKEND_URL.replace(/\/$/, '')}/`).href,
+    ttlSeconds
+  })}\n`)
+}
+
+try {
+  main()
+} catch (error) {
+  process.stderr.write(`${(error as Error).message}\n`)
+  process.exit(1)
+}

@@ -1,0 +1,111 @@
+import { randomBytes } from 'node:crypto'
+import envSchema from 'env-schema'
+import { Type, type Static } from '@sinclair/typebox'
+
+const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
+const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
+const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
+
+/** Every environment variable of CONTRACT §1, validated once at start-up. */
+export const ConfigSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  JWT_ALGORITHM: Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], { default: 'HS256' }),
+  JWT_TTL: Type.Integer({ minimum: 1, default: 3600 }),
+  JWT_LEEWAY: Type.Integer({ minimum: 0, maximum: 86_400, default: 0 }),
+  JWT_DEFAULT_TYPE: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('client')])),
+  JWT_USER_MODEL: Type.String({ minLength: 1, default: 'App\\Models\\User' }),
+  JWT_CLIENT_MODEL: Type.String({ minLength: 1, default: 'App\\Models\\User\\Client' }),
+  JWT_USER_PROVIDER_HASH: Type.Optional(Sha1Hex),
+  JWT_CLIENT_PROVIDER_HASH: Type.Optional(Sha1Hex),
+  API_KEYS: Type.Optional(Type.String({ pattern: '[^,\\s]' })),
+  BACKEND_URL: Type.String({ ...HttpUrl, default: 'http://127.0.0.1:8000' }),
+  BACKEND_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
+  AGGREGATOR_URL: Type.String({ ...HttpUrl, default: 'https://api.pluggy.ai' }),
+  AGGREGATOR_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  AGGREGATOR_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  AGGREGATOR_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
+  AGGREGATOR_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/bff.sqlite' }),
+  QUOTES_PROVIDER: Type.Union([Type.Literal('offline'), Type.Literal('brapi')], { default: 'offline' }),
+  BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
+  BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  CORS_ORIGINS: Type.Optional(Type.String())
+})
+
+type ConfigValues = Static<typeof ConfigSchema>
+
+/** The validated configuration; outside production missing secrets are filled with development values. */
+export type AppConfig = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
+  JWT_SECRET: string
+  API_KEYS: string
+}
+
+export interface DevSecrets {
+  jwtSecret: string
+  apiKey: string
+}
+
+export interface LoadConfigOptions {
+  /** Where development secrets come from when the environment has none (never used in production). */
+  devSecrets?: () => DevSecrets
+  /** Called with the development secrets actually used, so the caller can print them. */
+  onDevSecrets?: (secrets: Partial<DevSecrets>) => void
+}
+
+/** A configuration that cannot start the service; its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Production HMAC secrets must carry at least 256 bits (RFC 8725 §3.5). */
+const MIN_PRODUCTION_SECRET_LENGTH = 32
+
+export function randomDevSecrets (): DevSecrets {
+  return { jwtSecret: randomBytes(32).toString('base64url'), apiKey: `dev-${randomBytes(16).toString('hex')}` }
+}
+
+/** Splits `API_KEYS` (comma-separated, rotation-friendly) into its non-empty keys. */
+export function apiKeyList (apiKeys: string): string[] {
+  return apiKeys.split(',').map(key => key.trim()).filter(key => key.length > 0)
+}
+
+/** Validates `env` (only what it is given, never `process.env` by itself) against {@link ConfigSchema}. */
+export function loadConfig (env: Record<string, string | undefined>, options: LoadConfigOptions = {}): AppConfig {
+  const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  let values: ConfigValues
+  try {
+    values = envSchema<ConfigValues>({ schema: structuredClone(ConfigSchema), data: defined, env: false })
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration: ${(error as Error).message.replaceAll('env/', '')}`)
+  }
+
+  const production = values.NODE_ENV === 'production'
+  if (production) {
+    const missing = ['JWT_SECRET', 'API_KEYS'].filter(name => values[name as 'JWT_SECRET' | 'API_KEYS'] === undefined)
+    if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
+    if (missing.length > 0) throw new ConfigError(`Production requires ${missing.join(', ')}`)
+    if ((values.JWT_SECRET ?? '').length < MIN_PRODUCTION_SECRET_LENGTH) {
+      throw new ConfigError(`JWT_SECRET must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
+    }
+  }
+  if (values.API_KEYS !== undefined && apiKeyList(values.API_KEYS).length === 0) {
+    throw new ConfigError('API_KEYS must name at least one key')
+  }
+  if ((values.AGGREGATOR_CLIENT_ID === undefined) !== (values.AGGREGATOR_CLIENT_SECRET === undefined)) {
+    throw new ConfigError('AGGREGATOR_CLIENT_ID and AGGREGATOR_CLIENT_SECRET must be set together')
+  }
+
+  let { JWT_SECRET, API_KEYS } = values
+  if (JWT_SECRET === undefined || API_KEYS === undefined) {
+    const generated = (options.devSecrets ?? randomDevSecrets)()
+    const used: Partial<DevSecrets> = {}
+    if (JWT_SECRET === undefined) JWT_SECRET = used.jwtSecret = generated.jwtSecret
+    if (API_KEYS === undefined) API_KEYS = used.apiKey = generated.apiKey
+    options.onDevSecrets?.(used)
+  }
+  return { ...values, JWT_SECRET, API_KEYS }
+}

@@ -1,0 +1,162 @@
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { formatDuration } from '../../time.js'
+import {
+  ClientDashboardSchema,
+  HealthSchema,
+  LaravelCompatibilitySchema,
+  MeSchema,
+  ProfileSchema,
+  TokenDebugSchema,
+  UserDashboardSchema,
+  ValidateTokenBodySchema,
+  ValidateTokenResponseSchema
+} from './schemas.js'
+
+export interface AuthModuleOptions {
+  /** Registers the development-only routes (`/token/debug`, `/laravel-compatibility`; CONTRACT §2). */
+  devRoutes: boolean
+  /** The upstream backend's base URL, shown in the debug instructions. */
+  backendUrl: string
+  /** The algorithm the service verifies with, compared in `/laravel-compatibility`. */
+  jwtAlgorithm: string
+}
+
+export const HEALTH_MESSAGE = 'BFF Service está funcionando!'
+
+function summary (principal: Principal) {
+  return {
+    id: principal.id,
+    type: principal.type,
+    expiresAt: principal.expiresAt.toISOString(),
+    issuedAt: principal.issuedAt.toISOString()
+  }
+}
+
+const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
+  const bearer = [app.verifyJwt]
+  const unauthorized = errorSchemas(401)
+  const guarded = errorSchemas(401, 403)
+
+  app.get('/health', {
+    schema: { summary: 'Liveness of the service', response: { 200: HealthSchema } }
+  }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
+
+  app.get('/profile', {
+    schema: { summary: 'Profile of the calling principal', response: { 200: ProfileSchema, ...unauthorized } },
+    onRequest: bearer
+  }, async request => ({ message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }))
+
+  app.get('/me', {
+    schema: { summary: 'The calling principal with its claims', response: { 200: MeSchema, ...unauthorized } },
+    onRequest: bearer
+  }, async request => {
+    const principal = requirePrincipal(request)
+    return { ...summary(principal), payload: principal.payload }
+  })
+
+  app.get('/user/dashboard', {
+    schema: { summary: 'Dashboard of a user (users only)', response: { 200: UserDashboardSchema, ...guarded } },
+    onRequest: [app.verifyJwt, app.requireUser]
+  }, async request => {
+    const principal = requirePrincipal(request)
+    return { message: 'Dashboard do usuário', userId: principal.id, userType: principal.type, payload: principal.payload }
+  })
+
+  app.get('/client/dashboard', {
+    schema: { summary: 'Dashboard of a client (clients only)', response: { 200: ClientDashboardSchema, ...guarded } },
+    onRequest: [app.verifyJwt, app.requireClient]
+  }, async request => {
+    const principal = requirePrincipal(request)
+    return { message: 'Dashboard do client', clientId: principal.id, userType: principal.type, payload: principal.payload }
+  })
+
+  app.get('/client/test', {
+    schema: { summary: 'Plain-text probe for clients', response: { 200: Type.String(), ...guarded } },
+    onRequest: [app.verifyJwt, app.requireClient]
+  }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'))
+
+  app.post('/validate-token', {
+    schema: {
+      summary: 'Explains how to send a token (does not verify it)',
+      body: Type.Optional(ValidateTokenBodySchema),
+      response: { 200: ValidateTokenResponseSchema, ...errorSchemas(400) }
+    }
+  }, async request => {
+    const token = request.body?.token
+    if (token === undefined || token === null || token.trim() === '') {
+      return { valid: false as const, error: 'Token não fornecido' }
+    }
+    return {
+      message: 'Envie o token no header Authorization como Bearer token',
+      example: 'Authorization: Bearer <token>'
+    }
+  })
+
+  if (!options.devRoutes) return
+
+  app.get('/token/debug', {
+    schema: { summary: 'Everything the service reads from the token (development only)', response: { 200: TokenDebugSchema, ...unauthorized } },
+    onRequest: bearer
+  }, async request => {
+    const principal = requirePrincipal(request)
+    const token = principal.rawToken ?? ''
+    const { uuid, email, name } = principal.tokenData
+    return {
+      message: 'Debug completo do token JWT',
+      authentication: summary(principal),
+      rawToken: { value: token, length: token.length, parts: token.split('.').length },
+      tokenData: principal.tokenData,
+      jwtPayload: principal.payload,
+      extractedFields: { uuid, email, name },
+      // Only tokens this service accepts reach a handler.
+      laravelCompatible: true,
+      instructions: {
+        message: 'Este token pode ser usado diretamente na API Laravel',
+        example: `curl -H "Authorization: Bearer ${token}" -H "Accept: application/json" ${new URL('api/me', withSlash(options.backendUrl)).href}`
+      }
+    }
+  })
+
+  app.get('/laravel-compatibility', {
+    schema: { summary: 'How the token maps to the Laravel claims (development only)', response: { 200: LaravelCompatibilitySchema, ...unauthorized } },
+    onRequest: bearer
+  }, async request => {
+    const principal = requirePrincipal(request)
+    const header = app.jwt.decode<{ header: { alg?: unknown } }>(principal.rawToken ?? '', { complete: true })
+    const { payload } = principal
+    return {
+      message: 'Dados de compatibilidade com Laravel',
+      bffData: {
+        userId: principal.id,
+        userType: principal.type,
+        provider: principal.tokenData.provider,
+        issuer: principal.tokenData.issuer,
+        jwtId: principal.tokenData.jwtId
+      },
+      laravelFields: { sub: payload.sub, iss: payload.iss, jti: payload.jti, prv: payload.prv ?? null },
+      compatibility: {
+        // The signature verified with JWT_SECRET, so the secret is the upstream's.
+        sameSecret: true,
+        sameAlgorithm: header?.header.alg === options.jwtAlgorithm,
+        tokenValidity: `válido por ${formatDuration((principal.expiresAt.getTime() - Date.now()) / 1000)}`
+      }
+    }
+  })
+}
+
+function withSlash (base: string): string {
+  return base.endsWith('/') ? base : `${base}/`
+}
+
+/** Auth routes of spec §4.1 and CONTRACT §2, mounted by the host (the app uses `/auth`). */
+export default fp(authModule, {
+  name: 'bff-auth-module',
+  fastify: '5.x',
+  dependencies: ['bff-auth'],
+  decorators: { fastify: ['verifyJwt', 'requireUser', 'requireClient'] },
+  encapsulate: true
+})

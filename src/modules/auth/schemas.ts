@@ -1,0 +1,95 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { JwtPayloadSchema, PrincipalTypeSchema } from '../../plugins/auth.js'
+
+const Timestamp = Type.String({ format: 'date-time' })
+const NullableString = Type.Union([Type.String(), Type.Null()])
+
+export const HealthSchema = Type.Object({
+  status: Type.Literal('OK'),
+  timestamp: Timestamp,
+  message: Type.String()
+})
+
+export const PrincipalSummarySchema = Type.Object({
+  id: Type.String(),
+  type: PrincipalTypeSchema,
+  expiresAt: Timestamp,
+  issuedAt: Timestamp
+})
+
+export const ProfileSchema = Type.Object({
+  message: Type.String(),
+  user: PrincipalSummarySchema
+})
+
+export const UserDashboardSchema = Type.Object({
+  message: Type.String(),
+  userId: Type.String(),
+  userType: PrincipalTypeSchema,
+  payload: JwtPayloadSchema
+})
+
+export const ClientDashboardSchema = Type.Object({
+  message: Type.String(),
+  clientId: Type.String(),
+  userType: PrincipalTypeSchema,
+  payload: JwtPayloadSchema
+})
+
+export const MeSchema = Type.Object({
+  id: Type.String(),
+  type: PrincipalTypeSchema,
+  expiresAt: Timestamp,
+  issuedAt: Timestamp,
+  payload: JwtPayloadSchema
+})
+
+export const TokenDebugSchema = Type.Object({
+  message: Type.String(),
+  authentication: PrincipalSummarySchema,
+  rawToken: Type.Object({ value: Type.String(), length: Type.Integer(), parts: Type.Integer() }),
+  tokenData: Type.Object({
+    issuer: Type.String(),
+    jwtId: Type.String(),
+    provider: NullableString,
+    uuid: NullableString,
+    email: NullableString,
+    name: NullableString
+  }),
+  jwtPayload: JwtPayloadSchema,
+  extractedFields: Type.Object({ uuid: NullableString, email: NullableString, name: NullableString }),
+  laravelCompatible: Type.Boolean(),
+  instructions: Type.Object({ message: Type.String(), example: Type.String() })
+})
+
+export const ValidateTokenBodySchema = Type.Object({
+  token: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()]))
+})
+export type ValidateTokenBody = Static<typeof ValidateTokenBodySchema>
+
+export const ValidateTokenResponseSchema = Type.Union([
+  Type.Object({ valid: Type.Literal(false), error: Type.String() }),
+  Type.Object({ message: Type.String(), example: Type.String() })
+])
+
+export const LaravelCompatibilitySchema = Type.Object({
+  message: Type.String(),
+  bffData: Type.Object({
+    userId: Type.String(),
+    userType: PrincipalTypeSchema,
+    provider: NullableString,
+    issuer: Type.String(),
+    jwtId: Type.String()
+  }),
+  laravelFields: Type.Object({
+    sub: Type.Union([Type.String(), Type.Integer()]),
+    iss: Type.String(),
+    jti: Type.String(),
+    prv: NullableString
+  }),
+  compatibility: Type.Object({
+    sameSecret: Type.Boolean(),
+    sameAlgorithm: Type.Boolean(),
+    tokenValidity: Type.String()
+  })
+})

@@ -1,0 +1,220 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import fp from 'fastify-plugin'
+import fastifyJwt from '@fastify/jwt'
+import { TokenError } from 'fast-jwt'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import {
+  ApiKeyInvalidError,
+  ForbiddenPrincipalError,
+  SubjectMissingError,
+  TokenExpiredError,
+  TokenInvalidError
+} from '../errors.js'
+
+export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')])
+export type PrincipalType = Static<typeof PrincipalTypeSchema>
+
+/** Claims of a tymon/jwt-auth token (spec §2.6, CONTRACT §8); custom claims pass through. */
+export const JwtPayloadSchema = Type.Object({
+  iss: Type.String(),
+  iat: Type.Number(),
+  exp: Type.Number(),
+  nbf: Type.Number(),
+  sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
+  jti: Type.String({ minLength: 1 }),
+  prv: Type.Optional(Type.String())
+}, { additionalProperties: true })
+export type JwtPayload = Static<typeof JwtPayloadSchema>
+
+/** What the service reads out of the claims for a frontend (spec §2.7 `tokenData`). */
+export interface TokenData {
+  issuer: string
+  jwtId: string
+  provider: string | null
+  uuid: string | null
+  email: string | null
+  name: string | null
+}
+
+/** The verified caller of a Bearer route (spec §2.7). */
+export interface Principal {
+  id: string
+  type: PrincipalType
+  payload: JwtPayload
+  expiresAt: Date
+  issuedAt: Date
+  tokenData: TokenData
+  rawToken: string | null
+}
+
+/** Provider hashes that tell a `user` token from a `client` token (spec §2.8, §5.4.6). */
+export interface ProviderConfig {
+  userProviderHash: string
+  clientProviderHash: string
+  autoCalculated: boolean
+  models: { user: string, client: string }
+}
+
+export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512'
+
+export interface AuthPluginOptions {
+  /** The HMAC secret shared with the upstream backend (tymon's `JWT_SECRET`, used as plain bytes). */
+  jwtSecret: string
+  /** The only algorithm accepted in a token's header (RFC 8725 §3.1). */
+  jwtAlgorithm: JwtAlgorithm
+  /** Clock skew in seconds allowed on `exp`, `nbf` and `iat`. */
+  leewaySeconds: number
+  /** Kind given to tokens without `prv`; by default they are rejected (CONTRACT §8). */
+  defaultType?: PrincipalType
+  providers: ProviderConfig
+  /** Accepted `x-api-key` values; several at once allow rotation. */
+  apiKeys: readonly string[]
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by `verifyJwt`; `null` on routes without a Bearer guard. */
+    principal: Principal | null
+  }
+  interface FastifyInstance {
+    /** onRequest guard: a valid Bearer token of either kind. */
+    verifyJwt: onRequestAsyncHookHandler
+    /** onRequest guard after `verifyJwt`: users only (403 for clients). */
+    requireUser: onRequestAsyncHookHandler
+    /** onRequest guard after `verifyJwt`: clients only (403 for users). */
+    requireClient: onRequestAsyncHookHandler
+    /** onRequest guard: `x-api-key` is one of the configured keys. */
+    verifyApiKey: onRequestAsyncHookHandler
+    providerConfig: ProviderConfig
+  }
+}
+
+export function sha1Hex (text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex')
+}
+
+/** Provider hashes from the model class names, unless explicit hashes are configured. */
+export function providerConfig (models: { user: string, client: string }, explicit: { user?: string, client?: string } = {}): ProviderConfig {
+  return {
+    userProviderHash: explicit.user ?? sha1Hex(models.user),
+    clientProviderHash: explicit.client ?? sha1Hex(models.client),
+    autoCalculated: explicit.user === undefined && explicit.client === undefined,
+    models: { ...models }
+  }
+}
+
+/** The token of `Authorization: Bearer <token>`: scheme in any case, one space, nothing else (CONTRACT §8). */
+const BEARER = /^bearer ([A-Za-z0-9_\-.=]+)$/i
+
+export function bearerToken (header: string | undefined): string | null {
+  if (header === undefined) return null
+  return BEARER.exec(header)?.[1] ?? null
+}
+
+/** Handlers on guarded routes read the principal through this, so `null` is handled once. */
+export function requirePrincipal (request: FastifyRequest): Principal {
+  if (request.principal === null) throw new TokenInvalidError()
+  return request.principal
+}
+
+const checkPayload = TypeCompiler.Compile(JwtPayloadSchema)
+const REQUIRED_BY_VERIFIER = ['iss', 'iat', 'exp', 'nbf', 'jti']
+
+function optionalString (value: unknown): string | null {
+  return typeof value === 'string' ? value : null
+}
+
+function sha256 (text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
+async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
+  const leewayMs = options.leewaySeconds * 1000
+  const { userProviderHash, clientProviderHash } = options.providers
+
+  await app.register(fastifyJwt, {
+    secret: options.jwtSecret,
+    verify: {
+      algorithms: [options.jwtAlgorithm],
+      clockTolerance: leewayMs,
+      // `sub` is checked below, so that its absence gets its own message (spec §7.3).
+      requiredClaims: REQUIRED_BY_VERIFIER
+    }
+  })
+
+  function principalType (prv: string | undefined): PrincipalType | null {
+    if (prv === undefined) return options.defaultType ?? null
+    if (prv === userProviderHash) return 'user'
+    if (prv === clientProviderHash) return 'client'
+    return null
+  }
+
+  function principalFrom (claims: Record<string, unknown>, rawToken: string): Principal {
+    const custom = claims
+    if (claims.sub === undefined || claims.sub === null || claims.sub === '') throw new SubjectMissingError()
+    if (!checkPayload.Check(claims)) throw new TokenInvalidError()
+    // tymon rejects a token issued in the future; fast-jwt only checks `iat` for maxAge.
+    if (claims.iat * 1000 > Date.now() + leewayMs) throw new TokenInvalidError()
+    const type = principalType(claims.prv)
+    if (type === null) throw new TokenInvalidError()
+    return {
+      id: String(claims.sub),
+      type,
+      payload: claims,
+      expiresAt: new Date(claims.exp * 1000),
+      issuedAt: new Date(claims.iat * 1000),
+      tokenData: {
+        issuer: claims.iss,
+        jwtId: claims.jti,
+        provider: claims.prv ?? null,
+        uuid: optionalString(custom.uuid),
+        email: optionalString(custom.email),
+        name: optionalString(custom.name)
+      },
+      rawToken
+    }
+  }
+
+  const apiKeyDigests = options.apiKeys.map(sha256)
+
+  app.decorateRequest('principal', null)
+  app.decorate('providerConfig', options.providers)
+
+  app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {
+    const token = bearerToken(request.headers.authorization)
+    if (token === null) throw new TokenInvalidError()
+    let claims: Record<string, unknown>
+    try {
+      claims = app.jwt.verify<Record<string, unknown>>(token)
+    } catch (error) {
+      if (error instanceof TokenError && error.code === TokenError.codes.expired) throw new TokenExpiredError()
+      throw new TokenInvalidError()
+    }
+    // A signed array or scalar payload is not a claims set (RFC 7519 §7.2).
+    if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new TokenInvalidError()
+    request.principal = principalFrom(claims, token)
+  })
+
+  app.decorate('requireUser', async function requireUser (request: FastifyRequest) {
+    if (requirePrincipal(request).type !== 'user') throw new ForbiddenPrincipalError()
+  })
+
+  app.decorate('requireClient', async function requireClient (request: FastifyRequest) {
+    if (requirePrincipal(request).type !== 'client') throw new ForbiddenPrincipalError()
+  })
+
+  app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest) {
+    const presented = request.headers['x-api-key']
+    if (typeof presented !== 'string' || presented.length === 0) throw new ApiKeyInvalidError()
+    // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
+    const digest = sha256(presented)
+    let valid = false
+    for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
+    if (!valid) throw new ApiKeyInvalidError()
+  })
+}
+
+/** JWT (tymon/jwt-auth HS*) and API-key guards, and `request.principal` (spec §5, CONTRACT §8). */
+export default fp(auth, { name: 'bff-auth', fastify: '5.x' })

@@ -1,0 +1,179 @@
+import { STATUS_CODES } from 'node:http'
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { isCodedError, Messages } from '../errors.js'
+
+/** The error body of spec §7.2; `message` is an array only for validation failures. */
+export const ErrorBodySchema = Type.Object({
+  statusCode: Type.Integer(),
+  message: Type.Union([Type.String(), Type.Array(Type.String())]),
+  error: Type.String(),
+  timestamp: Type.String({ format: 'date-time' }),
+  path: Type.String()
+})
+export type ErrorBody = Static<typeof ErrorBodySchema>
+
+interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[] }
+
+/** Ajv runs with `verbose`, so each error carries the schema object it failed in. */
+type ValidationIssue = Pick<FastifySchemaValidationError, 'keyword' | 'instancePath' | 'schemaPath' | 'params' | 'message'> & {
+  parentSchema?: PropertySchema & { properties?: Record<string, PropertySchema> }
+}
+
+/** `/data/itemId` → `data.itemId`; the root of a body is called after its part (`body`, `querystring`). */
+function propertyName (instancePath: string, root: string): string {
+  const name = instancePath.split('/').filter(Boolean).join('.')
+  return name === '' ? root : name
+}
+
+/** One phrase per failing rule, in class-validator's wording (CONTRACT §5). */
+function typePhrase (property: string, type: unknown): string {
+  // A nullable property fails as `string,null`: the caller should hear about the useful type.
+  switch (String(type).split(',')[0]) {
+    case 'string': return `${property} must be a string`
+    case 'number':
+    case 'integer': return `${property} must be a number conforming to the specified constraints`
+    case 'boolean': return `${property} must be a boolean value`
+    case 'array': return `${property} must be an array`
+    case 'null': return `${property} must be null`
+    default: return `${property} must be an object`
+  }
+}
+
+function enumPhrase (property: string, values: unknown[]): string {
+  return `${property} must be one of the following values: ${values.join(', ')}`
+}
+
+/** What an absent property should have been: its enum, or else its type. */
+function schemaPhrase (property: string, schema: PropertySchema): string {
+  if (Array.isArray(schema.enum)) return enumPhrase(property, schema.enum)
+  const literals = schema.anyOf?.map(branch => branch.const)
+  if (literals !== undefined && literals.length > 0 && literals.every(value => typeof value === 'string')) {
+    return enumPhrase(property, literals)
+  }
+  return typePhrase(property, schema.type ?? schema.anyOf?.[0]?.type)
+}
+
+const formatPhrases: Record<string, string> = {
+  uuid: 'must be a UUID',
+  'date-time': 'must be a valid ISO 8601 date string',
+  date: 'must be a valid ISO 8601 date string',
+  uri: 'must be a URL address',
+  email: 'must be an email'
+}
+
+function phrasesFor (issue: ValidationIssue, root: string): string[] {
+  const params = issue.params as Record<string, unknown>
+  switch (issue.keyword) {
+    case 'required': {
+      const missing = String(params.missingProperty)
+      const property = propertyName(`${issue.instancePath}/${missing}`, root)
+      // class-validator reports every failing rule of an absent property: emptiness, then its type.
+      const schema = issue.parentSchema?.properties?.[missing]
+      return [`${property} should not be empty`, ...(schema === undefined ? [] : [schemaPhrase(property, schema)])]
+    }
+    case 'type':
+      return [typePhrase(propertyName(issue.instancePath, root), params.type)]
+    case 'minLength':
+      return [params.limit === 1
+        ? `${propertyName(issue.instancePath, root)} should not be empty`
+        : `${propertyName(issue.instancePath, root)} must be longer than or equal to ${String(params.limit)} characters`]
+    case 'maxLength':
+      return [`${propertyName(issue.instancePath, root)} must be shorter than or equal to ${String(params.limit)} characters`]
+    case 'enum':
+      return [enumPhrase(propertyName(issue.instancePath, root), params.allowedValues as unknown[])]
+    case 'const':
+      return [enumPhrase(propertyName(issue.instancePath, root), [params.allowedValue])]
+    case 'minimum':
+      return [`${propertyName(issue.instancePath, root)} must not be less than ${String(params.limit)}`]
+    case 'exclusiveMinimum':
+      return [`${propertyName(issue.instancePath, root)} must be greater than ${String(params.limit)}`]
+    case 'maximum':
+      return [`${propertyName(issue.instancePath, root)} must not be greater than ${String(params.limit)}`]
+    case 'exclusiveMaximum':
+      return [`${propertyName(issue.instancePath, root)} must be less than ${String(params.limit)}`]
+    case 'format': {
+      const phrase = formatPhrases[String(params.format)] ?? 'has an invalid format'
+      return [`${propertyName(issue.instancePath, root)} ${phrase}`]
+    }
+    case 'pattern':
+      return [`${propertyName(issue.instancePath, root)} must match ${String(params.pattern)} regular expression`]
+    case 'maxItems':
+      return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} elements`]
+    case 'minItems':
+      return [`${propertyName(issue.instancePath, root)} must contain at least ${String(params.limit)} elements`]
+    case 'maxProperties':
+      return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} properties`]
+    case 'additionalProperties':
+      return [`property ${propertyName(`${issue.instancePath}/${String(params.additionalProperty)}`, root)} should not exist`]
+    case 'anyOf':
+      // One phrase for the whole union (its branches' errors are dropped in validationMessages).
+      return [schemaPhrase(propertyName(issue.instancePath, root), issue.parentSchema ?? {})]
+    default:
+      return [`${propertyName(issue.instancePath, root)} is invalid`]
+  }
+}
+
+/** Turns the schema validator's errors into the 400 `message` array, one phrase per failed rule. */
+export function validationMessages (issues: readonly ValidationIssue[], root: string): string[] {
+  const phrases = issues
+    .filter(issue => !issue.schemaPath.includes('/anyOf/'))
+    .flatMap(issue => phrasesFor(issue, root))
+  const unique = [...new Set(phrases)]
+  return unique.length > 0 ? unique : [`${root} is invalid`]
+}
+
+export function errorBody (request: FastifyRequest, statusCode: number, message: string | string[]): ErrorBody {
+  const queryStart = request.url.indexOf('?')
+  return {
+    statusCode,
+    message,
+    error: STATUS_CODES[statusCode] ?? 'Error',
+    timestamp: new Date().toISOString(),
+    path: queryStart === -1 ? request.url : request.url.slice(0, queryStart)
+  }
+}
+
+function statusOf (error: FastifyError): number {
+  const status = error.statusCode
+  return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500
+}
+
+/**
+ * Fastify answers some errors before any route or hook runs (a bad `%` escape in the URL, a bad
+ * Content-Type header); this server option gives them the standard body too.
+ */
+export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const status = statusOf(error)
+  reply.code(status).send(errorBody(request, status, status >= 500 ? Messages.internal : error.message))
+}
+
+async function errorResponses (app: FastifyInstance): Promise<void> {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.validation !== undefined) {
+      const root = error.validationContext ?? 'body'
+      return reply.code(400).send(errorBody(request, 400, validationMessages(error.validation, root)))
+    }
+    const status = statusOf(error)
+    if (status >= 500 && !isCodedError(error)) {
+      request.log.error({ err: error }, 'unhandled error')
+      return reply.code(status).send(errorBody(request, status, Messages.internal))
+    }
+    if (status >= 500) request.log.warn({ err: error }, error.message)
+    return reply.code(status).send(errorBody(request, status, error.message))
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]
+    return reply.code(404).send(errorBody(request, 404, `Cannot ${request.method} ${path}`))
+  })
+}
+
+/** The one error handler and not-found handler of the app: every error leaves as spec §7.2. */
+export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' })
+
+/** Response schemas for the error statuses a route can answer with, all in the body of spec §7.2. */
+export function errorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof ErrorBodySchema> {
+  return Object.fromEntries(codes.map(code => [code, ErrorBodySchema])) as Record<Code, typeof ErrorBodySchema>
+}

@@ -1,0 +1,62 @@
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { loadOrCreateDevSecrets } from './dev-secrets.js'
+
+const SHUTDOWN_DEADLINE_MS = 10_000
+
+async function start (): Promise<void> {
+  const config = loadConfig(process.env, {
+    devSecrets: () => loadOrCreateDevSecrets('data'),
+    onDevSecrets: secrets => {
+      const lines = ['WARNING: development secrets (from ./data/dev-secrets.json); never use them in production.']
+      if (secrets.jwtSecret !== undefined) lines.push(`  JWT_SECRET=${secrets.jwtSecret}`)
+      if (secrets.apiKey !== undefined) lines.push(`  API_KEYS=${secrets.apiKey}`)
+      process.stderr.write(`${lines.join('\n')}\n`)
+    }
+  })
+
+  const app = await buildApp(config, {
+    logger: {
+      level: config.LOG_LEVEL,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-api-key"]',
+          'req.headers["x-webhook-secret"]',
+          'req.headers.cookie'
+        ],
+        censor: '[redacted]'
+      }
+    },
+    // Behind a load balancer: keep idle connections longer than common balancer idle timeouts
+    // (60 s), and never let a slow client hold a request open forever.
+    keepAliveTimeout: 72_000,
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000
+  })
+
+  let closing = false
+  const shutdown = (signal: NodeJS.Signals): void => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    setTimeout(() => {
+      app.log.error('shutdown deadline passed; exiting')
+      process.exit(1)
+    }, SHUTDOWN_DEADLINE_MS).unref()
+    app.close().then(() => process.exit(0), error => {
+      app.log.error({ err: error }, 'error while closing')
+      process.exit(1)
+    })
+  }
+  process.once('SIGINT', shutdown)
+  process.once('SIGTERM', shutdown)
+
+  await app.listen({ port: config.PORT, host: config.HOST })
+}
+
+start().catch(error => {
+  const message = error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error).stack ?? String(error)}`
+  process.stderr.write(`${message}\n`)
+  process.exit(1)
+})

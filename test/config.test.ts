@@ -1,0 +1,104 @@
+import t from 'tap'
+import { mkdtempSync, readFileSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { apiKeyList, ConfigError, loadConfig } from '../src/config.js'
+import { loadOrCreateDevSecrets } from '../src/dev-secrets.js'
+
+const strongSecret = 'x'.repeat(64)
+
+t.test('defaults of CONTRACT §1', async t => {
+  const config = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })
+  t.match(config, {
+    PORT: 3000,
+    HOST: '127.0.0.1',
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'info',
+    JWT_ALGORITHM: 'HS256',
+    JWT_TTL: 3600,
+    JWT_LEEWAY: 0,
+    JWT_USER_MODEL: 'App\\Models\\User',
+    JWT_CLIENT_MODEL: 'App\\Models\\User\\Client',
+    BACKEND_URL: 'http://127.0.0.1:8000',
+    BACKEND_TIMEOUT_MS: 10000,
+    AGGREGATOR_URL: 'https://api.pluggy.ai',
+    AGGREGATOR_TIMEOUT_MS: 10000,
+    DATABASE_URL: 'sqlite:./data/bff.sqlite',
+    QUOTES_PROVIDER: 'offline',
+    BRAPI_URL: 'https://brapi.dev'
+  })
+  t.equal(config.JWT_DEFAULT_TYPE, undefined)
+})
+
+t.test('numbers and enums are parsed from strings; unrelated variables are ignored', async t => {
+  const config = loadConfig({ PORT: '8080', JWT_LEEWAY: '30', JWT_ALGORITHM: 'HS512', JWT_DEFAULT_TYPE: 'user', JWT_SECRET: 's', API_KEYS: 'a, b ,,c', PATH: '/bin' })
+  t.equal(config.PORT, 8080)
+  t.equal(config.JWT_LEEWAY, 30)
+  t.equal(config.JWT_ALGORITHM, 'HS512')
+  t.equal(config.JWT_DEFAULT_TYPE, 'user')
+  t.same(apiKeyList(config.API_KEYS), ['a', 'b', 'c'])
+  t.notOk('PATH' in config)
+})
+
+t.test('a wrong value stops start-up and names the variable', async t => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ JWT_ALGORITHM: 'RS256' }, /JWT_ALGORITHM/],
+    [{ JWT_ALGORITHM: 'none' }, /JWT_ALGORITHM/],
+    [{ NODE_ENV: 'staging' }, /NODE_ENV/],
+    [{ JWT_LEEWAY: '-1' }, /JWT_LEEWAY/],
+    [{ JWT_DEFAULT_TYPE: 'admin' }, /JWT_DEFAULT_TYPE/],
+    [{ JWT_USER_PROVIDER_HASH: 'XYZ' }, /JWT_USER_PROVIDER_HASH/],
+    [{ BACKEND_URL: 'ftp://example' }, /BACKEND_URL/],
+    [{ QUOTES_PROVIDER: 'yahoo' }, /QUOTES_PROVIDER/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ API_KEYS: ' , ' }, /API_KEYS/],
+    [{ AGGREGATOR_CLIENT_ID: 'id' }, /AGGREGATOR_CLIENT_SECRET/]
+  ]
+  for (const [env, pattern] of cases) {
+    t.throws(() => loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...env }), pattern, JSON.stringify(env))
+    t.throws(() => loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...env }), ConfigError)
+  }
+})
+
+t.test('production refuses to start without its secrets', async t => {
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /JWT_SECRET, API_KEYS/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret }), /API_KEYS/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k' }), /JWT_SECRET/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short', API_KEYS: 'k' }), /JWT_SECRET must be at least 32/)
+  t.throws(
+    () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', AGGREGATOR_CLIENT_ID: 'i', AGGREGATOR_CLIENT_SECRET: 's' }),
+    /AGGREGATOR_WEBHOOK_SECRET/
+  )
+  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k' }, {
+    devSecrets: () => { throw new Error('never asked in production') }
+  })
+  t.equal(config.JWT_SECRET, strongSecret)
+})
+
+t.test('outside production, missing secrets come from devSecrets and are reported', async t => {
+  const reported: unknown[] = []
+  const config = loadConfig({}, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => reported.push(s) })
+  t.equal(config.JWT_SECRET, 'dev-secret')
+  t.equal(config.API_KEYS, 'dev-key')
+  t.same(reported, [{ jwtSecret: 'dev-secret', apiKey: 'dev-key' }])
+
+  const partial: unknown[] = []
+  const withKey = loadConfig({ API_KEYS: 'mine' }, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => partial.push(s) })
+  t.equal(withKey.API_KEYS, 'mine')
+  t.same(partial, [{ jwtSecret: 'dev-secret' }], 'only what was generated is reported')
+
+  const random = loadConfig({})
+  t.ok(random.JWT_SECRET.length >= 32, 'the default generator makes a strong random secret')
+})
+
+t.test('development secrets are made once and kept', async t => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'bff-dev-')), 'data')
+  const first = loadOrCreateDevSecrets(dir)
+  const second = loadOrCreateDevSecrets(dir)
+  t.same(second, first)
+  t.ok(first.jwtSecret.length >= 32)
+  t.equal(statSync(join(dir, 'dev-secrets.json')).mode & 0o777, 0o600, 'readable by the owner only')
+  t.same(JSON.parse(readFileSync(join(dir, 'dev-secrets.json'), 'utf8')), first)
+})

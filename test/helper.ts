@@ -1,0 +1,125 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { Test } from 'tap'
+import { buildApp, type App } from '../src/app.js'
+import { loadConfig, type AppConfig } from '../src/config.js'
+
+export interface FixtureToken {
+  name: string
+  token: string
+  expect: { valid: boolean, type: 'user' | 'client' | null }
+  payload: Record<string, unknown>
+}
+
+/** Tokens minted by a real Laravel app with tymon/jwt-auth (copied from shared/fixtures). */
+export const tymon = JSON.parse(readFileSync(new URL('./fixtures/tymon-tokens.json', import.meta.url), 'utf8')) as {
+  secret: string
+  userProviderHash: string
+  clientProviderHash: string
+  tokens: FixtureToken[]
+}
+
+export function fixtureToken (name: string): FixtureToken {
+  const found = tymon.tokens.find(token => token.name === name)
+  if (found === undefined) throw new Error(`no fixture token ${name}`)
+  return found
+}
+
+export const TEST_API_KEYS = ['test-key-primary', 'test-key-rotated']
+
+/** A test configuration: the fixtures' secret, in-memory SQLite, silent logs. */
+export function testConfig (overrides: Record<string, string> = {}): AppConfig {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: tymon.secret,
+    API_KEYS: TEST_API_KEYS.join(','),
+    DATABASE_URL: 'sqlite::memory:',
+    ...overrides
+  })
+}
+
+/** The whole app on a test configuration, closed when the test ends. */
+export async function buildTestApp (t: Test, overrides: Record<string, string> = {}): Promise<App> {
+  const app = await buildApp(testConfig(overrides))
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+export function apiKey (key = TEST_API_KEYS[0]): Record<string, string> {
+  return { 'x-api-key': key ?? '' }
+}
+
+export function bearer (token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}` }
+}
+
+const base64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url')
+
+/**
+ * Signs a token by hand, as tymon/jwt-auth does (HMAC over `header.payload`), independently of
+ * the service's own code, so tests can also make the malformed tokens no library would.
+ */
+export function signToken (
+  payload: unknown,
+  { secret = tymon.secret, alg = 'HS256', header }: { secret?: string, alg?: string, header?: Record<string, unknown> } = {}
+): string {
+  const head = base64url(JSON.stringify(header ?? { typ: 'JWT', alg }))
+  const body = base64url(typeof payload === 'string' ? payload : JSON.stringify(payload))
+  const hmac = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[alg] ?? 'sha256'
+  const signature = createHmac(hmac, secret).update(`${head}.${body}`).digest('base64url')
+  return `${head}.${body}.${signature}`
+}
+
+export interface ClaimOptions {
+  type?: 'user' | 'client'
+  sub?: string | number
+  /** Seconds relative to now. */
+  iatOffset?: number
+  nbfOffset?: number
+  expOffset?: number
+}
+
+export interface TymonClaims {
+  iss: string
+  iat: number
+  exp: number
+  nbf: number
+  jti: string
+  sub: string | number
+  prv?: string
+  [claim: string]: unknown
+}
+
+/** The claims tymon/jwt-auth mints: `iss` a URL, integer seconds, a 16-character `jti`, `prv` = sha1 of the model. */
+export function tymonClaims ({ type = 'user', sub = 42, iatOffset = 0, nbfOffset = 0, expOffset = 3600 }: ClaimOptions = {}): TymonClaims {
+  const now = Math.floor(Date.now() / 1000)
+  return {
+    iss: `http://127.0.0.1:8001/api/${type === 'user' ? 'login' : 'client/login'}`,
+    iat: now + iatOffset,
+    exp: now + expOffset,
+    nbf: now + nbfOffset,
+    jti: randomBytes(12).toString('base64url').slice(0, 16),
+    sub,
+    prv: type === 'user' ? tymon.userProviderHash : tymon.clientProviderHash
+  }
+}
+
+export function userToken (options: ClaimOptions = {}): string {
+  return signToken(tymonClaims({ ...options, type: 'user' }))
+}
+
+export function clientToken (options: ClaimOptions = {}): string {
+  return signToken(tymonClaims({ ...options, type: 'client' }))
+}
+
+/** Asserts the standard error body of spec §7.2. */
+export function assertErrorBody (t: Test, body: unknown, statusCode: number, path: string): void {
+  t.match(body, {
+    statusCode,
+    error: String,
+    timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
+    path
+  })
+}

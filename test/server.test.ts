@@ -1,0 +1,113 @@
+import t from 'tap'
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { request } from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { tymon } from './helper.js'
+
+const serverEntry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
+const tokenEntry = fileURLToPath(new URL('../src/cli/token.ts', import.meta.url))
+const tsx = import.meta.resolve('tsx')
+
+function run (entry: string, env: Record<string, string>, args: string[] = []): ChildProcessWithoutNullStreams {
+  const cwd = mkdtempSync(join(tmpdir(), 'bff-server-'))
+  return spawn(process.execPath, ['--import', tsx, entry, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', ...env }
+  })
+}
+
+function collect (child: ChildProcessWithoutNullStreams): { out: () => string, err: () => string, exit: Promise<number | null> } {
+  let out = ''
+  let err = ''
+  child.stdout.on('data', chunk => { out += String(chunk) })
+  child.stderr.on('data', chunk => { err += String(chunk) })
+  const exit = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+  return { out: () => out, err: () => err, exit }
+}
+
+async function listening (child: ChildProcessWithoutNullStreams): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    let seen = ''
+    child.stdout.on('data', chunk => {
+      seen += String(chunk)
+      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)
+      if (match !== null) resolve(Number(match[1]))
+    })
+    child.on('exit', code => reject(new Error(`exited ${String(code)} before listening`)))
+  })
+}
+
+t.test('production without secrets refuses to start with a one-line reason', async t => {
+  const child = run(serverEntry, { NODE_ENV: 'production' })
+  const { err, exit } = collect(child)
+  t.equal(await exit, 1)
+  t.equal(err().trim(), 'Production requires JWT_SECRET, API_KEYS')
+})
+
+t.test('a bad value stops start-up naming the variable', async t => {
+  const child = run(serverEntry, { NODE_ENV: 'test', PORT: 'abc', JWT_SECRET: 's', API_KEYS: 'k' })
+  const { err, exit } = collect(child)
+  t.equal(await exit, 1)
+  t.match(err(), /PORT/)
+})
+
+t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
+  const child = run(serverEntry, { NODE_ENV: 'test', PORT: '0', JWT_SECRET: tymon.secret, API_KEYS: 'k' })
+  const { exit } = collect(child)
+  const port = await listening(child)
+
+  // A request whose body is still arriving when the signal comes.
+  const body = JSON.stringify({ token: '' })
+  const answer = new Promise<{ status: number, text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/auth/validate-token', headers: { 'content-type': 'application/json', 'content-length': body.length } }, res => {
+      let text = ''
+      res.on('data', chunk => { text += String(chunk) })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    req.write(body.slice(0, 3))
+    setTimeout(() => {
+      child.kill('SIGTERM')
+      setTimeout(() => req.end(body.slice(3)), 300)
+    }, 200)
+  })
+  const res = await answer
+  t.equal(res.status, 200)
+  t.same(JSON.parse(res.text), { valid: false, error: 'Token não fornecido' })
+  t.equal(await exit, 0)
+})
+
+t.test('development start prints its generated secrets with a warning, and npm run token uses them', async t => {
+  const cwd = mkdtempSync(join(tmpdir(), 'bff-dev-'))
+  const env = { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_URL: 'sqlite::memory:' }
+  const server = spawn(process.execPath, ['--import', tsx, serverEntry], { cwd, env })
+  const { err, exit } = collect(server)
+  const port = await listening(server)
+  t.match(err(), /WARNING: development secrets/)
+  t.match(err(), /JWT_SECRET=\S{32,}/)
+  t.match(err(), /API_KEYS=dev-\S+/)
+
+  const minted = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'client'], { cwd, env })
+  const token = collect(minted)
+  t.equal(await token.exit, 0)
+  const res = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, { headers: { authorization: `Bearer ${token.out().trim()}` } })
+  t.equal(res.status, 200)
+  t.match(await res.json(), { clientId: '1', userType: 'client' })
+
+  const userToken = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'user'], { cwd, env })
+  const user = collect(userToken)
+  await user.exit
+  const forbidden = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, { headers: { authorization: `Bearer ${user.out().trim()}` } })
+  t.equal(forbidden.status, 403)
+
+  const bad = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'admin'], { cwd, env })
+  const badRun = collect(bad)
+  t.equal(await badRun.exit, 1)
+  t.match(badRun.err(), /--type must be user or client/)
+
+  server.kill('SIGINT')
+  t.equal(await exit, 0)
+})
