@@ -4,7 +4,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { apiKeyList, type AppConfig } from './config.js'
 import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
 import auth, { providerConfig, type AuthPluginOptions } from './plugins/auth.js'
+import store from './plugins/store.js'
 import authModule from './modules/auth/index.js'
+import portfoliosModule from './modules/portfolios/index.js'
+import portfolioAssetsModule from './modules/portfolio-assets/index.js'
+import exclusionsModule from './modules/openfinance-excluded-transactions/index.js'
 import systemModule from './modules/system/index.js'
 
 /** The auth plugin's options, read from the configuration. */
@@ -44,6 +48,8 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
 
   await app.register(sensible)
   await app.register(errorResponses)
+  // Demo portfolios only in development: a test or production store starts empty.
+  await app.register(store, { url: config.DATABASE_URL, demoData: config.NODE_ENV === 'development' })
   await app.register(auth, authOptions(config))
   await app.register(authModule, {
     prefix: '/auth',
@@ -51,7 +57,10 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     backendUrl: config.BACKEND_URL,
     jwtAlgorithm: config.JWT_ALGORITHM
   })
-  await app.register(systemModule)
+  await app.register(portfoliosModule, { prefix: '/portfolios' })
+  await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
+  await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })
+  await app.register(systemModule, { devRoutes })
   return app
 }
 

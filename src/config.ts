@@ -29,7 +29,7 @@ export const ConfigSchema = Type.Object({
   AGGREGATOR_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   AGGREGATOR_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
   AGGREGATOR_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  DATABASE_URL: Type.String({ minLength: 1, default: 'sqlite:./data/bff.sqlite' }),
+  DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
   QUOTES_PROVIDER: Type.Union([Type.Literal('offline'), Type.Literal('brapi')], { default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),

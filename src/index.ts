@@ -13,6 +13,11 @@ export {
   type JwtPayload
 } from './plugins/auth.js'
 export { default as errorResponsesPlugin, ErrorBodySchema, errorSchemas, type ErrorBody } from './plugins/error-responses.js'
-export { default as authModule, type AuthModuleOptions } from './modules/auth/index.js'
-export { default as systemModule } from './modules/system/index.js'
+export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/auth/index.js'
+export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
+export { default as portfoliosPlugin } from './modules/portfolios/index.js'
+export { default as portfolioAssetsPlugin } from './modules/portfolio-assets/index.js'
+export { default as excludedTransactionsPlugin } from './modules/openfinance-excluded-transactions/index.js'
+export { default as storePlugin, type StorePluginOptions } from './plugins/store.js'
+export { Store, type StoreOptions } from './store/store.js'
 export * as errors from './errors.js'

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import pg from 'pg'
 import type { Test } from 'tap'
 import { buildApp, type App } from '../src/app.js'
 import { loadConfig, type AppConfig } from '../src/config.js'
@@ -122,4 +123,51 @@ export function assertErrorBody (t: Test, body: unknown, statusCode: number, pat
     timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
     path
   })
+}
+
+/** PostgreSQL for the data tests: `DATABASE_URL=postgres://…` (see `.ci/start-postgres`). */
+export const POSTGRES_URL = /^postgres(?:ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined
+
+export type Engine = 'sqlite' | 'postgres'
+
+/**
+ * Runs a data test on SQLite and on PostgreSQL. Without a PostgreSQL URL the PostgreSQL run is
+ * skipped with a reason locally, and fails under CI=true: it never passes silently there.
+ */
+export function forEachEngine (t: Test, name: string, fn: (t: Test, engine: Engine) => Promise<void>): void {
+  for (const engine of ['sqlite', 'postgres'] as const) {
+    if (engine === 'postgres' && POSTGRES_URL === undefined) {
+      if (process.env.CI === 'true') {
+        t.test(`${name} [postgres]`, async t => { t.fail('CI=true needs DATABASE_URL=postgres://… (see .ci/start-postgres)') })
+      } else {
+        t.test(`${name} [postgres]`, { skip: 'set DATABASE_URL=postgres://… to run the PostgreSQL tests' }, async () => {})
+      }
+      continue
+    }
+    t.test(`${name} [${engine}]`, async t => { await fn(t, engine) })
+  }
+}
+
+/** A database of its own for one test: in-memory SQLite, or a fresh PostgreSQL schema dropped afterwards. */
+export async function freshDatabaseUrl (t: Test, engine: Engine): Promise<string> {
+  if (engine === 'sqlite' || POSTGRES_URL === undefined) return 'sqlite::memory:'
+  const schema = `t_${randomBytes(8).toString('hex')}`
+  const admin = new pg.Client({ connectionString: POSTGRES_URL })
+  await admin.connect()
+  await admin.query(`create schema ${schema}`)
+  await admin.end()
+  t.teardown(async () => {
+    const cleanup = new pg.Client({ connectionString: POSTGRES_URL })
+    await cleanup.connect()
+    await cleanup.query(`drop schema ${schema} cascade`)
+    await cleanup.end()
+  })
+  const url = new URL(POSTGRES_URL)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.href
+}
+
+/** The whole app on a fresh database of the given engine. */
+export async function buildDataApp (t: Test, engine: Engine, overrides: Record<string, string> = {}): Promise<App> {
+  return await buildTestApp(t, { DATABASE_URL: await freshDatabaseUrl(t, engine), ...overrides })
 }

@@ -98,7 +98,10 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
       return [`${propertyName(issue.instancePath, root)} ${phrase}`]
     }
     case 'pattern':
-      return [`${propertyName(issue.instancePath, root)} must match ${String(params.pattern)} regular expression`]
+      // `\S` is how schemas say "not blank" (see NonBlankString).
+      return [params.pattern === '\\S'
+        ? `${propertyName(issue.instancePath, root)} should not be empty`
+        : `${propertyName(issue.instancePath, root)} must match ${String(params.pattern)} regular expression`]
     case 'maxItems':
       return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} elements`]
     case 'minItems':
@@ -108,7 +111,7 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
     case 'additionalProperties':
       return [`property ${propertyName(`${issue.instancePath}/${String(params.additionalProperty)}`, root)} should not exist`]
     case 'anyOf':
-      // One phrase for the whole union (its branches' errors are dropped in validationMessages).
+      // One phrase for the whole union when no branch explains more (see validationMessages).
       return [schemaPhrase(propertyName(issue.instancePath, root), issue.parentSchema ?? {})]
     default:
       return [`${propertyName(issue.instancePath, root)} is invalid`]
@@ -117,8 +120,13 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
 
 /** Turns the schema validator's errors into the 400 `message` array, one phrase per failed rule. */
 export function validationMessages (issues: readonly ValidationIssue[], root: string): string[] {
+  // In a union, a branch that failed only on its type says nothing; one that failed on a
+  // constraint (a nullable string that is too long) says what to fix, and replaces the union's phrase.
+  const inBranch = (issue: ValidationIssue): boolean => issue.schemaPath.includes('/anyOf/')
+  const specific = issues.filter(issue => inBranch(issue) && !['type', 'const', 'enum'].includes(issue.keyword))
+  const explained = new Set(specific.map(issue => issue.instancePath))
   const phrases = issues
-    .filter(issue => !issue.schemaPath.includes('/anyOf/'))
+    .filter(issue => inBranch(issue) ? specific.includes(issue) : !(issue.keyword === 'anyOf' && explained.has(issue.instancePath)))
     .flatMap(issue => phrasesFor(issue, root))
   const unique = [...new Set(phrases)]
   return unique.length > 0 ? unique : [`${root} is invalid`]

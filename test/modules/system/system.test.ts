@@ -1,5 +1,6 @@
 import t from 'tap'
-import { buildTestApp, tymon } from '../../helper.js'
+import { apiKey, buildDataApp, buildTestApp, forEachEngine, tymon } from '../../helper.js'
+import { DEMO_PORTFOLIOS } from '../../../src/store/demo-data.js'
 
 t.test('GET /provider-config reports the computed hashes without credentials', async t => {
   const app = await buildTestApp(t)
@@ -22,4 +23,46 @@ t.test('GET /provider-config with explicit hashes and models', async t => {
     autoCalculated: false,
     models: { user: 'App\\User', client: 'App\\Models\\User\\Client' }
   })
+})
+
+forEachEngine(t, 'GET /stats aggregates the store', async (t, engine) => {
+  const app = await buildDataApp(t, engine)
+  const empty = await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })
+  t.equal(empty.statusCode, 200)
+  t.match(empty.json(), { totalPortfolios: 0, totalAssets: 0, totalValue: 0, activeUsers: 0, lastUpdate: String })
+
+  const ids: string[] = []
+  for (const userId of ['ana', 'ana', 'bia']) {
+    ids.push((await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId } })).json().id)
+  }
+  for (const [portfolioId, quantity, price] of [[ids[0], 2, 10], [ids[1], 1, 5.5], [ids[2], 4, 0.25]] as const) {
+    await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'A', symbol: 'A', type: 'FUND', quantity, price, portfolioId } })
+  }
+  const stats = await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })
+  t.match(stats.json(), { totalPortfolios: 3, totalAssets: 3, totalValue: 26.5, activeUsers: 2 })
+  t.equal((await app.inject({ method: 'GET', url: '/stats' })).statusCode, 401)
+})
+
+forEachEngine(t, 'POST /reset restores the demo data (development only)', async (t, engine) => {
+  const app = await buildDataApp(t, engine)
+  await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Mine', userId: 'x' } })
+  const res = await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { message: 'Dados resetados com sucesso' })
+  const portfolios = (await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json()
+  t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
+  const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets).reduce((sum, a) => sum + a.quantity * a.price, 0)
+  const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
+  t.equal(stats.totalAssets, DEMO_PORTFOLIOS.flatMap(p => p.assets).length)
+  t.ok(Math.abs(stats.totalValue - expected) < 1e-6, 'the total is the sum of the demo assets')
+  t.equal(stats.activeUsers, 2)
+  t.equal((await app.inject({ method: 'POST', url: '/reset' })).statusCode, 401)
+
+  const types = new Set(DEMO_PORTFOLIOS.flatMap(p => p.assets.map(a => a.type)))
+  t.same([...types].sort(), ['BOND', 'COMMODITY', 'CRYPTO', 'FUND', 'STOCK'], 'the demo has an asset of every type')
+})
+
+t.test('POST /reset does not exist in production', async t => {
+  const app = await buildTestApp(t, { NODE_ENV: 'production', JWT_SECRET: tymon.secret })
+  t.equal((await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })).statusCode, 404)
 })

@@ -1,0 +1,66 @@
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { ForbiddenError, NotFoundError } from '../../errors.js'
+import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas.js'
+import {
+  CreateExclusionBodySchema,
+  ExcludedTransactionRecordSchema,
+  ExcludedTransactionSchema,
+  ListExclusionsQuerySchema
+} from './schemas.js'
+
+export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
+
+/** A `client` acts only on its own `client_id`; a `user` on any (CONTRACT §3). */
+function assertOwnClient (principal: Principal, clientId: string): void {
+  if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
+}
+
+/** Open-finance excluded transactions of spec §4.6, behind the Bearer token. */
+const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRequest', app.verifyJwt)
+  const { store } = app
+  const errors = errorSchemas(400, 401, 403, 404)
+
+  app.post('/', {
+    schema: {
+      summary: 'Exclude a transaction (idempotent per client and transaction)',
+      body: CreateExclusionBodySchema,
+      response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
+    }
+  }, async (request, reply) => {
+    assertOwnClient(requirePrincipal(request), request.body.client_id.trim())
+    const { record, created } = await store.createExclusion(request.body)
+    return reply.code(created ? 201 : 200).send(record)
+  })
+
+  app.get('/', {
+    schema: { summary: 'Exclusions of one client', querystring: ListExclusionsQuerySchema, response: { 200: Type.Array(ExcludedTransactionSchema), ...errors } }
+  }, async request => {
+    const clientId = request.query.client_id.trim()
+    assertOwnClient(requirePrincipal(request), clientId)
+    return await store.listExclusions(clientId, pageOf(request.query))
+  })
+
+  app.delete('/:id', {
+    schema: { summary: 'Remove an exclusion', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+  }, async request => {
+    const { id } = request.params
+    const existing = await store.getExclusion(id)
+    if (existing === undefined) throw new NotFoundError('Exclusão')
+    assertOwnClient(requirePrincipal(request), existing.client_id)
+    if (!await store.deleteExclusion(id)) throw new NotFoundError('Exclusão')
+    return { message: 'Exclusão removida com sucesso', id }
+  })
+}
+
+export default fp(exclusionsModule, {
+  name: 'bff-openfinance-excluded-transactions',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-store'],
+  decorators: { fastify: ['verifyJwt', 'store'] },
+  encapsulate: true
+})

@@ -1,0 +1,61 @@
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import { NotFoundError, orNotFound } from '../../errors.js'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas.js'
+import {
+  AssetListItemSchema,
+  AssetSchema,
+  AssetTypeParamsSchema,
+  CreateAssetBodySchema,
+  ListAssetsQuerySchema,
+  UpdateAssetBodySchema
+} from './schemas.js'
+
+/** Portfolio assets of spec §4.3, behind the API key. */
+const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRequest', app.verifyApiKey)
+  const { store } = app
+  const errors = errorSchemas(400, 401, 404)
+  const AssetList = Type.Array(AssetListItemSchema)
+
+  app.get('/', {
+    schema: { summary: 'List assets, optionally of one portfolio', querystring: ListAssetsQuerySchema, response: { 200: AssetList, ...errors } }
+  }, async request => await store.listAssets({ portfolioId: request.query.portfolioId }, pageOf(request.query)))
+
+  app.get('/type/:type', {
+    schema: { summary: 'List assets of one type', params: AssetTypeParamsSchema, querystring: PageQuerySchema, response: { 200: AssetList, ...errors } }
+  }, async request => await store.listAssets({ type: request.params.type }, pageOf(request.query)))
+
+  app.get('/:id', {
+    schema: { summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
+  }, async request => orNotFound(await store.getAsset(request.params.id), 'Ativo'))
+
+  app.post('/', {
+    schema: { summary: 'Add an asset to a portfolio', body: CreateAssetBodySchema, response: { 201: AssetSchema, ...errors } }
+  }, async (request, reply) => {
+    const asset = await store.createAsset(request.body)
+    if (asset === undefined) throw new NotFoundError('Portfolio')
+    return reply.code(201).send(asset)
+  })
+
+  app.patch('/:id', {
+    schema: { summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetBodySchema, response: { 200: AssetSchema, ...errors } }
+  }, async request => orNotFound(await store.updateAsset(request.params.id, request.body), 'Ativo'))
+
+  app.delete('/:id', {
+    schema: { summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+  }, async request => {
+    if (!await store.deleteAsset(request.params.id)) throw new NotFoundError('Ativo')
+    return { message: 'Ativo removido com sucesso', id: request.params.id }
+  })
+}
+
+export default fp(portfolioAssetsModule, {
+  name: 'bff-portfolio-assets',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-store'],
+  decorators: { fastify: ['verifyApiKey', 'store'] },
+  encapsulate: true
+})

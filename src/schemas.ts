@@ -1,0 +1,40 @@
+import { Type, type TString } from '@sinclair/typebox'
+
+/** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (CONTRACT §7). */
+export const Timestamp = Type.String({ format: 'date-time' })
+
+/**
+ * A required text of 1…max characters that is not blank (CONTRACT §5); the store trims it.
+ * The `\S` pattern is worded "should not be empty" by the error handler.
+ */
+export function NonBlankString (maxLength: number): TString {
+  return Type.String({ minLength: 1, maxLength, pattern: '\\S' })
+}
+
+/** Ids in paths are at most 64 characters (CONTRACT §5): longer ones are 400, never a database error. */
+export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
+
+/** A string enum as one JSON-Schema `enum`, so a bad value gets one "must be one of" phrase. */
+export function StringEnum<const T extends readonly string[]> (values: T) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values] })
+}
+
+/** `{message, id}` of the delete routes. */
+export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() })
+
+/** Every list is bounded (spec §8 leaves page sizes open): `limit` 1…1000 (default 1000), `offset` from 0. */
+export const PageQuerySchema = Type.Object({
+  limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]\\d{0,2}|1000)$' })),
+  offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$' }))
+})
+
+export interface Page {
+  limit: number
+  offset: number
+}
+
+export const MAX_PAGE_SIZE = 1000
+
+export function pageOf (query: { limit?: string, offset?: string }): Page {
+  return { limit: query.limit === undefined ? MAX_PAGE_SIZE : Number(query.limit), offset: query.offset === undefined ? 0 : Number(query.offset) }
+}

@@ -1,0 +1,55 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import pg from 'pg'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import type { Database } from './database.js'
+import { migrationProvider } from './migrations.js'
+
+export type StoreEngine = 'sqlite' | 'postgres'
+
+export interface Connection {
+  db: Kysely<Database>
+  engine: StoreEngine
+}
+
+export interface ConnectOptions {
+  /** PostgreSQL pool size per instance. */
+  poolSize?: number
+}
+
+/** `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (CONTRACT §1 `DATABASE_URL`). */
+export function connect (url: string, options: ConnectOptions = {}): Connection {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), engine: 'postgres' }
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length)
+    const memory = file === ':memory:'
+    if (!memory) mkdirSync(dirname(file), { recursive: true })
+    const database = new SqliteDatabase(memory ? ':memory:' : file)
+    // WAL lets readers proceed during a write; NORMAL sync is durable across process crashes.
+    database.pragma('journal_mode = WAL')
+    database.pragma('synchronous = NORMAL')
+    database.pragma('foreign_keys = ON')
+    database.pragma('busy_timeout = 5000')
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), engine: 'sqlite' }
+  }
+  throw new Error('DATABASE_URL must start with sqlite: or postgres://')
+}
+
+/** Applies pending migrations; safe to run from several instances at once. */
+export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promise<void> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which: name the current one,
+  // so that one database can hold several stores (one per schema, via search_path).
+  const migrationTableSchema = engine === 'postgres'
+    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    : undefined
+  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined) {
+    const failed = results?.find(result => result.status === 'Error')?.migrationName
+    throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`)
+  }
+}

@@ -1,0 +1,45 @@
+import type { AssetType } from '../modules/portfolio-assets/schemas.js'
+
+/** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
+export interface PortfoliosTable {
+  id: string
+  name: string
+  description: string | null
+  user_id: string
+  created_at: string
+  updated_at: string
+}
+
+export interface PortfolioAssetsTable {
+  id: string
+  portfolio_id: string
+  name: string
+  symbol: string
+  type: AssetType
+  quantity: number
+  price: number
+  created_at: string
+  updated_at: string
+}
+
+export interface ExcludedTransactionsTable {
+  id: string
+  client_id: string
+  transaction_id: string
+  reason: string
+  excluded_at: string
+  created_at: string
+}
+
+/** Facts about the store itself, such as when demo data was first loaded. */
+export interface StoreMetaTable {
+  key: string
+  value: string
+}
+
+export interface Database {
+  portfolios: PortfoliosTable
+  portfolio_assets: PortfolioAssetsTable
+  excluded_transactions: ExcludedTransactionsTable
+  bff_store_meta: StoreMetaTable
+}

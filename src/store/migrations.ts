@@ -1,0 +1,61 @@
+import type { Kysely, Migration, MigrationProvider } from 'kysely'
+
+/**
+ * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
+ * that has shipped. Kysely's Migrator records them in `kysely_migration` and, on PostgreSQL,
+ * holds an advisory lock while it runs, so instances starting together migrate once.
+ */
+const migrations: Record<string, Migration> = {
+  '0001-portfolios-assets-exclusions': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('portfolios')
+        .addColumn('id', 'text', col => col.primaryKey())
+        .addColumn('name', 'text', col => col.notNull())
+        .addColumn('description', 'text')
+        .addColumn('user_id', 'text', col => col.notNull())
+        .addColumn('created_at', 'text', col => col.notNull())
+        .addColumn('updated_at', 'text', col => col.notNull())
+        .execute()
+      // Lists are ordered by (created_at, id): each lookup has an index in that order.
+      await db.schema.createIndex('portfolios_user_id_idx').on('portfolios').columns(['user_id', 'created_at', 'id']).execute()
+      await db.schema.createIndex('portfolios_created_at_idx').on('portfolios').columns(['created_at', 'id']).execute()
+
+      await db.schema.createTable('portfolio_assets')
+        .addColumn('id', 'text', col => col.primaryKey())
+        .addColumn('portfolio_id', 'text', col => col.notNull().references('portfolios.id').onDelete('cascade'))
+        .addColumn('name', 'text', col => col.notNull())
+        .addColumn('symbol', 'text', col => col.notNull())
+        .addColumn('type', 'text', col => col.notNull())
+        .addColumn('quantity', 'double precision', col => col.notNull())
+        .addColumn('price', 'double precision', col => col.notNull())
+        .addColumn('created_at', 'text', col => col.notNull())
+        .addColumn('updated_at', 'text', col => col.notNull())
+        .execute()
+      await db.schema.createIndex('portfolio_assets_portfolio_id_idx').on('portfolio_assets').columns(['portfolio_id', 'created_at', 'id']).execute()
+      await db.schema.createIndex('portfolio_assets_type_idx').on('portfolio_assets').columns(['type', 'created_at', 'id']).execute()
+      await db.schema.createIndex('portfolio_assets_created_at_idx').on('portfolio_assets').columns(['created_at', 'id']).execute()
+
+      await db.schema.createTable('excluded_transactions')
+        .addColumn('id', 'text', col => col.primaryKey())
+        .addColumn('client_id', 'text', col => col.notNull())
+        .addColumn('transaction_id', 'text', col => col.notNull())
+        .addColumn('reason', 'text', col => col.notNull())
+        .addColumn('excluded_at', 'text', col => col.notNull())
+        .addColumn('created_at', 'text', col => col.notNull())
+        .addUniqueConstraint('excluded_transactions_client_transaction_key', ['client_id', 'transaction_id'])
+        .execute()
+      // The unique constraint's index starts with client_id, so it also serves lookups by client.
+
+      await db.schema.createTable('bff_store_meta')
+        .addColumn('key', 'text', col => col.primaryKey())
+        .addColumn('value', 'text', col => col.notNull())
+        .execute()
+    }
+  }
+}
+
+export const migrationProvider: MigrationProvider = {
+  async getMigrations () {
+    return migrations
+  }
+}

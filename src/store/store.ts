@@ -1,0 +1,367 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import type { Database, ExcludedTransactionsTable, PortfolioAssetsTable, PortfoliosTable } from './database.js'
+import { connect, migrate, type ConnectOptions, type StoreEngine } from './connect.js'
+import { DEMO_PORTFOLIOS, type DemoPortfolio } from './demo-data.js'
+import type { Page } from '../schemas.js'
+import type {
+  CreatePortfolioBody,
+  Portfolio,
+  PortfolioDetail,
+  PortfolioValue,
+  UpdatePortfolioBody
+} from '../modules/portfolios/schemas.js'
+import type { Asset, AssetType, CreateAssetBody, UpdateAssetBody } from '../modules/portfolio-assets/schemas.js'
+import type {
+  CreateExclusionBody,
+  ExcludedTransaction,
+  ExcludedTransactionRecord
+} from '../modules/openfinance-excluded-transactions/schemas.js'
+import type { Stats } from '../modules/system/schemas.js'
+
+type Executor = Kysely<Database> | Transaction<Database>
+
+const DEMO_LOADED_KEY = 'demo_data_loaded_at'
+
+/** A portfolio's total, computed by the database from its assets (CONTRACT §6). */
+const portfolioTotal = sql<number>`coalesce((select sum(pa.quantity * pa.price) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
+
+function now (): string {
+  return new Date().toISOString()
+}
+
+type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number }
+
+function toPortfolio (row: PortfolioRow): Portfolio {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    userId: row.user_id,
+    totalValue: Number(row.total_value),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
+  return {
+    id: row.id,
+    name: row.name,
+    symbol: row.symbol,
+    type: row.type,
+    quantity: row.quantity,
+    price: row.price,
+    totalValue: row.quantity * row.price,
+    portfolioId: row.portfolio_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+function toExclusion (row: Selectable<ExcludedTransactionsTable>): ExcludedTransactionRecord {
+  return {
+    id: row.id,
+    client_id: row.client_id,
+    transaction_id: row.transaction_id,
+    reason: row.reason,
+    excluded_at: row.excluded_at,
+    created_at: row.created_at
+  }
+}
+
+export interface AssetFilter {
+  portfolioId?: string
+  type?: AssetType
+}
+
+export interface StoreOptions extends ConnectOptions {
+  /** Load the demo portfolios on the first start of an empty store. */
+  demoData?: boolean
+}
+
+/**
+ * The service's data, on SQLite or PostgreSQL behind one async interface. Aggregates
+ * (totals, statistics) are computed by the database; multi-row writes are transactions.
+ */
+export class Store {
+  private constructor (readonly db: Kysely<Database>, readonly engine: StoreEngine) {}
+
+  /** Connects, migrates, and (when asked) loads the demo data once. */
+  static async open (url: string, options: StoreOptions = {}): Promise<Store> {
+    const { db, engine } = connect(url, options)
+    try {
+      await migrate(db, engine)
+      const store = new Store(db, engine)
+      if (options.demoData === true) await store.loadDemoDataOnce()
+      return store
+    } catch (error) {
+      await db.destroy()
+      throw error
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.db.destroy()
+  }
+
+  /** A cheap round trip, for readiness checks. */
+  async ping (): Promise<void> {
+    await sql`select 1`.execute(this.db)
+  }
+
+  // Portfolios
+
+  async listPortfolios (filter: { userId?: string }, page: Page): Promise<Portfolio[]> {
+    let query = this.db.selectFrom('portfolios').selectAll().select(portfolioTotal.as('total_value'))
+    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId)
+    const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute()
+    return rows.map(toPortfolio)
+  }
+
+  async getPortfolio (id: string): Promise<Portfolio | undefined> {
+    return await this.portfolioById(this.db, id)
+  }
+
+  async getPortfolioDetail (id: string): Promise<PortfolioDetail | undefined> {
+    const portfolio = await this.portfolioById(this.db, id)
+    if (portfolio === undefined) return undefined
+    const assets = await this.db.selectFrom('portfolio_assets')
+      .select(['id', 'name', 'symbol', 'quantity', 'price'])
+      .where('portfolio_id', '=', id)
+      .orderBy('created_at').orderBy('id')
+      .execute()
+    const { id: portfolioId, name, description, userId, totalValue } = portfolio
+    return { id: portfolioId, name, description, userId, totalValue, assets }
+  }
+
+  async getPortfolioValue (id: string): Promise<PortfolioValue | undefined> {
+    const row = await this.db.selectFrom('portfolios')
+      .select(['id', 'updated_at', portfolioTotal.as('total_value')])
+      .where('id', '=', id)
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    // Asset writes touch their portfolio's updated_at, so it is the value's last change.
+    return { portfolioId: row.id, totalValue: Number(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
+  }
+
+  async createPortfolio (input: CreatePortfolioBody): Promise<Portfolio> {
+    const timestamp = now()
+    const row = {
+      id: randomUUID(),
+      name: input.name.trim(),
+      description: input.description?.trim() ?? null,
+      user_id: input.userId.trim(),
+      created_at: timestamp,
+      updated_at: timestamp
+    }
+    await this.db.insertInto('portfolios').values(row).execute()
+    return toPortfolio({ ...row, total_value: 0 })
+  }
+
+  async updatePortfolio (id: string, patch: UpdatePortfolioBody): Promise<Portfolio | undefined> {
+    return await this.db.transaction().execute(async trx => {
+      const changes: Partial<PortfoliosTable> = { updated_at: now() }
+      if (patch.name !== undefined) changes.name = patch.name.trim()
+      if (patch.description !== undefined) changes.description = patch.description?.trim() ?? null
+      const result = await trx.updateTable('portfolios').set(changes).where('id', '=', id).executeTakeFirst()
+      if (result.numUpdatedRows === 0n) return undefined
+      return await this.portfolioById(trx, id)
+    })
+  }
+
+  /** Deletes the portfolio and its assets in one transaction. */
+  async deletePortfolio (id: string): Promise<boolean> {
+    return await this.db.transaction().execute(async trx => {
+      await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', id).execute()
+      const result = await trx.deleteFrom('portfolios').where('id', '=', id).executeTakeFirst()
+      return result.numDeletedRows > 0n
+    })
+  }
+
+  // Assets
+
+  async listAssets (filter: AssetFilter, page: Page): Promise<Asset[]> {
+    let query = this.db.selectFrom('portfolio_assets').selectAll()
+    if (filter.portfolioId !== undefined) query = query.where('portfolio_id', '=', filter.portfolioId)
+    if (filter.type !== undefined) query = query.where('type', '=', filter.type)
+    const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute()
+    return rows.map(toAsset)
+  }
+
+  async getAsset (id: string): Promise<Asset | undefined> {
+    const row = await this.db.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toAsset(row)
+  }
+
+  /** Stores an asset; `undefined` (and nothing stored) when its portfolio does not exist. */
+  async createAsset (input: CreateAssetBody): Promise<Asset | undefined> {
+    return await this.db.transaction().execute(async trx => {
+      const timestamp = now()
+      // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
+      if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
+      const row = {
+        id: randomUUID(),
+        portfolio_id: input.portfolioId,
+        name: input.name.trim(),
+        symbol: input.symbol.trim().toUpperCase(),
+        type: input.type,
+        quantity: input.quantity,
+        price: input.price,
+        created_at: timestamp,
+        updated_at: timestamp
+      }
+      await trx.insertInto('portfolio_assets').values(row).execute()
+      return toAsset(row)
+    })
+  }
+
+  async updateAsset (id: string, patch: UpdateAssetBody): Promise<Asset | undefined> {
+    return await this.db.transaction().execute(async trx => {
+      const timestamp = now()
+      const changes: Partial<PortfolioAssetsTable> = { updated_at: timestamp }
+      if (patch.quantity !== undefined) changes.quantity = patch.quantity
+      if (patch.price !== undefined) changes.price = patch.price
+      const row = await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
+      if (row === undefined) return undefined
+      await this.touchPortfolio(trx, row.portfolio_id, timestamp)
+      return toAsset(row)
+    })
+  }
+
+  async deleteAsset (id: string): Promise<boolean> {
+    return await this.db.transaction().execute(async trx => {
+      const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
+      if (row === undefined) return false
+      await this.touchPortfolio(trx, row.portfolio_id, now())
+      return true
+    })
+  }
+
+  // Statistics and demo data
+
+  async stats (): Promise<Stats> {
+    const row = await sql<{ total_portfolios: number, total_assets: number, total_value: number, active_users: number, last_update: string | null }>`
+      select
+        cast((select count(*) from portfolios) as integer) as total_portfolios,
+        cast((select count(*) from portfolio_assets) as integer) as total_assets,
+        coalesce((select sum(quantity * price) from portfolio_assets), 0) as total_value,
+        cast((select count(distinct user_id) from portfolios) as integer) as active_users,
+        (select max(updated_at) from portfolios) as last_update
+    `.execute(this.db)
+    const stats = row.rows[0]
+    /* c8 ignore next -- a select without FROM always yields one row */
+    if (stats === undefined) throw new Error('statistics query returned no row')
+    return {
+      totalPortfolios: Number(stats.total_portfolios),
+      totalAssets: Number(stats.total_assets),
+      totalValue: Number(stats.total_value),
+      activeUsers: Number(stats.active_users),
+      lastUpdate: stats.last_update ?? now()
+    }
+  }
+
+  /** Replaces every portfolio and asset with the demo data, in one transaction. */
+  async resetToDemoData (): Promise<void> {
+    await this.db.transaction().execute(async trx => {
+      await trx.deleteFrom('portfolio_assets').execute()
+      await trx.deleteFrom('portfolios').execute()
+      await insertPortfolios(trx, DEMO_PORTFOLIOS)
+      await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
+        .onConflict(oc => oc.column('key').doUpdateSet({ value: now() }))
+        .execute()
+    })
+  }
+
+  /** Loads the demo data the first time a store starts; several instances starting at once load it once. */
+  async loadDemoDataOnce (): Promise<boolean> {
+    return await this.db.transaction().execute(async trx => {
+      const claimed = await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
+        .onConflict(oc => oc.column('key').doNothing())
+        .returning('key')
+        .executeTakeFirst()
+      if (claimed === undefined) return false
+      await insertPortfolios(trx, DEMO_PORTFOLIOS)
+      return true
+    })
+  }
+
+  // Excluded transactions
+
+  /** Stores an exclusion once per (client_id, transaction_id); a repeat returns the stored record. */
+  async createExclusion (input: CreateExclusionBody): Promise<{ record: ExcludedTransactionRecord, created: boolean }> {
+    const timestamp = now()
+    const row = {
+      id: randomUUID(),
+      client_id: input.client_id.trim(),
+      transaction_id: input.transaction_id.trim(),
+      reason: input.reason.trim(),
+      excluded_at: input.excluded_at === undefined ? timestamp : new Date(input.excluded_at).toISOString(),
+      created_at: timestamp
+    }
+    const inserted = await this.db.insertInto('excluded_transactions').values(row)
+      .onConflict(oc => oc.columns(['client_id', 'transaction_id']).doNothing())
+      .returningAll()
+      .executeTakeFirst()
+    if (inserted !== undefined) return { record: toExclusion(inserted), created: true }
+    const existing = await this.db.selectFrom('excluded_transactions').selectAll()
+      .where('client_id', '=', row.client_id)
+      .where('transaction_id', '=', row.transaction_id)
+      .executeTakeFirstOrThrow()
+    return { record: toExclusion(existing), created: false }
+  }
+
+  async listExclusions (clientId: string, page: Page): Promise<ExcludedTransaction[]> {
+    const rows = await this.db.selectFrom('excluded_transactions')
+      .select(['id', 'client_id', 'transaction_id', 'reason', 'excluded_at'])
+      .where('client_id', '=', clientId)
+      .orderBy('created_at').orderBy('id')
+      .limit(page.limit).offset(page.offset)
+      .execute()
+    return rows
+  }
+
+  async getExclusion (id: string): Promise<ExcludedTransactionRecord | undefined> {
+    const row = await this.db.selectFrom('excluded_transactions').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toExclusion(row)
+  }
+
+  async deleteExclusion (id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('excluded_transactions').where('id', '=', id).executeTakeFirst()
+    return result.numDeletedRows > 0n
+  }
+
+  private async portfolioById (executor: Executor, id: string): Promise<Portfolio | undefined> {
+    const row = await executor.selectFrom('portfolios').selectAll().select(portfolioTotal.as('total_value'))
+      .where('id', '=', id)
+      .executeTakeFirst()
+    return row === undefined ? undefined : toPortfolio(row)
+  }
+
+  private async touchPortfolio (executor: Executor, id: string, timestamp: string): Promise<boolean> {
+    const result = await executor.updateTable('portfolios').set({ updated_at: timestamp }).where('id', '=', id).executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+}
+
+async function insertPortfolios (trx: Transaction<Database>, portfolios: readonly DemoPortfolio[]): Promise<void> {
+  for (const portfolio of portfolios) {
+    const timestamp = now()
+    const portfolioId = randomUUID()
+    await trx.insertInto('portfolios').values({
+      id: portfolioId,
+      name: portfolio.name,
+      description: portfolio.description,
+      user_id: portfolio.userId,
+      created_at: timestamp,
+      updated_at: timestamp
+    }).execute()
+    await trx.insertInto('portfolio_assets').values(portfolio.assets.map(asset => ({
+      id: randomUUID(),
+      portfolio_id: portfolioId,
+      ...asset,
+      created_at: timestamp,
+      updated_at: timestamp
+    }))).execute()
+  }
+}
