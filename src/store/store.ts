@@ -23,6 +23,9 @@ type Executor = Kysely<Database> | Transaction<Database>
 
 const DEMO_LOADED_KEY = 'demo_data_loaded_at'
 
+/** How long one statistics aggregate serves an instance that has not written since. */
+export const STATS_TTL_MS = 2_000
+
 /** A portfolio's total, computed by the database from its assets (CONTRACT §6). */
 const portfolioTotal = sql<number>`coalesce((select sum(pa.quantity * pa.price) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
 
@@ -85,6 +88,10 @@ export interface StoreOptions extends ConnectOptions {
  * (totals, statistics) are computed by the database; multi-row writes are transactions.
  */
 export class Store {
+  /** Bumped by every write of this instance that statistics depend on. */
+  private generation = 0
+  private statsCache: { generation: number, at: number, value: Promise<Stats> } | undefined
+
   private constructor (readonly db: Kysely<Database>, readonly engine: StoreEngine) {}
 
   /** Connects, migrates, and (when asked) loads the demo data once. */
@@ -123,16 +130,23 @@ export class Store {
     return await this.portfolioById(this.db, id)
   }
 
+  /**
+   * The portfolio (its total summed by the database) and its assets, read from one snapshot so
+   * the total always matches the assets listed. Two indexed lookups cost less here than one
+   * join with a window sum, which SQLite sorts in a temporary b-tree.
+   */
   async getPortfolioDetail (id: string): Promise<PortfolioDetail | undefined> {
-    const portfolio = await this.portfolioById(this.db, id)
-    if (portfolio === undefined) return undefined
-    const assets = await this.db.selectFrom('portfolio_assets')
-      .select(['id', 'name', 'symbol', 'quantity', 'price'])
-      .where('portfolio_id', '=', id)
-      .orderBy('created_at').orderBy('id')
-      .execute()
-    const { id: portfolioId, name, description, userId, totalValue } = portfolio
-    return { id: portfolioId, name, description, userId, totalValue, assets }
+    return await this.db.transaction().setIsolationLevel('repeatable read').execute(async trx => {
+      const portfolio = await this.portfolioById(trx, id)
+      if (portfolio === undefined) return undefined
+      const assets = await trx.selectFrom('portfolio_assets')
+        .select(['id', 'name', 'symbol', 'quantity', 'price'])
+        .where('portfolio_id', '=', id)
+        .orderBy('created_at').orderBy('id')
+        .execute()
+      const { name, description, userId, totalValue } = portfolio
+      return { id, name, description, userId, totalValue, assets }
+    })
   }
 
   async getPortfolioValue (id: string): Promise<PortfolioValue | undefined> {
@@ -156,6 +170,7 @@ export class Store {
       updated_at: timestamp
     }
     await this.db.insertInto('portfolios').values(row).execute()
+    this.generation++
     return toPortfolio({ ...row, total_value: 0 })
   }
 
@@ -166,6 +181,7 @@ export class Store {
       if (patch.description !== undefined) changes.description = patch.description?.trim() ?? null
       const result = await trx.updateTable('portfolios').set(changes).where('id', '=', id).executeTakeFirst()
       if (result.numUpdatedRows === 0n) return undefined
+      this.generation++
       return await this.portfolioById(trx, id)
     })
   }
@@ -175,6 +191,7 @@ export class Store {
     return await this.db.transaction().execute(async trx => {
       await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', id).execute()
       const result = await trx.deleteFrom('portfolios').where('id', '=', id).executeTakeFirst()
+      this.generation++
       return result.numDeletedRows > 0n
     })
   }
@@ -212,6 +229,7 @@ export class Store {
         updated_at: timestamp
       }
       await trx.insertInto('portfolio_assets').values(row).execute()
+      this.generation++
       return toAsset(row)
     })
   }
@@ -225,6 +243,7 @@ export class Store {
       const row = await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
       if (row === undefined) return undefined
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
+      this.generation++
       return toAsset(row)
     })
   }
@@ -234,13 +253,28 @@ export class Store {
       const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
       if (row === undefined) return false
       await this.touchPortfolio(trx, row.portfolio_id, now())
+      this.generation++
       return true
     })
   }
 
   // Statistics and demo data
 
+  /**
+   * System statistics, aggregated by the database. The aggregate scans every asset, so its
+   * result is shared by concurrent callers and reused for STATS_TTL_MS unless this instance
+   * wrote since; writes of other instances show after at most that long.
+   */
   async stats (): Promise<Stats> {
+    const cached = this.statsCache
+    if (cached !== undefined && cached.generation === this.generation && Date.now() - cached.at < STATS_TTL_MS) return await cached.value
+    const entry = { generation: this.generation, at: Date.now(), value: this.aggregateStats() }
+    this.statsCache = entry
+    entry.value.catch(() => { if (this.statsCache === entry) this.statsCache = undefined })
+    return await entry.value
+  }
+
+  private async aggregateStats (): Promise<Stats> {
     const row = await sql<{ total_portfolios: number, total_assets: number, total_value: number, active_users: number, last_update: string | null }>`
       select
         cast((select count(*) from portfolios) as integer) as total_portfolios,
@@ -270,6 +304,7 @@ export class Store {
       await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
         .onConflict(oc => oc.column('key').doUpdateSet({ value: now() }))
         .execute()
+      this.generation++
     })
   }
 
@@ -282,6 +317,7 @@ export class Store {
         .executeTakeFirst()
       if (claimed === undefined) return false
       await insertPortfolios(trx, DEMO_PORTFOLIOS)
+      this.generation++
       return true
     })
   }

@@ -78,3 +78,20 @@ t.test('the store plugin accepts a store opened by the host and leaves it open',
   await store.ping()
   t.pass('the host\'s store is still open after the app closed')
 })
+
+t.test('statistics are shared for a moment, but never hide this instance\'s own writes', async t => {
+  const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-stats-')), 'bff.sqlite')}`
+  const mine = await Store.open(url)
+  const other = await Store.open(url)
+  t.teardown(async () => { await mine.close(); await other.close() })
+  t.equal((await mine.stats()).totalPortfolios, 0)
+  await other.createPortfolio({ name: 'Theirs', userId: 'o' })
+  t.equal((await mine.stats()).totalPortfolios, 0, 'another instance\'s write shows after the TTL')
+  t.equal((await other.stats()).totalPortfolios, 1)
+  await mine.createPortfolio({ name: 'Mine', userId: 'm' })
+  const stats = await mine.stats()
+  t.equal(stats.totalPortfolios, 2, 'a write of this instance refreshes at once')
+  t.equal(stats.activeUsers, 2)
+  const [a, b] = await Promise.all([mine.stats(), mine.stats()])
+  t.same(a, b)
+})

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import autocannon, { type Request, type Result } from 'autocannon'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => { typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')) })
+    })
+  })
+}
+
+/** `taskset -c <cpu>` when the machine has it, so the server and the load generator use separate cores. */
+export function pinned (cpu: number, command: string, args: string[]): [string, string[]] {
+  return existsSync('/usr/bin/taskset') ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args]
+}
+
+export interface Service {
+  child: ChildProcess
+  url: string
+  stop: () => Promise<void>
+}
+
+/** Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers. */
+export async function startService (env: Record<string, string>): Promise<Service> {
+  const port = await freePort()
+  const [command, args] = pinned(0, process.execPath, [`${ROOT}dist/server.js`])
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    stdio: ['ignore', 'inherit', 'inherit']
+  })
+  const url = `http://127.0.0.1:${port}`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${url}/auth/health`)).ok) break
+    } catch {
+      if (attempt > 200 || child.exitCode !== null) throw new Error('the service did not start')
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  }
+  return {
+    child,
+    url,
+    stop: async () => {
+      if (child.exitCode !== null) return
+      const exited = new Promise(resolve => child.once('exit', resolve))
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+}
+
+export interface Figures {
+  name: string
+  requestsPerSecond: number
+  mean: number
+  p50: number
+  p99: number
+  non2xx: number
+}
+
+/** Runs autocannon; `requests` may set a different path per request (`setupRequest`). */
+export async function load (name: string, options: { url: string, duration: number, connections?: number, method?: Request['method'], headers?: Record<string, string>, body?: string, setupRequest?: Request['setupRequest'] }): Promise<Figures> {
+  const result: Result = await autocannon({
+    url: options.url,
+    duration: options.duration,
+    connections: options.connections ?? 10,
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    requests: options.setupRequest === undefined ? undefined : [{ setupRequest: options.setupRequest }]
+  })
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    mean: result.latency.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors
+  }
+}
+
+export function median (values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] ?? 0 : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+}
+
+export function table (rows: Array<Record<string, string | number>>): string {
+  const first = rows[0]
+  if (first === undefined) return ''
+  const columns = Object.keys(first)
+  const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`
+  return [line(columns), line(columns.map(() => '---')), ...rows.map(row => line(columns.map(column => row[column] ?? '')))].join('\n')
+}
