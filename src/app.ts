@@ -5,11 +5,14 @@ import { apiKeyList, type AppConfig } from './config.js'
 import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
 import auth, { providerConfig, type AuthPluginOptions } from './plugins/auth.js'
 import store from './plugins/store.js'
+import upstreams from './plugins/upstreams.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
 import exclusionsModule from './modules/openfinance-excluded-transactions/index.js'
 import systemModule from './modules/system/index.js'
+import backendApiModule from './modules/backend-api/index.js'
+import aggregatorModule from './modules/aggregator/index.js'
 
 /** The auth plugin's options, read from the configuration. */
 export function authOptions (config: AppConfig): AuthPluginOptions {
@@ -51,6 +54,16 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   // Demo portfolios only in development: a test or production store starts empty.
   await app.register(store, { url: config.DATABASE_URL, demoData: config.NODE_ENV === 'development' })
   await app.register(auth, authOptions(config))
+  await app.register(upstreams, {
+    backend: { baseUrl: config.BACKEND_URL, timeoutMs: config.BACKEND_TIMEOUT_MS },
+    aggregator: {
+      baseUrl: config.AGGREGATOR_URL,
+      timeoutMs: config.AGGREGATOR_TIMEOUT_MS,
+      credentials: config.AGGREGATOR_CLIENT_ID === undefined || config.AGGREGATOR_CLIENT_SECRET === undefined
+        ? undefined
+        : { clientId: config.AGGREGATOR_CLIENT_ID, clientSecret: config.AGGREGATOR_CLIENT_SECRET }
+    }
+  })
   await app.register(authModule, {
     prefix: '/auth',
     devRoutes,
@@ -61,6 +74,16 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
   await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })
   await app.register(systemModule, { devRoutes })
+  await app.register(backendApiModule, {
+    prefix: '/backend-api',
+    paths: { health: config.BACKEND_HEALTH_PATH, me: config.BACKEND_ME_PATH, profile: config.BACKEND_PROFILE_PATH }
+  })
+  await app.register(aggregatorModule, {
+    prefix: '/aggregator',
+    allowedPaths: config.AGGREGATOR_ALLOWED_PATHS.split(','),
+    allowedMethods: config.AGGREGATOR_ALLOWED_METHODS.split(','),
+    webhookSecret: config.AGGREGATOR_WEBHOOK_SECRET
+  })
   return app
 }
 

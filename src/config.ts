@@ -5,6 +5,8 @@ import { Type, type Static } from '@sinclair/typebox'
 const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
 const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
+/** A path under BACKEND_URL, relative (no leading slash, no dot segments). */
+const UpstreamPath = Type.String({ pattern: '^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$' })
 
 /** Every environment variable of CONTRACT §1, validated once at start-up. */
 export const ConfigSchema = Type.Object({
@@ -24,11 +26,19 @@ export const ConfigSchema = Type.Object({
   API_KEYS: Type.Optional(Type.String({ pattern: '[^,\\s]' })),
   BACKEND_URL: Type.String({ ...HttpUrl, default: 'http://127.0.0.1:8000' }),
   BACKEND_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
+  BACKEND_HEALTH_PATH: Type.String({ ...UpstreamPath, default: 'api/health' }),
+  BACKEND_ME_PATH: Type.String({ ...UpstreamPath, default: 'api/me' }),
+  BACKEND_PROFILE_PATH: Type.String({ ...UpstreamPath, default: 'api/user/profile' }),
   AGGREGATOR_URL: Type.String({ ...HttpUrl, default: 'https://api.pluggy.ai' }),
   AGGREGATOR_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
   AGGREGATOR_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   AGGREGATOR_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
   AGGREGATOR_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  AGGREGATOR_ALLOWED_PATHS: Type.String({
+    pattern: '^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$',
+    default: '/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans'
+  }),
+  AGGREGATOR_ALLOWED_METHODS: Type.String({ pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$', default: 'GET' }),
   DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
   QUOTES_PROVIDER: Type.Union([Type.Literal('offline'), Type.Literal('brapi')], { default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),

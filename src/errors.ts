@@ -10,6 +10,7 @@ export const Messages = {
   subjectMissing: 'Subject não encontrado no token',
   forbiddenPrincipal: 'Acesso negado para este tipo de usuário',
   apiKeyInvalid: 'API key inválida ou ausente',
+  webhookSecretInvalid: 'Segredo do webhook inválido ou ausente',
   upstreamUnavailable: 'Serviço externo indisponível',
   upstreamTimeout: 'Tempo limite do serviço externo excedido',
   internal: 'Erro interno do servidor'
@@ -20,9 +21,11 @@ export const TokenExpiredError = createError('BFF_AUTH_TOKEN_EXPIRED', Messages.
 export const SubjectMissingError = createError('BFF_AUTH_SUBJECT_MISSING', Messages.subjectMissing, 401)
 export const ForbiddenPrincipalError = createError('BFF_AUTH_FORBIDDEN_PRINCIPAL', Messages.forbiddenPrincipal, 403)
 export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messages.apiKeyInvalid, 401)
+export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)
 export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages.upstreamTimeout, 504)
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
+export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONFIGURED', 'Agregador não configurado', 503)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)

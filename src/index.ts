@@ -20,4 +20,7 @@ export { default as portfolioAssetsPlugin } from './modules/portfolio-assets/ind
 export { default as excludedTransactionsPlugin } from './modules/openfinance-excluded-transactions/index.js'
 export { default as storePlugin, type StorePluginOptions } from './plugins/store.js'
 export { Store, type StoreOptions } from './store/store.js'
+export { default as upstreamsPlugin, type UpstreamsPluginOptions } from './plugins/upstreams.js'
+export { default as backendApiPlugin, type BackendApiModuleOptions } from './modules/backend-api/index.js'
+export { default as aggregatorPlugin, type AggregatorModuleOptions } from './modules/aggregator/index.js'
 export * as errors from './errors.js'

@@ -2,6 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import type { Test } from 'tap'
+import type { FastifyServerOptions } from 'fastify'
 import { buildApp, type App } from '../src/app.js'
 import { loadConfig, type AppConfig } from '../src/config.js'
 
@@ -41,8 +42,8 @@ export function testConfig (overrides: Record<string, string> = {}): AppConfig {
 }
 
 /** The whole app on a test configuration, closed when the test ends. */
-export async function buildTestApp (t: Test, overrides: Record<string, string> = {}): Promise<App> {
-  const app = await buildApp(testConfig(overrides))
+export async function buildTestApp (t: Test, overrides: Record<string, string> = {}, server: FastifyServerOptions = {}): Promise<App> {
+  const app = await buildApp(testConfig(overrides), server)
   t.teardown(() => app.close())
   await app.ready()
   return app

@@ -37,7 +37,26 @@ export interface StoreMetaTable {
   value: string
 }
 
+export interface AggregatorWebhookEventsTable {
+  id: string
+  event_key: string
+  event: string
+  item_id: string | null
+  payload: string
+  received_at: string
+}
+
+/** The latest known state of each aggregator item, from its webhooks. */
+export interface AggregatorItemsTable {
+  item_id: string
+  status: string | null
+  last_event: string
+  updated_at: string
+}
+
 export interface Database {
+  aggregator_webhook_events: AggregatorWebhookEventsTable
+  aggregator_items: AggregatorItemsTable
   portfolios: PortfoliosTable
   portfolio_assets: PortfolioAssetsTable
   excluded_transactions: ExcludedTransactionsTable

@@ -51,8 +51,32 @@ const migrations: Record<string, Migration> = {
         .addColumn('value', 'text', col => col.notNull())
         .execute()
     }
+  },
+  '0002-aggregator-webhooks': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('aggregator_webhook_events')
+        .addColumn('id', 'text', col => col.primaryKey())
+        // The sender's eventId, or a digest of the payload when it has none: a redelivery collides here.
+        .addColumn('event_key', 'text', col => col.notNull().unique())
+        .addColumn('event', 'text', col => col.notNull())
+        .addColumn('item_id', 'text')
+        .addColumn('payload', 'text', col => col.notNull())
+        .addColumn('received_at', 'text', col => col.notNull())
+        .execute()
+      await db.schema.createIndex('aggregator_webhook_events_item_id_idx').on('aggregator_webhook_events').columns(['item_id', 'received_at']).execute()
+
+      await db.schema.createTable('aggregator_items')
+        .addColumn('item_id', 'text', col => col.primaryKey())
+        .addColumn('status', 'text')
+        .addColumn('last_event', 'text', col => col.notNull())
+        .addColumn('updated_at', 'text', col => col.notNull())
+        .execute()
+    }
   }
 }
+
+/** The names of every migration, in order. */
+export const MIGRATION_NAMES = Object.keys(migrations)
 
 export const migrationProvider: MigrationProvider = {
   async getMigrations () {

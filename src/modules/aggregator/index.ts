@@ -1,0 +1,158 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
+import { requirePrincipal } from '../../plugins/auth.js'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { passThrough, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
+import { UpstreamBodySchema } from '../backend-api/schemas.js'
+import { ItemOwnership } from './ownership.js'
+import {
+  AggregatorRelayBodySchema,
+  ConnectTokenBodySchema,
+  ConnectTokenSchema,
+  WebhookAckSchema,
+  WebhookBodySchema,
+  type WebhookBody
+} from './schemas.js'
+
+export interface AggregatorModuleOptions {
+  /** Path prefixes the generic relay may reach (`/items` allows `/items/…`). */
+  allowedPaths: readonly string[]
+  /** Methods the generic relay may use. */
+  allowedMethods: readonly string[]
+  /** The `x-webhook-secret` the webhook sender presents; without one every delivery is accepted. */
+  webhookSecret?: string
+}
+
+/** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
+const FORBIDDEN_PATHS = ['/auth', '/webhooks', '/connect_token']
+/** A connect token lives 30 minutes (UPSTREAMS §1.3); the aggregator does not say so itself. */
+export const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
+export const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
+const WEBHOOK_BODY_LIMIT = 64 * 1024
+
+/** Item statuses an event name states by itself (Pluggy's flat item events carry none). */
+const STATUS_OF_EVENT: Record<string, string> = {
+  'item/updated': 'UPDATED',
+  'item/waiting_user_input': 'WAITING_USER_INPUT',
+  'item/waiting_user_action': 'WAITING_USER_ACTION'
+}
+
+function sha256 (text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest()
+}
+
+/** JSON with sorted keys, so one payload always has one digest. */
+function canonicalJson (value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
+  if (typeof value === 'object' && value !== null) {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
+  }
+  return JSON.stringify(value)
+}
+
+/** Idempotency key: the sender's `eventId` (UPSTREAMS §1.5), else a digest of the whole payload. */
+export function webhookEventKey (body: WebhookBody): string {
+  return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
+}
+
+/** Aggregator relay, connect token and webhook receiver (spec §4.4, §6; CONTRACT §3, §6). */
+const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = async (app, options) => {
+  const { aggregator, store } = app
+  const ownership = new ItemOwnership(aggregator, app.log)
+  const allowedMethods = new Set(options.allowedMethods)
+  const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
+
+  app.post('/', {
+    schema: {
+      summary: 'Relays a call to the aggregator (allowed paths and methods only)',
+      body: AggregatorRelayBodySchema,
+      response: { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
+    },
+    onRequest: [app.verifyJwt]
+  }, async (request, reply) => {
+    const principal = requirePrincipal(request)
+    const { endpoint, method, ...rest } = request.body
+    const path = relativeEndpoint(endpoint)
+    const allowed = allowedMethods.has(method) &&
+      options.allowedPaths.some(prefix => underPrefix(path, prefix)) &&
+      !FORBIDDEN_PATHS.some(prefix => underPrefix(path, prefix))
+    if (!allowed) throw new ForbiddenError(ENDPOINT_NOT_ALLOWED)
+    const fields = rest as Record<string, JsonValue>
+    const upstream: UpstreamRequest = { method, path }
+    if (method === 'GET') {
+      const query: Record<string, QueryValue> = {}
+      for (const [key, value] of Object.entries(fields)) {
+        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+          throw new BadRequestError(`${key} must be a string, number or boolean in a GET`)
+        }
+        query[key] = value
+      }
+      upstream.query = query
+    } else {
+      upstream.json = fields
+    }
+    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields)
+    const response = passThrough(await aggregator.call(upstream), request.log, 'aggregator')
+    reply.code(response.status)
+    return response.body === undefined ? reply.send() : reply.send(response.body)
+  })
+
+  app.post('/connect_token', {
+    schema: {
+      summary: 'Creates a connect token for the calling principal',
+      body: ConnectTokenBodySchema,
+      response: { 201: ConnectTokenSchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
+    },
+    onRequest: [app.verifyJwt]
+  }, async (request, reply) => {
+    const principal = requirePrincipal(request)
+    const itemId = request.body?.itemId
+    if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId)
+    const response = passThrough(await aggregator.call({
+      method: 'POST',
+      path: 'connect_token',
+      // The principal is the end user; nothing else the caller sent reaches the aggregator.
+      json: { ...(itemId === undefined ? {} : { itemId }), options: { clientUserId: principal.id } }
+    }), request.log, 'aggregator')
+    if (response.status >= 400) return reply.code(response.status).send(response.body)
+    const body = response.body
+    const accessToken = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.accessToken : undefined
+    if (typeof accessToken !== 'string' || accessToken.length === 0) {
+      request.log.warn({ upstream: 'aggregator', status: response.status }, 'connect token answer without accessToken')
+      throw new UpstreamUnavailableError()
+    }
+    return reply.code(201).send({ accessToken, expiresIn: CONNECT_TOKEN_LIFETIME_SECONDS, itemId: itemId ?? null })
+  })
+
+  async function verifyWebhookSecret (request: FastifyRequest): Promise<void> {
+    if (webhookSecret === undefined) return
+    const presented = request.headers['x-webhook-secret']
+    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw new WebhookSecretError()
+  }
+
+  app.post('/webhook', {
+    schema: { summary: 'Receives aggregator events (stored once each)', body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401) } },
+    onRequest: [verifyWebhookSecret],
+    bodyLimit: WEBHOOK_BODY_LIMIT
+  }, async request => {
+    const body = request.body
+    const itemId = body.itemId ?? body.data?.itemId ?? null
+    const status = body.data?.status ?? STATUS_OF_EVENT[body.event] ?? null
+    const { stored } = await store.recordWebhookEvent({ eventKey: webhookEventKey(body), event: body.event, itemId, status, payload: JSON.stringify(body) })
+    request.log.info({ event: body.event, itemId, stored }, stored ? 'webhook event stored' : 'webhook redelivery acknowledged')
+    return { received: true as const }
+  })
+}
+
+export default fp(aggregatorModule, {
+  name: 'bff-aggregator',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams'],
+  decorators: { fastify: ['verifyJwt', 'aggregator', 'store'] },
+  encapsulate: true
+})

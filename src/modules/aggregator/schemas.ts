@@ -1,0 +1,42 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { NonBlankString } from '../../schemas.js'
+
+export const AGGREGATOR_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const
+
+/** `{endpoint, method, ...rest}`: rest becomes the query of a GET, the JSON body otherwise (spec §4.4). */
+export const AggregatorRelayBodySchema = Type.Object({
+  endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
+  method: Type.Unsafe<typeof AGGREGATOR_METHODS[number]>({ type: 'string', enum: [...AGGREGATOR_METHODS] })
+}, { additionalProperties: true, maxProperties: 100 })
+export type AggregatorRelayBody = Static<typeof AggregatorRelayBodySchema>
+
+const ItemId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
+
+/** Only `itemId` is read; options a caller sends (a webhookUrl…) are dropped (CONTRACT §3). */
+export const ConnectTokenBodySchema = Type.Object({
+  itemId: Type.Optional(ItemId)
+})
+export type ConnectTokenBody = Static<typeof ConnectTokenBodySchema>
+
+export const ConnectTokenSchema = Type.Object({
+  accessToken: Type.String(),
+  expiresIn: Type.Integer(),
+  itemId: Type.Union([Type.String(), Type.Null()])
+})
+
+/**
+ * Both shapes of CONTRACT §6: the spec's `{event: 'item.updated', data: {itemId, status}}` and
+ * the aggregator's flat `{event: 'item/updated', eventId, itemId, …}`. Everything is kept as sent.
+ */
+export const WebhookBodySchema = Type.Object({
+  event: NonBlankString(200),
+  eventId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  itemId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  data: Type.Optional(Type.Object({
+    itemId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(Type.String({ minLength: 1, maxLength: 100 }))
+  }, { additionalProperties: true }))
+}, { additionalProperties: true })
+export type WebhookBody = Static<typeof WebhookBodySchema>
+
+export const WebhookAckSchema = Type.Object({ received: Type.Literal(true) })

@@ -1,0 +1,128 @@
+import fp from 'fastify-plugin'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
+import { BadRequestError } from '../../errors.js'
+import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { passThrough, type JsonValue, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
+import { relativeEndpoint } from '../../upstream/endpoint.js'
+import { formatDuration } from '../../time.js'
+import {
+  BackendHealthSchema,
+  PROXY_HEADER_ALLOWLIST,
+  ProxyBodySchema,
+  ProxyParamsSchema,
+  UpstreamBodySchema,
+  ValidateTokenResultSchema
+} from './schemas.js'
+
+export interface BackendApiModuleOptions {
+  /** Upstream paths, relative to BACKEND_URL. */
+  paths: { health: string, me: string, profile: string }
+}
+
+const allowedHeaders = new Set<string>(PROXY_HEADER_ALLOWLIST)
+
+/** The caller's own verified token, never the raw header; JSON asked for (Laravel answers HTML otherwise). */
+function forwardedHeaders (principal: Principal, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...extra, accept: 'application/json', authorization: `Bearer ${principal.rawToken ?? ''}` }
+}
+
+function relay (reply: FastifyReply, response: UpstreamResponse): FastifyReply {
+  reply.code(response.status)
+  return response.body === undefined ? reply.send() : reply.send(response.body)
+}
+
+function stringOrNull (value: JsonValue | undefined): string | null {
+  return typeof value === 'string' ? value : null
+}
+
+/** `{id, email, name}` from what Laravel's "me" answers: the user itself, or under `user` or `data`. */
+function backendUser (body: JsonValue | undefined): { id: string, email: string | null, name: string | null } | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null
+  const nested = body.user ?? body.data
+  const user = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? nested : body
+  const id = user.id
+  if (typeof id !== 'string' && typeof id !== 'number') return null
+  return { id: String(id), email: stringOrNull(user.email), name: stringOrNull(user.name) }
+}
+
+/** Relay to the Laravel backend API (spec §4.5), with the caller's own Bearer token. */
+const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = async (app, options) => {
+  app.addHook('onRequest', app.verifyJwt)
+  const backend = app.backendClient
+  const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(502, 504) }
+
+  app.get('/health', {
+    schema: { summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
+  }, async request => {
+    const principal = requirePrincipal(request)
+    let connected = false
+    let durationMs = 0
+    try {
+      const response = await backend.request({ method: 'GET', path: options.paths.health, headers: { accept: 'application/json' }, expectJson: false })
+      connected = response.status < 500
+      durationMs = response.durationMs
+    } catch (error) {
+      request.log.info({ err: error }, 'backend health probe failed')
+    }
+    return {
+      status: 'OK' as const,
+      laravel: { connected, responseTime: `${Math.round(durationMs)}ms` },
+      token: { valid: true, expiresIn: formatDuration((principal.expiresAt.getTime() - Date.now()) / 1000) }
+    }
+  })
+
+  app.post('/validate-token', {
+    schema: { summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
+  }, async request => {
+    const principal = requirePrincipal(request)
+    const response = passThrough(
+      await backend.request({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal) }),
+      request.log, 'backend'
+    )
+    const user = response.status >= 200 && response.status < 300 ? backendUser(response.body) : null
+    return { valid: user !== null, user }
+  })
+
+  app.get('/user/profile', {
+    schema: { summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
+  }, async (request, reply) => {
+    const principal = requirePrincipal(request)
+    const response = await backend.request({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal) })
+    return relay(reply, passThrough(response, request.log, 'backend'))
+  })
+
+  app.post('/proxy/*', {
+    schema: {
+      summary: 'Relays a call to any backend API path with the caller\'s token',
+      params: ProxyParamsSchema,
+      body: ProxyBodySchema,
+      response: { ...relayed, ...errorSchemas(400, 401) }
+    }
+  }, async (request, reply) => {
+    const principal = requirePrincipal(request)
+    const path = relativeEndpoint(request.params['*'])
+    const { method, params = {}, headers = {} } = request.body
+    const extra: Record<string, string> = {}
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase()
+      if (!allowedHeaders.has(lower)) throw new BadRequestError(`header ${name} is not allowed (allowed: ${PROXY_HEADER_ALLOWLIST.join(', ')})`)
+      extra[lower] = value
+    }
+    // Laravel also reads a token from the query or the body: only the verified one may travel.
+    if (Object.keys(params).some(key => key.toLowerCase() === 'token')) throw new BadRequestError('params.token is not allowed: the token travels only in Authorization')
+    const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra) }
+    if (method === 'GET') upstream.query = params
+    else upstream.json = params
+    return relay(reply, passThrough(await backend.request(upstream), request.log, 'backend'))
+  })
+}
+
+export default fp(backendApiModule, {
+  name: 'bff-backend-api',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-upstreams'],
+  decorators: { fastify: ['verifyJwt', 'backendClient'] },
+  encapsulate: true
+})

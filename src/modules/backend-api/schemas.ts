@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export const BackendHealthSchema = Type.Object({
+  status: Type.Literal('OK'),
+  laravel: Type.Object({ connected: Type.Boolean(), responseTime: Type.String() }),
+  token: Type.Object({ valid: Type.Boolean(), expiresIn: Type.String() })
+})
+
+export const BackendUserSchema = Type.Object({
+  id: Type.String(),
+  email: Type.Union([Type.String(), Type.Null()]),
+  name: Type.Union([Type.String(), Type.Null()])
+})
+
+export const ValidateTokenResultSchema = Type.Object({
+  valid: Type.Boolean(),
+  user: Type.Union([BackendUserSchema, Type.Null()])
+})
+
+/** Headers a frontend may add to a proxied call; everything else is refused (Host, Authorization, Cookie, hop-by-hop, X-Forwarded-*…). */
+export const PROXY_HEADER_ALLOWLIST = ['accept-language', 'if-none-match', 'if-modified-since', 'x-request-id', 'x-correlation-id'] as const
+
+const HeaderValue = Type.String({ maxLength: 1024, pattern: '^[\\x20-\\x7e\\t]*$' })
+const QueryValue = Type.Union([Type.String({ maxLength: 4096 }), Type.Number(), Type.Boolean()])
+
+export const ProxyBodySchema = Type.Object({
+  method: Type.Unsafe<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>({ type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+  params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), QueryValue, { maxProperties: 100 })),
+  headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))
+})
+export type ProxyBody = Static<typeof ProxyBodySchema>
+
+export const ProxyParamsSchema = Type.Object({ '*': Type.String({ maxLength: 2048 }) })
+
+/** A relayed answer: the upstream's status and JSON body, as received (CONTRACT §4). */
+export const UpstreamBodySchema = Type.Unknown({ description: 'The upstream body, as received' })

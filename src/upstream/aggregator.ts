@@ -1,0 +1,94 @@
+import { AggregatorNotConfiguredError, UpstreamUnavailableError } from '../errors.js'
+import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './client.js'
+
+/** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
+const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
+/** Renew this long before expiry, so no request leaves with a key about to lapse. */
+const RENEWAL_MARGIN_MS = 5 * 60 * 1000
+
+interface CachedKey {
+  value: string
+  expiresAt: number
+}
+
+/** `exp` of a JWT-shaped key, read without verification (only to plan the renewal). */
+function expiryOf (apiKey: string, now: number): number {
+  const payload = apiKey.split('.')[1]
+  if (payload !== undefined) {
+    try {
+      const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: unknown }).exp
+      if (typeof exp === 'number' && Number.isFinite(exp)) return exp * 1000
+    } catch {
+      // Not a JWT: fall back to the documented lifetime.
+    }
+  }
+  return now + DEFAULT_KEY_LIFETIME_MS
+}
+
+export interface AggregatorCredentials {
+  clientId: string
+  clientSecret: string
+}
+
+/**
+ * The aggregator behind its API key: `POST /auth {clientId, clientSecret}` → `apiKey`, sent as
+ * `X-API-KEY`. The key is cached and renewed before it expires and once after a 401/403; all
+ * concurrent callers share one renewal in flight.
+ */
+export class AggregatorApi {
+  private key: CachedKey | undefined
+  private renewal: Promise<CachedKey> | undefined
+
+  constructor (
+    readonly client: UpstreamClient,
+    private readonly credentials: AggregatorCredentials | undefined,
+    private readonly now: () => number = Date.now
+  ) {}
+
+  get configured (): boolean {
+    return this.credentials !== undefined
+  }
+
+  /** A request with the API key; renews the key once and retries once if it was refused. */
+  async call (request: UpstreamRequest): Promise<UpstreamResponse> {
+    const key = await this.currentKey()
+    const response = await this.client.request(this.withKey(request, key.value))
+    if (response.status !== 401 && response.status !== 403) return response
+    const renewed = await this.renew(key)
+    return await this.client.request(this.withKey(request, renewed.value))
+  }
+
+  private withKey (request: UpstreamRequest, apiKey: string): UpstreamRequest {
+    return { ...request, headers: { ...request.headers, 'x-api-key': apiKey } }
+  }
+
+  private async currentKey (): Promise<CachedKey> {
+    const key = this.key
+    if (key !== undefined && key.expiresAt - RENEWAL_MARGIN_MS > this.now()) return key
+    return await this.renew(key)
+  }
+
+  /** Replaces `stale` (unless another caller already did) with one `POST /auth` for everyone. */
+  private async renew (stale: CachedKey | undefined): Promise<CachedKey> {
+    if (this.key !== stale && this.key !== undefined) return this.key
+    this.renewal ??= this.exchange().finally(() => { this.renewal = undefined })
+    return await this.renewal
+  }
+
+  private async exchange (): Promise<CachedKey> {
+    if (this.credentials === undefined) throw new AggregatorNotConfiguredError()
+    const response = await this.client.request({
+      method: 'POST',
+      path: 'auth',
+      json: { clientId: this.credentials.clientId, clientSecret: this.credentials.clientSecret }
+    })
+    const apiKey = typeof response.body === 'object' && response.body !== null && !Array.isArray(response.body) ? response.body.apiKey : undefined
+    if (response.status !== 200 || typeof apiKey !== 'string' || apiKey.length === 0) {
+      // The status alone: the body of a refused exchange is no business of the caller's.
+      this.client.log.error({ upstream: 'aggregator', status: response.status }, 'aggregator refused the API key exchange')
+      throw new UpstreamUnavailableError()
+    }
+    this.key = { value: apiKey, expiresAt: expiryOf(apiKey, this.now()) }
+    return this.key
+  }
+}
