@@ -6,6 +6,7 @@ import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
 import auth, { providerConfig, type AuthPluginOptions } from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
+import quotes from './plugins/quotes.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
@@ -70,6 +71,9 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     backendUrl: config.BACKEND_URL,
     jwtAlgorithm: config.JWT_ALGORITHM
   })
+  await app.register(quotes, config.QUOTES_PROVIDER === 'brapi'
+    ? { provider: 'brapi', quoteTtlSeconds: config.QUOTES_TTL, brapiUrl: config.BRAPI_URL, brapiToken: config.BRAPI_TOKEN, timeoutMs: config.BRAPI_TIMEOUT_MS }
+    : { provider: 'offline', quoteTtlSeconds: config.QUOTES_TTL })
   await app.register(portfoliosModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
   await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })

@@ -43,6 +43,8 @@ export const ConfigSchema = Type.Object({
   QUOTES_PROVIDER: Type.Union([Type.Literal('offline'), Type.Literal('brapi')], { default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
+  BRAPI_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
+  QUOTES_TTL: Type.Integer({ minimum: 0, maximum: 86_400, default: 60 }),
   CORS_ORIGINS: Type.Optional(Type.String())
 })
 

@@ -24,6 +24,7 @@ export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messag
 export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)
 export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages.upstreamTimeout, 504)
+export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>('BFF_QUOTE_NOT_FOUND', 'Cotação não encontrada para %s', 404)
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
 export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONFIGURED', 'Agregador não configurado', 503)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)

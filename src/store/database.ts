@@ -54,7 +54,21 @@ export interface AggregatorItemsTable {
   updated_at: string
 }
 
+/** A buy of an asset (issue 5): the dashboard's transactions and history come from these. */
+export interface AssetLotsTable {
+  id: string
+  asset_id: string
+  /** YYYY-MM-DD (UTC). */
+  date: string
+  /** 1, 2, … per asset, in the order of the buys. */
+  seq: number
+  quantity: number
+  price: number
+  created_at: string
+}
+
 export interface Database {
+  asset_lots: AssetLotsTable
   aggregator_webhook_events: AggregatorWebhookEventsTable
   aggregator_items: AggregatorItemsTable
   portfolios: PortfoliosTable

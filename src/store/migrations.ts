@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely'
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
@@ -71,6 +71,26 @@ const migrations: Record<string, Migration> = {
         .addColumn('last_event', 'text', col => col.notNull())
         .addColumn('updated_at', 'text', col => col.notNull())
         .execute()
+    }
+  },
+  '0003-asset-lots': {
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('asset_lots')
+        .addColumn('id', 'text', col => col.primaryKey())
+        .addColumn('asset_id', 'text', col => col.notNull().references('portfolio_assets.id').onDelete('cascade'))
+        .addColumn('date', 'text', col => col.notNull())
+        // Order of the buys of one asset: lots of one day (or one millisecond) still have a first.
+        .addColumn('seq', 'integer', col => col.notNull())
+        .addColumn('quantity', 'double precision', col => col.notNull())
+        .addColumn('price', 'double precision', col => col.notNull())
+        .addColumn('created_at', 'text', col => col.notNull())
+        .execute()
+      await db.schema.createIndex('asset_lots_asset_id_idx').on('asset_lots').columns(['asset_id', 'date', 'seq']).execute()
+      // Assets stored before lots existed become one lot each, bought when they were created.
+      await sql`
+        insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
+        select id, id, substr(created_at, 1, 10), 1, quantity, price, created_at from portfolio_assets
+      `.execute(db)
     }
   }
 }

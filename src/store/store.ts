@@ -18,6 +18,7 @@ import type {
   ExcludedTransactionRecord
 } from '../modules/openfinance-excluded-transactions/schemas.js'
 import type { Stats } from '../modules/system/schemas.js'
+import type { Lot } from '../dashboard/dashboard.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
 
@@ -199,6 +200,9 @@ export class Store {
   /** Deletes the portfolio and its assets in one transaction. */
   async deletePortfolio (id: string): Promise<boolean> {
     return await this.db.transaction().execute(async trx => {
+      await trx.deleteFrom('asset_lots')
+        .where('asset_id', 'in', eb => eb.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id))
+        .execute()
       await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', id).execute()
       const result = await trx.deleteFrom('portfolios').where('id', '=', id).executeTakeFirst()
       this.generation++
@@ -239,27 +243,64 @@ export class Store {
         updated_at: timestamp
       }
       await trx.insertInto('portfolio_assets').values(row).execute()
+      await insertLot(trx, row.id, timestamp, row.quantity, row.price)
       this.generation++
       return toAsset(row)
     })
   }
 
+  /**
+   * Changes quantity and/or price. A higher quantity records a buy of the difference at the
+   * given price (or the asset's price); a lower one takes the difference from the oldest lots
+   * first (FIFO), so the lots always add up to the quantity.
+   */
   async updateAsset (id: string, patch: UpdateAssetBody): Promise<Asset | undefined> {
     return await this.db.transaction().execute(async trx => {
       const timestamp = now()
-      const changes: Partial<PortfolioAssetsTable> = { updated_at: timestamp }
+      // Touching the row first locks it (PostgreSQL) and returns the values before this change.
+      const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
+        .returning(['quantity', 'price']).executeTakeFirst()
+      if (before === undefined) return undefined
+      const changes: Partial<PortfolioAssetsTable> = {}
       if (patch.quantity !== undefined) changes.quantity = patch.quantity
       if (patch.price !== undefined) changes.price = patch.price
-      const row = await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirst()
-      if (row === undefined) return undefined
+      const row = await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+      if (patch.quantity !== undefined && patch.quantity > before.quantity) {
+        await insertLot(trx, id, timestamp, patch.quantity - before.quantity, row.price)
+      } else if (patch.quantity !== undefined && patch.quantity < before.quantity) {
+        await takeFromOldestLots(trx, id, before.quantity - patch.quantity)
+      }
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
       this.generation++
       return toAsset(row)
     })
   }
 
+  /** The asset's buy lots, oldest first. */
+  async listLots (assetId: string): Promise<Lot[]> {
+    return await this.db.selectFrom('asset_lots').select(['id', 'date', 'quantity', 'price'])
+      .where('asset_id', '=', assetId).orderBy('date').orderBy('seq').execute()
+  }
+
+  /** Every asset of a portfolio with its lots, for the dashboard's portfolio share. */
+  async portfolioHoldings (portfolioId: string): Promise<Array<{ asset: Asset, lots: Lot[] }>> {
+    const assets = await this.db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', '=', portfolioId)
+      .orderBy('created_at').orderBy('id').execute()
+    const lots = await this.db.selectFrom('asset_lots')
+      .innerJoin('portfolio_assets', 'portfolio_assets.id', 'asset_lots.asset_id')
+      .select(['asset_lots.id', 'asset_lots.asset_id', 'asset_lots.date', 'asset_lots.quantity', 'asset_lots.price'])
+      .where('portfolio_assets.portfolio_id', '=', portfolioId)
+      .orderBy('asset_lots.date').orderBy('asset_lots.seq')
+      .execute()
+    return assets.map(asset => ({
+      asset: toAsset(asset),
+      lots: lots.filter(lot => lot.asset_id === asset.id).map(({ id, date, quantity, price }) => ({ id, date, quantity, price }))
+    }))
+  }
+
   async deleteAsset (id: string): Promise<boolean> {
     return await this.db.transaction().execute(async trx => {
+      await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
       const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
       if (row === undefined) return false
       await this.touchPortfolio(trx, row.portfolio_id, now())
@@ -308,6 +349,7 @@ export class Store {
   /** Replaces every portfolio and asset with the demo data, in one transaction. */
   async resetToDemoData (): Promise<void> {
     await this.db.transaction().execute(async trx => {
+      await trx.deleteFrom('asset_lots').execute()
       await trx.deleteFrom('portfolio_assets').execute()
       await trx.deleteFrom('portfolios').execute()
       await insertPortfolios(trx, DEMO_PORTFOLIOS)
@@ -433,7 +475,36 @@ export class Store {
   }
 }
 
+/** Records a buy after the asset's existing ones (callers hold the asset's row, so `seq` is safe to compute). */
+async function insertLot (trx: Transaction<Database>, assetId: string, timestamp: string, quantity: number, price: number, date = timestamp.slice(0, 10)): Promise<void> {
+  const last = await trx.selectFrom('asset_lots').select(eb => eb.fn.max('seq').as('seq')).where('asset_id', '=', assetId).executeTakeFirst()
+  const seq = Number(last?.seq ?? 0) + 1
+  await trx.insertInto('asset_lots').values({ id: randomUUID(), asset_id: assetId, date, seq, quantity, price, created_at: timestamp }).execute()
+}
+
+/** Removes `quantity` from the asset's lots, oldest first; emptied lots are deleted. */
+async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, quantity: number): Promise<void> {
+  const lots = await trx.selectFrom('asset_lots').select(['id', 'quantity']).where('asset_id', '=', assetId)
+    .orderBy('date').orderBy('seq').execute()
+  let remaining = quantity
+  for (const lot of lots) {
+    if (remaining <= 0) break
+    const taken = Math.min(lot.quantity, remaining)
+    remaining -= taken
+    // What is left of a lot within rounding of zero is nothing.
+    if (lot.quantity - taken <= lot.quantity * 1e-12) await trx.deleteFrom('asset_lots').where('id', '=', lot.id).execute()
+    else await trx.updateTable('asset_lots').set({ quantity: lot.quantity - taken }).where('id', '=', lot.id).execute()
+  }
+}
+
+/** `monthsAgo` months before `now`, as YYYY-MM-DD (the 15th, so every month exists). */
+function monthsBefore (now: Date, monthsAgo: number): string {
+  const date = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsAgo, 15))
+  return date.toISOString().slice(0, 10)
+}
+
 async function insertPortfolios (trx: Transaction<Database>, portfolios: readonly DemoPortfolio[]): Promise<void> {
+  const seededAt = new Date()
   for (const portfolio of portfolios) {
     const timestamp = now()
     const portfolioId = randomUUID()
@@ -445,12 +516,11 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
       created_at: timestamp,
       updated_at: timestamp
     }).execute()
-    await trx.insertInto('portfolio_assets').values(portfolio.assets.map(asset => ({
-      id: randomUUID(),
-      portfolio_id: portfolioId,
-      ...asset,
-      created_at: timestamp,
-      updated_at: timestamp
-    }))).execute()
+    for (const { lots, ...asset } of portfolio.assets) {
+      const assetId = randomUUID()
+      const quantity = lots.reduce((sum, lot) => sum + lot.quantity, 0)
+      await trx.insertInto('portfolio_assets').values({ id: assetId, portfolio_id: portfolioId, ...asset, quantity, created_at: timestamp, updated_at: timestamp }).execute()
+      for (const lot of lots) await insertLot(trx, assetId, timestamp, lot.quantity, lot.price, monthsBefore(seededAt, lot.monthsAgo))
+    }
   }
 }

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { NotFoundError, orNotFound } from '../../errors.js'
+import { NotFoundError, QuoteNotFoundError, orNotFound } from '../../errors.js'
+import { assetDashboard } from '../../dashboard/service.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas.js'
 import {
@@ -9,6 +10,9 @@ import {
   AssetSchema,
   AssetTypeParamsSchema,
   CreateAssetBodySchema,
+  DashboardSchema,
+  QuoteSchema,
+  SymbolParamsSchema,
   ListAssetsQuerySchema,
   UpdateAssetBodySchema
 } from './schemas.js'
@@ -27,6 +31,19 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.get('/type/:type', {
     schema: { summary: 'List assets of one type', params: AssetTypeParamsSchema, querystring: PageQuerySchema, response: { 200: AssetList, ...errors } }
   }, async request => await store.listAssets({ type: request.params.type }, pageOf(request.query)))
+
+  app.get('/price/:symbol', {
+    schema: { summary: 'Current price quote of a ticker', params: SymbolParamsSchema, response: { 200: QuoteSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
+  }, async request => {
+    const symbol = request.params.symbol.toUpperCase()
+    const quote = await app.quotes.quote(symbol)
+    if (quote === undefined) throw new QuoteNotFoundError(symbol)
+    return { ...quote, source: app.quotes.source }
+  })
+
+  app.get('/:id/dashboard', {
+    schema: { summary: 'Position, history and buys of one asset', params: IdParamsSchema, response: { 200: DashboardSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
+  }, async request => orNotFound(await assetDashboard(store, app.quotes, request.params.id), 'Ativo'))
 
   app.get('/:id', {
     schema: { summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
@@ -55,7 +72,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
 export default fp(portfolioAssetsModule, {
   name: 'bff-portfolio-assets',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store'],
-  decorators: { fastify: ['verifyApiKey', 'store'] },
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes'],
+  decorators: { fastify: ['verifyApiKey', 'store', 'quotes'] },
   encapsulate: true
 })

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { NonBlankString, PageQuerySchema, StringEnum, Timestamp } from '../../schemas.js'
+import { TICKER_PATTERN } from '../../quotes/provider.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
@@ -49,3 +50,52 @@ export const ListAssetsQuerySchema = Type.Composite([
 ])
 
 export const AssetTypeParamsSchema = Type.Object({ type: AssetTypeSchema })
+
+export const SymbolParamsSchema = Type.Object({ symbol: Type.String({ pattern: TICKER_PATTERN }) })
+
+/** Asset price quote of spec §2.3. */
+export const QuoteSchema = Type.Object({
+  symbol: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+  lastUpdate: Timestamp,
+  source: Type.String()
+})
+
+/** Asset dashboard of spec §2.4. */
+export const DashboardSchema = Type.Object({
+  basicInfo: Type.Object({
+    ticker: Type.String(),
+    name: Type.String(),
+    imageUrl: Type.String(),
+    quantity: Type.Number(),
+    averagePrice: Type.Number(),
+    lastQuote: Type.Number(),
+    investedValue: Type.Number(),
+    grossValue: Type.Number(),
+    result: Type.Number(),
+    resultPercentage: Type.Number()
+  }),
+  monthlyHistory: Type.Array(Type.Object({
+    month: Type.String(),
+    currentBalance: Type.Number(),
+    quantity: Type.Number(),
+    returnPercentage: Type.Number(),
+    portfolioPercentage: Type.Number(),
+    ibovPercentage: Type.Number()
+  })),
+  historicalChart: Type.Array(Type.Object({
+    month: Type.String(),
+    appliedValue: Type.Number(),
+    grossBalance: Type.Number()
+  })),
+  transactions: Type.Array(Type.Object({
+    id: Type.String(),
+    date: Type.String(),
+    type: Type.Literal('BUY'),
+    description: Type.String(),
+    quantity: Type.Number(),
+    pricePerUnit: Type.Number(),
+    totalValue: Type.Number()
+  }))
+})

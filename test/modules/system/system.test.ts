@@ -51,7 +51,7 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(res.json(), { message: 'Dados resetados com sucesso' })
   const portfolios = (await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json()
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
-  const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets).reduce((sum, a) => sum + a.quantity * a.price, 0)
+  const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets).reduce((sum, a) => sum + a.lots.reduce((q, lot) => q + lot.quantity, 0) * a.price, 0)
   const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
   t.equal(stats.totalAssets, DEMO_PORTFOLIOS.flatMap(p => p.assets).length)
   t.ok(Math.abs(stats.totalValue - expected) < 1e-6, 'the total is the sum of the demo assets')

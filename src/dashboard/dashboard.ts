@@ -1,0 +1,178 @@
+import { monthKey, monthsBetween, type MonthKey, type MonthlyClose } from '../quotes/provider.js'
+
+/** A buy lot of an asset: what was bought, when, at what unit price. */
+export interface Lot {
+  id: string
+  /** `YYYY-MM-DD`. */
+  date: string
+  quantity: number
+  price: number
+}
+
+/** One asset of the portfolio, with what is known of its prices. */
+export interface AssetPrices {
+  assetId: string
+  lots: readonly Lot[]
+  /** The current quote (the last month's price). */
+  lastQuote: number
+  closes: readonly MonthlyClose[]
+}
+
+export interface DashboardInput {
+  asset: { id: string, symbol: string, name: string, quantity: number, imageUrl: string }
+  /** Every asset of the asset's portfolio, this one included. */
+  portfolio: readonly AssetPrices[]
+  benchmark: { lastQuote: number, closes: readonly MonthlyClose[] } | undefined
+  now: Date
+}
+
+export interface Dashboard {
+  basicInfo: {
+    ticker: string
+    name: string
+    imageUrl: string
+    quantity: number
+    averagePrice: number
+    lastQuote: number
+    investedValue: number
+    grossValue: number
+    result: number
+    resultPercentage: number
+  }
+  monthlyHistory: Array<{ month: string, currentBalance: number, quantity: number, returnPercentage: number, portfolioPercentage: number, ibovPercentage: number }>
+  historicalChart: Array<{ month: string, appliedValue: number, grossBalance: number }>
+  transactions: Array<{ id: string, date: string, type: 'BUY', description: string, quantity: number, pricePerUnit: number, totalValue: number }>
+}
+
+const MONTHS = ['Jan', 'Fev', 'Mar', 'Abr', 'Mai', 'Jun', 'Jul', 'Ago', 'Set', 'Out', 'Nov', 'Dez']
+
+/** `2026-03` → `Mar.2026` (spec §2.4 `Mon.YYYY`, Portuguese month names). */
+export function longLabel (month: MonthKey): string {
+  const [year, index] = month.split('-').map(Number) as [number, number]
+  return `${MONTHS[index - 1] ?? ''}.${year}`
+}
+
+/** `2026-03` → `Mar/26` (spec §2.4 `Mon/YY`). */
+export function shortLabel (month: MonthKey): string {
+  const [year, index] = month.split('-').map(Number) as [number, number]
+  return `${MONTHS[index - 1] ?? ''}/${String(year % 100).padStart(2, '0')}`
+}
+
+function byDate (a: Lot, b: Lot): number {
+  return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
+}
+
+function percentage (part: number, whole: number): number {
+  return whole === 0 ? 0 : (part / whole) * 100
+}
+
+/**
+ * The price of a month: the current quote in the current month; before that, the last close at
+ * or before the month (a gap repeats the previous close); before any close, `fallback`.
+ */
+function priceIn (month: MonthKey, current: MonthKey, lastQuote: number, closes: readonly MonthlyClose[], fallback: number): number {
+  if (month === current) return lastQuote
+  let price = fallback
+  for (const entry of closes) {
+    if (entry.month > month) break
+    price = entry.close
+  }
+  return price
+}
+
+/** Quantity and invested value of the lots bought up to the end of `month`. */
+function holdingAt (lots: readonly Lot[], month: MonthKey): { quantity: number, invested: number } {
+  let quantity = 0
+  let invested = 0
+  for (const lot of lots) {
+    if (lot.date.slice(0, 7) > month) continue
+    quantity += lot.quantity
+    invested += lot.quantity * lot.price
+  }
+  return { quantity, invested }
+}
+
+/**
+ * The asset dashboard of spec §2.4, computed from the stored lots and the provider's prices
+ * (rules and a worked example in the README):
+ * - invested = Σ lot quantity × lot price; averagePrice = invested / quantity;
+ *   grossValue = quantity × lastQuote; result = grossValue − invested; resultPercentage = result / invested × 100.
+ * - one history entry per month from the first lot's month to the current one, with the lots
+ *   held at the end of that month valued at that month's price.
+ */
+export function buildDashboard (input: DashboardInput): Dashboard {
+  // Lots in date order everywhere: sums then add up in one order, whoever computes them.
+  const portfolio = input.portfolio.map(entry => ({ ...entry, lots: [...entry.lots].sort(byDate) }))
+  const own = portfolio.find(entry => entry.assetId === input.asset.id)
+  if (own === undefined) throw new Error('the asset must be part of its portfolio')
+  const lots = own.lots
+  const current = monthKey(input.now)
+  const firstLot = lots[0]
+
+  const { quantity, invested } = holdingAt(lots, current)
+  const grossValue = quantity * own.lastQuote
+  const result = grossValue - invested
+
+  const months = firstLot === undefined ? [] : monthsBetween(firstLot.date.slice(0, 7), current)
+  const benchmarkAt = (month: MonthKey): number | undefined => {
+    const benchmark = input.benchmark
+    if (benchmark === undefined) return undefined
+    return priceIn(month, current, benchmark.lastQuote, benchmark.closes, benchmark.closes[0]?.close ?? benchmark.lastQuote)
+  }
+  const benchmarkStart = months[0] === undefined ? undefined : benchmarkAt(months[0])
+
+  const monthlyHistory: Dashboard['monthlyHistory'] = []
+  const historicalChart: Dashboard['historicalChart'] = []
+  for (const month of months) {
+    let portfolioBalance = 0
+    let balance = 0
+    let held = { quantity: 0, invested: 0 }
+    for (const entry of portfolio) {
+      const holding = holdingAt(entry.lots, month)
+      if (holding.quantity === 0) continue
+      const fallback = holding.invested / holding.quantity
+      const value = holding.quantity * priceIn(month, current, entry.lastQuote, entry.closes, fallback)
+      portfolioBalance += value
+      if (entry === own) {
+        balance = value
+        held = holding
+      }
+    }
+    const benchmark = benchmarkAt(month)
+    monthlyHistory.push({
+      month: longLabel(month),
+      currentBalance: balance,
+      quantity: held.quantity,
+      returnPercentage: percentage(balance - held.invested, held.invested),
+      portfolioPercentage: percentage(balance, portfolioBalance),
+      ibovPercentage: benchmark === undefined || benchmarkStart === undefined ? 0 : percentage(benchmark - benchmarkStart, benchmarkStart)
+    })
+    historicalChart.push({ month: shortLabel(month), appliedValue: held.invested, grossBalance: balance })
+  }
+
+  return {
+    basicInfo: {
+      ticker: input.asset.symbol,
+      name: input.asset.name,
+      imageUrl: input.asset.imageUrl,
+      quantity: input.asset.quantity,
+      averagePrice: quantity === 0 ? 0 : invested / quantity,
+      lastQuote: own.lastQuote,
+      investedValue: invested,
+      grossValue,
+      result,
+      resultPercentage: percentage(result, invested)
+    },
+    monthlyHistory,
+    historicalChart,
+    transactions: lots.map(lot => ({
+      id: lot.id,
+      date: lot.date,
+      type: 'BUY' as const,
+      description: `Compra de ${lot.quantity} ${input.asset.symbol}`,
+      quantity: lot.quantity,
+      pricePerUnit: lot.price,
+      totalValue: lot.quantity * lot.price
+    }))
+  }
+}

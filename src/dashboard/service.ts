@@ -1,0 +1,42 @@
+import type { Store } from '../store/store.js'
+import type { Asset } from '../modules/portfolio-assets/schemas.js'
+import { IBOV_SYMBOL, isTicker, monthKey, type MonthKey, type QuoteProvider } from '../quotes/provider.js'
+import { buildDashboard, type AssetPrices, type Dashboard, type Lot } from './dashboard.js'
+
+/** Logos by ticker, from brapi's icon set. */
+export function imageUrlFor (symbol: string): string {
+  return `https://icons.brapi.dev/icons/${encodeURIComponent(symbol)}.svg`
+}
+
+/**
+ * Prices of one asset: the provider's quote and closes; for a symbol the provider does not know
+ * (a Tesouro bond, a private fund), the asset's own stored price and no closes, so its history
+ * is valued at its buy prices until the current month. Provider failures (502/504) propagate.
+ */
+async function pricesOf (quotes: QuoteProvider, asset: Asset, lots: Lot[], since: MonthKey): Promise<AssetPrices> {
+  if (isTicker(asset.symbol)) {
+    const [quote, closes] = await Promise.all([quotes.quote(asset.symbol), quotes.monthlyCloses(asset.symbol, since)])
+    if (quote !== undefined) return { assetId: asset.id, lots, lastQuote: quote.price, closes: closes ?? [] }
+  }
+  return { assetId: asset.id, lots, lastQuote: asset.price, closes: [] }
+}
+
+/** The dashboard of one asset, or `undefined` when there is no such asset. */
+export async function assetDashboard (store: Store, quotes: QuoteProvider, assetId: string, now = new Date()): Promise<Dashboard | undefined> {
+  const asset = await store.getAsset(assetId)
+  if (asset === undefined) return undefined
+  const holdings = await store.portfolioHoldings(asset.portfolioId)
+  const own = holdings.find(holding => holding.asset.id === asset.id)
+  const since = own?.lots[0]?.date.slice(0, 7) ?? monthKey(now)
+  const [portfolio, benchmarkQuote, benchmarkCloses] = await Promise.all([
+    Promise.all(holdings.map(async holding => await pricesOf(quotes, holding.asset, holding.lots, since))),
+    quotes.quote(IBOV_SYMBOL),
+    quotes.monthlyCloses(IBOV_SYMBOL, since)
+  ])
+  return buildDashboard({
+    asset: { id: asset.id, symbol: asset.symbol, name: asset.name, quantity: asset.quantity, imageUrl: imageUrlFor(asset.symbol) },
+    portfolio,
+    benchmark: benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses ?? [] },
+    now
+  })
+}

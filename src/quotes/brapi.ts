@@ -1,0 +1,77 @@
+import type { UpstreamClient, JsonValue } from '../upstream/client.js'
+import { UpstreamUnavailableError } from '../errors.js'
+import { monthKey, type MonthKey, type MonthlyClose, type Quote, type QuoteProvider } from './provider.js'
+
+type JsonObject = { [key: string]: JsonValue }
+
+function isObject (value: JsonValue | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** brapi's `range` that covers `since` (monthly interval), from UPSTREAMS §2's list. */
+export function rangeCovering (since: MonthKey, now: Date): string {
+  const [year, month] = since.split('-').map(Number) as [number, number]
+  const months = (now.getUTCFullYear() - year) * 12 + (now.getUTCMonth() + 1 - month) + 1
+  if (months <= 12) return '1y'
+  if (months <= 24) return '2y'
+  if (months <= 60) return '5y'
+  if (months <= 120) return '10y'
+  return 'max'
+}
+
+/**
+ * brapi.dev (UPSTREAMS §2): `GET /api/quote/{ticker}` with the token as a Bearer header (never
+ * in the query, where it would end up in logs). A 404, or a 2xx without a usable result, means
+ * the ticker is unknown; other failures are 502/504 like the relays.
+ */
+export class BrapiQuotes implements QuoteProvider {
+  readonly source = 'brapi.dev'
+
+  constructor (private readonly client: UpstreamClient, private readonly token: string | undefined, private readonly now: () => Date = () => new Date()) {}
+
+  private async result (symbol: string, query?: Record<string, string>): Promise<JsonObject | undefined> {
+    const response = await this.client.request({
+      method: 'GET',
+      // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
+      path: `api/quote/${encodeURIComponent(symbol)}`,
+      query,
+      headers: { accept: 'application/json', ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }) }
+    })
+    if (response.status === 404 || response.status === 400) return undefined
+    if (response.status < 200 || response.status >= 300) {
+      this.client.log.warn({ upstream: 'brapi', status: response.status }, 'brapi refused the request')
+      throw new UpstreamUnavailableError()
+    }
+    const results = isObject(response.body) ? response.body.results : undefined
+    const first = Array.isArray(results) ? results[0] : undefined
+    return isObject(first) ? first : undefined
+  }
+
+  async quote (symbol: string): Promise<Quote | undefined> {
+    const result = await this.result(symbol)
+    const price = result?.regularMarketPrice
+    // A null price is "no quote", never a price of 0.
+    if (result === undefined || typeof price !== 'number' || !Number.isFinite(price)) return undefined
+    const time = result.regularMarketTime
+    return {
+      symbol: typeof result.symbol === 'string' ? result.symbol : symbol,
+      price,
+      currency: typeof result.currency === 'string' ? result.currency : 'BRL',
+      lastUpdate: typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? new Date(time).toISOString() : this.now().toISOString()
+    }
+  }
+
+  async monthlyCloses (symbol: string, since: MonthKey): Promise<MonthlyClose[] | undefined> {
+    const result = await this.result(symbol, { range: rangeCovering(since, this.now()), interval: '1mo' })
+    const history = result?.historicalDataPrice
+    if (!Array.isArray(history)) return undefined
+    // The last close seen in each month wins.
+    const byMonth = new Map<MonthKey, number>()
+    for (const entry of history) {
+      if (!isObject(entry) || typeof entry.date !== 'number' || typeof entry.close !== 'number' || !Number.isFinite(entry.close)) continue
+      const month = monthKey(new Date(entry.date * 1000))
+      if (month >= since) byMonth.set(month, entry.close)
+    }
+    return [...byMonth].sort(([a], [b]) => (a < b ? -1 : 1)).map(([month, close]) => ({ month, close }))
+  }
+}

@@ -1,0 +1,179 @@
+import t, { type Test } from 'tap'
+import type { App } from '../../../src/app.js'
+import { Messages } from '../../../src/errors.js'
+import { apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine } from '../../helper.js'
+import { monthStart, startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
+import { sendJson } from '../../fixtures/fake-server.js'
+
+const LONG_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\.\d{4}$/
+const SHORT_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\/\d{2}$/
+
+async function brapiApp (t: Test, engine: 'sqlite' | 'postgres' = 'sqlite', overrides: Record<string, string> = {}): Promise<{ app: App, brapi: FakeBrapi }> {
+  const brapi = await startFakeBrapi(t)
+  const app = await buildDataApp(t, engine, { QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, BRAPI_TOKEN: 'brapi-token', BRAPI_TIMEOUT_MS: '300', ...overrides })
+  return { app, brapi }
+}
+
+t.test('GET /portfolio-assets/price/:symbol from brapi', async t => {
+  const { app, brapi } = await brapiApp(t)
+  brapi.prices.set('PETR4', 37.42)
+  brapi.prices.set('^BVSP', 128_500)
+  brapi.prices.set('NOPRICE3', null)
+  const res = await app.inject({ method: 'GET', url: '/portfolio-assets/price/petr4', headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { symbol: 'PETR4', price: 37.42, currency: 'BRL', lastUpdate: '2026-11-21T20:07:46.000Z', source: 'brapi.dev' })
+  const sent = brapi.received[0]
+  t.equal(sent?.path, '/api/quote/PETR4')
+  t.equal(sent?.headers.authorization, 'Bearer brapi-token', 'the token travels in the header')
+  t.equal(sent?.query.get('token'), null, 'never in the query')
+
+  const index = await app.inject({ method: 'GET', url: '/portfolio-assets/price/%5EBVSP', headers: apiKey() })
+  t.equal(index.statusCode, 200)
+  t.equal(index.json().price, 128_500)
+  t.equal(brapi.received[1]?.url, '/api/quote/%5EBVSP')
+
+  for (const symbol of ['UNKNOWN3', 'NOPRICE3']) {
+    const missing = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
+    t.equal(missing.statusCode, 404, symbol)
+    t.equal(missing.json().message, `Cotação não encontrada para ${symbol}`)
+    assertErrorBody(t, missing.json(), 404, `/portfolio-assets/price/${symbol}`)
+  }
+  for (const symbol of ['PETR4,VALE3', 'a%20b', 'x'.repeat(21), 'PETR4%3Ftoken%3Dx', 'PETR4%2F..']) {
+    const bad = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
+    t.equal(bad.statusCode, 400, symbol)
+  }
+  t.equal(brapi.received.length, 4, 'invalid tickers never reach brapi')
+  t.equal((await app.inject({ method: 'GET', url: '/portfolio-assets/price/PETR4' })).statusCode, 401)
+})
+
+t.test('brapi failures map like the relays: 5xx and refusals → 502, timeout → 504', async t => {
+  const { app, brapi } = await brapiApp(t)
+  brapi.on('BOOM3', (_req, res) => sendJson(res, 500, { message: 'internal', stack: 'secret' }))
+  brapi.on('AUTH3', (_req, res) => sendJson(res, 401, { message: 'token inválido' }))
+  brapi.on('SLOW3', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, {}) })
+  brapi.on('HTML3', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<html/>') })
+  for (const [symbol, status, message] of [['BOOM3', 502, Messages.upstreamUnavailable], ['AUTH3', 502, Messages.upstreamUnavailable], ['HTML3', 502, Messages.upstreamUnavailable], ['SLOW3', 504, Messages.upstreamTimeout]] as const) {
+    const started = Date.now()
+    const res = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
+    t.equal(res.statusCode, status, symbol)
+    t.equal(res.json().message, message)
+    t.notMatch(res.body, /secret/)
+    t.ok(Date.now() - started < 300 + 500, `${symbol} answered promptly`)
+  }
+})
+
+t.test('one brapi call for 50 concurrent requests of a symbol, then cached for QUOTES_TTL', async t => {
+  const { app, brapi } = await brapiApp(t)
+  brapi.prices.set('VALE3', 61.18)
+  brapi.delayMs = 50
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })))
+  t.same(answers.map(a => a.statusCode), Array(50).fill(200))
+  t.equal(brapi.calls('VALE3'), 1, 'single flight')
+  await app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })
+  t.equal(brapi.calls('VALE3'), 1, 'served from the cache within the TTL')
+
+  const uncached = await brapiApp(t, 'sqlite', { QUOTES_TTL: '0' })
+  uncached.brapi.prices.set('VALE3', 61.18)
+  await uncached.app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })
+  await uncached.app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })
+  t.equal(uncached.brapi.calls('VALE3'), 2, 'QUOTES_TTL=0 asks every time')
+})
+
+async function portfolioWithAsset (app: App, asset: Record<string, unknown>): Promise<{ portfolioId: string, assetId: string }> {
+  const portfolioId = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId: 'u' } })).json().id
+  const assetId = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Ativo', type: 'STOCK', portfolioId, ...asset } })).json().id
+  return { portfolioId, assetId }
+}
+
+forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and brapi history', async (t, engine) => {
+  const { app, brapi } = await brapiApp(t, engine)
+  brapi.prices.set('PETR4', 40)
+  brapi.prices.set('VALE3', 50)
+  brapi.prices.set('^BVSP', 132_000)
+  brapi.histories.set('PETR4', [[monthStart(2), 30], [monthStart(1), 35], [monthStart(0), 39]])
+  brapi.histories.set('^BVSP', [[monthStart(1), 120_000], [monthStart(0), 130_000]])
+  const { portfolioId, assetId } = await portfolioWithAsset(app, { symbol: 'PETR4', quantity: 100, price: 32 })
+  await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Vale', symbol: 'VALE3', type: 'STOCK', quantity: 10, price: 60, portfolioId } })
+  // A second buy: 50 more at 36.
+  const patched = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 150, price: 36 } })
+  t.equal(patched.statusCode, 200)
+
+  const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  const { basicInfo, monthlyHistory, historicalChart, transactions } = res.json()
+  const invested = 100 * 32 + 50 * 36
+  t.same(basicInfo, {
+    ticker: 'PETR4',
+    name: 'Ativo',
+    imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg',
+    quantity: 150,
+    averagePrice: invested / 150,
+    lastQuote: 40,
+    investedValue: invested,
+    grossValue: 150 * 40,
+    result: 150 * 40 - invested,
+    resultPercentage: (150 * 40 - invested) / invested * 100
+  })
+  t.equal(monthlyHistory.length, 1, 'all lots were bought this month: one month of history')
+  t.match(monthlyHistory[0], { month: LONG_LABEL, currentBalance: 6000, quantity: 150, portfolioPercentage: 6000 / (6000 + 500) * 100, ibovPercentage: 0 })
+  t.match(historicalChart[0], { month: SHORT_LABEL, appliedValue: invested, grossBalance: 6000 })
+  t.same(transactions.map((tx: { type: string, quantity: number, pricePerUnit: number, totalValue: number }) => [tx.type, tx.quantity, tx.pricePerUnit, tx.totalValue]), [['BUY', 100, 32, 3200], ['BUY', 50, 36, 1800]])
+  t.match(transactions[0].date, /^\d{4}-\d\d-\d\d$/)
+
+  // Selling 120 takes the whole first lot and 20 of the second (FIFO).
+  await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 30 } })
+  const sold = (await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })).json()
+  t.same(sold.transactions.map((tx: { quantity: number, pricePerUnit: number }) => [tx.quantity, tx.pricePerUnit]), [[30, 36]])
+  t.equal(sold.basicInfo.investedValue, 30 * 36)
+  t.equal(sold.basicInfo.averagePrice, 36)
+
+  t.equal((await app.inject({ method: 'GET', url: '/portfolio-assets/nope/dashboard', headers: apiKey() })).statusCode, 404)
+})
+
+forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every asset (offline provider)', async (t, engine) => {
+  const app = await buildDataApp(t, engine)
+  await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })
+  const assets = (await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json() as Array<{ id: string, portfolioId: string, quantity: number }>
+  t.ok(assets.length >= 10)
+  const shares = new Map<string, number[]>()
+  for (const asset of assets) {
+    const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}/dashboard`, headers: apiKey() })
+    t.equal(res.statusCode, 200)
+    const { basicInfo, monthlyHistory, historicalChart, transactions } = res.json()
+    const lotQuantity = transactions.reduce((sum: number, tx: { quantity: number }) => sum + tx.quantity, 0)
+    const lotInvested = transactions.reduce((sum: number, tx: { totalValue: number }) => sum + tx.totalValue, 0)
+    t.ok(Math.abs(lotQuantity - asset.quantity) <= 1e-9 * asset.quantity, 'lots add up to the quantity')
+    t.ok(Math.abs(basicInfo.investedValue - lotInvested) <= 1e-9 * lotInvested, 'invested is the sum of the lots')
+    t.ok(Math.abs(basicInfo.averagePrice * basicInfo.quantity - basicInfo.investedValue) <= 1e-9 * basicInfo.investedValue)
+    t.ok(monthlyHistory.length > 1, 'demo buys span several months')
+    t.equal(monthlyHistory.length, historicalChart.length)
+    t.ok(Math.abs(monthlyHistory.at(-1).currentBalance - basicInfo.grossValue) <= 1e-9 * basicInfo.grossValue, 'the last month is the current position')
+    t.ok(monthlyHistory.every((m: { month: string }) => LONG_LABEL.test(m.month)))
+    const last = monthlyHistory.at(-1).portfolioPercentage
+    shares.set(asset.portfolioId, [...(shares.get(asset.portfolioId) ?? []), last])
+  }
+  for (const [portfolio, values] of shares) {
+    const total = values.reduce((a, b) => a + b, 0)
+    t.ok(Math.abs(total - 100) < 1e-9, `the current shares of portfolio ${portfolio} add up to 100 (${total})`)
+  }
+})
+
+t.test('a symbol the provider does not know is valued at its stored price', async t => {
+  const { app, brapi } = await brapiApp(t)
+  brapi.prices.set('^BVSP', 130_000)
+  const { assetId } = await portfolioWithAsset(app, { symbol: 'Tesouro IPCA+ 2035', type: 'BOND', quantity: 2, price: 2000 })
+  await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { price: 2100 } })
+  const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  t.match(res.json().basicInfo, { ticker: 'TESOURO IPCA+ 2035', lastQuote: 2100, investedValue: 4000, grossValue: 4200, result: 200 })
+  t.equal(brapi.calls('TESOURO IPCA+ 2035'), 0, 'a symbol that is not a ticker is not sent to brapi')
+})
+
+t.test('offline is the default provider and names itself', async t => {
+  const app = await buildTestApp(t)
+  const res = await app.inject({ method: 'GET', url: '/portfolio-assets/price/ITUB4', headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), { symbol: 'ITUB4', price: Number, currency: 'BRL', source: /offline/ })
+  const again = await app.inject({ method: 'GET', url: '/portfolio-assets/price/ITUB4', headers: apiKey() })
+  t.equal(again.json().price, res.json().price)
+})
