@@ -3,6 +3,10 @@ import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { apiKeyList, type AppConfig } from './config.js'
 import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
+import openapi from './plugins/openapi.js'
+import protection from './plugins/protection.js'
+import lifecycle from './plugins/lifecycle.js'
+import { echoRequestId } from './logging.js'
 import auth, { providerConfig, type AuthPluginOptions } from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -30,6 +34,9 @@ export function authOptions (config: AppConfig): AuthPluginOptions {
   }
 }
 
+/** The API's version (spec §9); package.json carries the same (a test holds them together). */
+export const SERVICE_VERSION = '1.0.0'
+
 /**
  * Builds the whole service without listening: the server entry, every test and a host
  * application that wants the same service all start here.
@@ -37,6 +44,7 @@ export function authOptions (config: AppConfig): AuthPluginOptions {
 export async function buildApp (config: AppConfig, server: FastifyServerOptions = {}) {
   const devRoutes = config.NODE_ENV !== 'production'
   const app = Fastify({
+    bodyLimit: 1024 * 1024,
     ...server,
     frameworkErrors,
     ajv: {
@@ -50,11 +58,20 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  app.addHook('onRequest', echoRequestId)
   await app.register(sensible)
   await app.register(errorResponses)
+  await app.register(lifecycle)
+  await app.register(openapi, { version: SERVICE_VERSION })
   // Demo portfolios only in development: a test or production store starts empty.
   await app.register(store, { url: config.DATABASE_URL, demoData: config.NODE_ENV === 'development' })
   await app.register(auth, authOptions(config))
+  await app.register(protection, {
+    corsOrigins: (config.CORS_ORIGINS ?? '').split(',').map(origin => origin.trim()).filter(Boolean),
+    rateLimitMax: config.RATE_LIMIT_MAX,
+    rateLimitWindowMs: config.RATE_LIMIT_WINDOW_MS,
+    maxEventLoopDelayMs: config.MAX_EVENT_LOOP_DELAY_MS
+  })
   await app.register(upstreams, {
     backend: { baseUrl: config.BACKEND_URL, timeoutMs: config.BACKEND_TIMEOUT_MS },
     aggregator: {
@@ -77,7 +94,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(portfoliosModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
   await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })
-  await app.register(systemModule, { devRoutes })
+  await app.register(systemModule, { devRoutes, backendHealthPath: config.BACKEND_HEALTH_PATH })
   await app.register(backendApiModule, {
     prefix: '/backend-api',
     paths: { health: config.BACKEND_HEALTH_PATH, me: config.BACKEND_ME_PATH, profile: config.BACKEND_PROFILE_PATH }

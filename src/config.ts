@@ -45,7 +45,11 @@ export const ConfigSchema = Type.Object({
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   BRAPI_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
   QUOTES_TTL: Type.Integer({ minimum: 0, maximum: 86_400, default: 60 }),
-  CORS_ORIGINS: Type.Optional(Type.String())
+  CORS_ORIGINS: Type.Optional(Type.String()),
+  RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
+  RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
+  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 8000, default: 0 })
 })
 
 type ConfigValues = Static<typeof ConfigSchema>

@@ -26,6 +26,10 @@ export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', 
 export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages.upstreamTimeout, 504)
 export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>('BFF_QUOTE_NOT_FOUND', 'Cotação não encontrada para %s', 404)
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
+export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>('BFF_RATE_LIMITED', 'Muitas requisições; tente novamente em %s', 429)
+export const OverloadedError = createError('BFF_OVERLOADED', 'Serviço sobrecarregado; tente novamente em instantes', 503)
+export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco de dados indisponível', 503)
+export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)
 export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONFIGURED', 'Agregador não configurado', 503)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)

@@ -1,6 +1,7 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
 import { loadOrCreateDevSecrets } from './dev-secrets.js'
+import { loggingOptions } from './logging.js'
 
 const SHUTDOWN_DEADLINE_MS = 10_000
 
@@ -16,18 +17,7 @@ async function start (): Promise<void> {
   })
 
   const app = await buildApp(config, {
-    logger: {
-      level: config.LOG_LEVEL,
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers["x-api-key"]',
-          'req.headers["x-webhook-secret"]',
-          'req.headers.cookie'
-        ],
-        censor: '[redacted]'
-      }
-    },
+    ...loggingOptions(config.LOG_LEVEL),
     // Behind a load balancer: keep idle connections longer than common balancer idle timeouts
     // (60 s), and never let a slow client hold a request open forever.
     keepAliveTimeout: 72_000,
@@ -39,15 +29,19 @@ async function start (): Promise<void> {
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) return
     closing = true
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    // /ready answers 503 from now on; after the drain delay the balancer has stopped sending.
+    app.lifecycle.draining = true
+    app.log.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, 'shutting down: draining, then finishing in-flight requests')
     setTimeout(() => {
       app.log.error('shutdown deadline passed; exiting')
       process.exit(1)
     }, SHUTDOWN_DEADLINE_MS).unref()
-    app.close().then(() => process.exit(0), error => {
-      app.log.error({ err: error }, 'error while closing')
-      process.exit(1)
-    })
+    setTimeout(() => {
+      app.close().then(() => process.exit(0), error => {
+        app.log.error({ err: error }, 'error while closing')
+        process.exit(1)
+      })
+    }, config.SHUTDOWN_DRAIN_MS)
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)

@@ -5,7 +5,10 @@ import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { tymon } from './helper.js'
+import { fixtureToken, tymon } from './helper.js'
+import { startFakeLaravel } from './fixtures/fake-laravel.js'
+import { sendJson } from './fixtures/fake-server.js'
+import { Store } from '../src/store/store.js'
 
 const serverEntry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
 const tokenEntry = fileURLToPath(new URL('../src/cli/token.ts', import.meta.url))
@@ -110,4 +113,55 @@ t.test('development start prints its generated secrets with a warning, and npm r
 
   server.kill('SIGINT')
   t.equal(await exit, 0)
+})
+
+function send (port: number, method: string, path: string, headers: Record<string, string>, body?: string, holdBody = false): { done: Promise<{ status: number, text: string }>, finish: () => void } {
+  let finish = (): void => {}
+  const done = new Promise<{ status: number, text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) } }, res => {
+      let text = ''
+      res.on('data', chunk => { text += String(chunk) })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
+    })
+    req.on('error', reject)
+    if (body === undefined) { req.end(); return }
+    if (!holdBody) { req.end(body); return }
+    req.write(body.slice(0, 5))
+    finish = () => { req.end(body.slice(5)) }
+  })
+  return { done, finish }
+}
+
+t.test('SIGTERM: /ready turns 503, a slow relay and a write in flight complete, the write is stored, exit 0', async t => {
+  const laravel = await startFakeLaravel(t)
+  laravel.on('/api/user/profile', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, { slow: true }) })
+  const file = join(mkdtempSync(join(tmpdir(), 'bff-shutdown-')), 'bff.sqlite')
+  const child = run(serverEntry, {
+    NODE_ENV: 'test', PORT: '0', JWT_SECRET: tymon.secret, API_KEYS: 'k', BACKEND_URL: laravel.url,
+    DATABASE_URL: `sqlite:${file}`, SHUTDOWN_DRAIN_MS: '600'
+  })
+  const { exit } = collect(child)
+  const port = await listening(child)
+  t.equal((await send(port, 'GET', '/ready', {}).done).status, 200)
+
+  const slow = send(port, 'GET', '/backend-api/user/profile', { authorization: `Bearer ${fixtureToken('valid_user').token}` })
+  const write = send(port, 'POST', '/portfolios', { 'x-api-key': 'k' }, JSON.stringify({ name: 'Written during shutdown', userId: 'sig' }), true)
+  await new Promise(resolve => setTimeout(resolve, 300))
+  const signalled = Date.now()
+  child.kill('SIGTERM')
+  await new Promise(resolve => setTimeout(resolve, 200))
+  t.equal((await send(port, 'GET', '/ready', {}).done).status, 503, 'draining: the balancer is told to stop sending')
+  write.finish()
+
+  const [slowAnswer, writeAnswer] = await Promise.all([slow.done, write.done])
+  t.equal(slowAnswer.status, 200, 'the slow relay finished')
+  t.same(JSON.parse(slowAnswer.text), { slow: true })
+  t.equal(writeAnswer.status, 201, 'the write finished')
+  t.equal(await exit, 0)
+  t.ok(Date.now() - signalled < 10_000, 'exited within 10 s')
+
+  const store = await Store.open(`sqlite:${file}`)
+  t.teardown(() => store.close())
+  const stored = await store.listPortfolios({ userId: 'sig' }, { limit: 10, offset: 0 })
+  t.same(stored.map(p => p.name), ['Written during shutdown'], 'the acknowledged write is in the store')
 })

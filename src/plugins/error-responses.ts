@@ -181,7 +181,17 @@ async function errorResponses (app: FastifyInstance): Promise<void> {
 /** The one error handler and not-found handler of the app: every error leaves as spec §7.2. */
 export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' })
 
-/** Response schemas for the error statuses a route can answer with, all in the body of spec §7.2. */
-export function errorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof ErrorBodySchema> {
-  return Object.fromEntries(codes.map(code => [code, ErrorBodySchema])) as Record<Code, typeof ErrorBodySchema>
+/**
+ * The error body as a route's response schema: the same fields, none enforced, extra ones
+ * kept, so that a host app that mounts a module with its own error handler can still answer in
+ * its own format (a strict schema would fail to serialize it).
+ */
+const ErrorResponseSchema = Type.Partial(ErrorBodySchema, {
+  additionalProperties: true,
+  description: 'Error body of spec §7.2: statusCode, message (an array for validation failures), error, timestamp, path'
+})
+
+/** Response schemas for the error statuses a route can answer with. */
+export function errorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof ErrorResponseSchema> {
+  return Object.fromEntries(codes.map(code => [code, ErrorResponseSchema])) as Record<Code, typeof ErrorResponseSchema>
 }

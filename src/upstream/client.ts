@@ -80,6 +80,16 @@ export class UpstreamClient {
     return url
   }
 
+  /** Reachability: any answer below 500 counts; failures are reported, not thrown. */
+  async probe (path: string): Promise<{ reachable: boolean, durationMs: number }> {
+    try {
+      const response = await this.request({ method: 'GET', path, headers: { accept: 'application/json' }, expectJson: false })
+      return { reachable: response.status < 500, durationMs: response.durationMs }
+    } catch {
+      return { reachable: false, durationMs: 0 }
+    }
+  }
+
   async request (request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = this.url(request.path)
     const started = performance.now()

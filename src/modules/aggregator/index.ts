@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify'
 import { BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { passThrough, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../backend-api/schemas.js'
@@ -62,6 +63,7 @@ export function webhookEventKey (body: WebhookBody): string {
 
 /** Aggregator relay, connect token and webhook receiver (spec §4.4, §6; CONTRACT §3, §6). */
 const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = async (app, options) => {
+  app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
   const { aggregator, store } = app
   const ownership = new ItemOwnership(aggregator, app.log)
   const allowedMethods = new Set(options.allowedMethods)
@@ -136,7 +138,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   }
 
   app.post('/webhook', {
-    schema: { summary: 'Receives aggregator events (stored once each)', body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401) } },
+    schema: { summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401) } },
     onRequest: [verifyWebhookSecret],
     bodyLimit: WEBHOOK_BODY_LIMIT
   }, async request => {

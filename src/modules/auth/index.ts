@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { formatDuration } from '../../time.js'
 import {
   ClientDashboardSchema,
@@ -37,12 +38,13 @@ function summary (principal: Principal) {
 }
 
 const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
+  app.addHook('onRoute', documentRoutes('auth', 'bearerAuth'))
   const bearer = [app.verifyJwt]
   const unauthorized = errorSchemas(401)
   const guarded = errorSchemas(401, 403)
 
   app.get('/health', {
-    schema: { summary: 'Liveness of the service', response: { 200: HealthSchema } }
+    schema: { summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {
@@ -82,6 +84,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   app.post('/validate-token', {
     schema: {
       summary: 'Explains how to send a token (does not verify it)',
+      security: [],
       body: Type.Optional(ValidateTokenBodySchema),
       response: { 200: ValidateTokenResponseSchema, ...errorSchemas(400) }
     }

@@ -4,6 +4,7 @@ import type { FastifyReply } from 'fastify'
 import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { passThrough, type JsonValue, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
 import { formatDuration } from '../../time.js'
@@ -49,6 +50,7 @@ function backendUser (body: JsonValue | undefined): { id: string, email: string 
 
 /** Relay to the Laravel backend API (spec §4.5), with the caller's own Bearer token. */
 const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = async (app, options) => {
+  app.addHook('onRoute', documentRoutes('backend-api', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
   const backend = app.backendClient
   const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(502, 504) }
@@ -57,15 +59,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
   }, async request => {
     const principal = requirePrincipal(request)
-    let connected = false
-    let durationMs = 0
-    try {
-      const response = await backend.request({ method: 'GET', path: options.paths.health, headers: { accept: 'application/json' }, expectJson: false })
-      connected = response.status < 500
-      durationMs = response.durationMs
-    } catch (error) {
-      request.log.info({ err: error }, 'backend health probe failed')
-    }
+    const { reachable: connected, durationMs } = await backend.probe(options.paths.health)
     return {
       status: 'OK' as const,
       laravel: { connected, responseTime: `${Math.round(durationMs)}ms` },

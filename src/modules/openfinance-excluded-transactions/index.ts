@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { ForbiddenError, NotFoundError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas.js'
 import {
   CreateExclusionBodySchema,
@@ -21,6 +22,7 @@ function assertOwnClient (principal: Principal, clientId: string): void {
 
 /** Open-finance excluded transactions of spec §4.6, behind the Bearer token. */
 const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRoute', documentRoutes('openfinance-excluded-transactions', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
   const { store } = app
   const errors = errorSchemas(400, 401, 403, 404)

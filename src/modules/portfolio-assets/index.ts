@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { NotFoundError, QuoteNotFoundError, orNotFound } from '../../errors.js'
 import { assetDashboard } from '../../dashboard/service.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas.js'
 import {
   AssetListItemSchema,
@@ -19,6 +20,7 @@ import {
 
 /** Portfolio assets of spec §4.3, behind the API key. */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
   const { store } = app
   const errors = errorSchemas(400, 401, 404)

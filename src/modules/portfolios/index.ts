@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { NotFoundError, orNotFound } from '../../errors.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas.js'
 import {
   CreatePortfolioBodySchema,
@@ -16,6 +17,7 @@ import {
 
 /** Portfolios of spec §4.2, behind the API key. */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
   const { store } = app
   const errors = errorSchemas(400, 401, 404)

@@ -1,28 +1,62 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorSchemas } from '../../plugins/error-responses.js'
-import { ProviderConfigSchema, ResetSchema, StatsSchema } from './schemas.js'
+import { documentRoutes } from '../../plugins/openapi.js'
+import { DrainingError, StoreUnavailableError } from '../../errors.js'
+import { ProviderConfigSchema, ReadySchema, ResetSchema, StatsSchema } from './schemas.js'
 
 export interface SystemModuleOptions {
   /** Registers `POST /reset` (development only, CONTRACT §2). */
   devRoutes: boolean
+  /** The backend path `/ready` probes (BACKEND_HEALTH_PATH). */
+  backendHealthPath: string
 }
+
+/** Balancers ask often; upstreams are probed at most this often per instance. */
+const UPSTREAM_PROBE_TTL_MS = 10_000
 
 /** Utility routes of spec §4.7. */
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
+  app.addHook('onRoute', documentRoutes('system', null))
   app.get('/provider-config', {
     schema: { summary: 'Provider hashes that tell users from clients', response: { 200: ProviderConfigSchema } }
   }, async () => app.providerConfig)
 
+  let probed: { at: number, result: Promise<{ backend: { reachable: boolean, responseTime: string }, aggregator: { reachable: boolean, responseTime: string, configured: boolean } }> } | undefined
+  const probeUpstreams = () => {
+    if (probed === undefined || Date.now() - probed.at > UPSTREAM_PROBE_TTL_MS) {
+      const result = Promise.all([app.backendClient.probe(options.backendHealthPath), app.aggregator.client.probe('')])
+        .then(([backend, aggregator]) => ({
+          backend: { reachable: backend.reachable, responseTime: `${Math.round(backend.durationMs)}ms` },
+          aggregator: { reachable: aggregator.reachable, responseTime: `${Math.round(aggregator.durationMs)}ms`, configured: app.aggregator.configured }
+        }))
+      probed = { at: Date.now(), result }
+    }
+    return probed.result
+  }
+
+  app.get('/ready', {
+    schema: { summary: 'Readiness for a load balancer: 503 while draining or without the store', security: [], response: { 200: ReadySchema, ...errorSchemas(503) } }
+  }, async request => {
+    if (app.lifecycle.draining) throw new DrainingError()
+    try {
+      await app.store.ping()
+    } catch (error) {
+      request.log.error({ err: error }, 'store unreachable')
+      throw new StoreUnavailableError()
+    }
+    return { status: 'ready' as const, store: 'ok' as const, upstreams: await probeUpstreams(), timestamp: new Date().toISOString() }
+  })
+
   app.get('/stats', {
-    schema: { summary: 'Counts and total value of the store', response: { 200: StatsSchema, ...errorSchemas(401) } },
+    schema: { summary: 'Counts and total value of the store', security: [{ apiKey: [] }], response: { 200: StatsSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
   }, async () => await app.store.stats())
 
   if (!options.devRoutes) return
 
   app.post('/reset', {
-    schema: { summary: 'Reload the demo portfolios (development only)', response: { 200: ResetSchema, ...errorSchemas(401) } },
+    schema: { summary: 'Reload the demo portfolios (development only)', security: [{ apiKey: [] }], response: { 200: ResetSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
   }, async () => {
     await app.store.resetToDemoData()
@@ -33,7 +67,7 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
 export default fp(systemModule, {
   name: 'bff-system',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store'],
-  decorators: { fastify: ['providerConfig', 'verifyApiKey', 'store'] },
+  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-lifecycle'],
+  decorators: { fastify: ['providerConfig', 'verifyApiKey', 'store', 'backendClient', 'aggregator', 'lifecycle'] },
   encapsulate: true
 })

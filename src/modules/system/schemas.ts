@@ -21,3 +21,16 @@ export const StatsSchema = Type.Object({
 export type Stats = Static<typeof StatsSchema>
 
 export const ResetSchema = Type.Object({ message: Type.String() })
+
+const Reachability = Type.Object({ reachable: Type.Boolean(), responseTime: Type.String() })
+
+/** Readiness: the store answered; upstreams are reported, never fatal. */
+export const ReadySchema = Type.Object({
+  status: Type.Literal('ready'),
+  store: Type.Literal('ok'),
+  upstreams: Type.Object({
+    backend: Reachability,
+    aggregator: Type.Composite([Reachability, Type.Object({ configured: Type.Boolean() })])
+  }),
+  timestamp: Timestamp
+})

@@ -1,0 +1,38 @@
+import t from 'tap'
+import { assertErrorBody, buildTestApp } from '../../helper.js'
+import { startFakeLaravel } from '../../fixtures/fake-laravel.js'
+import { closedPort } from '../../fixtures/fake-server.js'
+
+t.test('GET /ready checks the store and reports the upstreams without failing on them', async t => {
+  const laravel = await startFakeLaravel(t)
+  const app = await buildTestApp(t, { BACKEND_URL: laravel.url, AGGREGATOR_URL: `http://127.0.0.1:${await closedPort(t)}` })
+  const res = await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), {
+    status: 'ready',
+    store: 'ok',
+    upstreams: {
+      backend: { reachable: true, responseTime: /^\d+ms$/ },
+      aggregator: { reachable: false, responseTime: '0ms', configured: false }
+    },
+    timestamp: String
+  })
+  await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(laravel.received.filter(r => r.path === '/api/health').length, 1, 'upstream probes are cached between balancer checks')
+})
+
+t.test('GET /ready is 503 while draining and without the store', async t => {
+  const app = await buildTestApp(t)
+  app.lifecycle.draining = true
+  const draining = await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(draining.statusCode, 503)
+  t.equal(draining.json().message, 'Instância em desligamento')
+  assertErrorBody(t, draining.json(), 503, '/ready')
+  t.equal((await app.inject({ method: 'GET', url: '/auth/health' })).statusCode, 200, 'liveness stays up while draining')
+
+  const broken = await buildTestApp(t)
+  await broken.store.close()
+  const res = await broken.inject({ method: 'GET', url: '/ready' })
+  t.equal(res.statusCode, 503)
+  t.equal(res.json().message, 'Banco de dados indisponível')
+})

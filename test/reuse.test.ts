@@ -1,0 +1,42 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, quotesPlugin, portfolioAssetsPlugin } from '../src/index.js'
+
+t.test('a host app registers one domain plugin alone, under its own prefix and store', async t => {
+  const host = Fastify()
+  t.teardown(() => host.close())
+  // The host keeps its own error handler: the plugins set none.
+  host.setErrorHandler((error: { statusCode?: number, message: string }, _request, reply) => {
+    void reply.code(error.statusCode ?? 500).send({ hostError: error.message })
+  })
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, {
+    jwtSecret: 'host-secret',
+    jwtAlgorithm: 'HS256',
+    leewaySeconds: 0,
+    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
+    apiKeys: ['host-key']
+  })
+  await host.register(portfoliosPlugin, { prefix: '/api/v2/carteiras' })
+  host.get('/mine', async () => ({ host: true }))
+  await host.ready()
+
+  const created = await host.inject({ method: 'POST', url: '/api/v2/carteiras', headers: { 'x-api-key': 'host-key' }, payload: { name: 'Host', userId: 'h' } })
+  t.equal(created.statusCode, 201)
+  const read = await host.inject({ method: 'GET', url: `/api/v2/carteiras/${created.json().id}`, headers: { 'x-api-key': 'host-key' } })
+  t.equal(read.statusCode, 200)
+  t.match(read.json(), { name: 'Host', totalValue: 0, assets: [] })
+  const refused = await host.inject({ method: 'GET', url: '/api/v2/carteiras', headers: { 'x-api-key': 'nope' } })
+  t.equal(refused.statusCode, 401)
+  t.same(refused.json(), { hostError: 'API key inválida ou ausente' })
+  t.equal((await host.inject({ method: 'GET', url: '/mine' })).statusCode, 200, 'the module\'s API-key hook does not reach host routes')
+  t.equal((await host.inject({ method: 'GET', url: '/portfolios' })).statusCode, 404, 'nothing is mounted where the host did not ask')
+})
+
+t.test('a module whose dependencies are missing fails at ready()', async t => {
+  const host = Fastify()
+  t.teardown(() => host.close())
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await t.rejects(async () => { await host.register(portfolioAssetsPlugin); await host.ready() }, /required by 'bff-portfolio-assets'/)
+  t.ok(quotesPlugin, 'the quotes plugin is exported for hosts that want the asset routes')
+})
