@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
@@ -19,6 +20,29 @@ export async function freePort (): Promise<number> {
 /** `taskset -c <cpu>` when the machine has it, so the server and the load generator use separate cores. */
 export function pinned (cpu: number, command: string, args: string[]): [string, string[]] {
   return existsSync('/usr/bin/taskset') ? ['taskset', ['-c', String(cpu), command, ...args]] : [command, args]
+}
+
+/** Moves the load generator (this process) to core 1, away from the servers on core 0. */
+export function pinSelf (): void {
+  if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+}
+
+/** Peak resident memory of a process (VmHWM), in MB. */
+export function peakRssMb (pid: number | undefined): number {
+  if (pid === undefined) return 0
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match?.[1] === undefined ? 0 : Number(match[1]) / 1024
+}
+
+/** Starts a helper script that prints its port on its first line (baseline, upstream fake). */
+export async function startHelper (script: string, cpu: number, env: Record<string, string> = {}): Promise<{ url: string, stop: () => Promise<void> }> {
+  const [command, args] = pinned(cpu, process.execPath, ['--import', 'tsx', `${ROOT}bench/${script}`])
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+  const [chunk] = await once(child.stdout, 'data') as [Buffer]
+  return {
+    url: `http://127.0.0.1:${String(chunk).trim()}`,
+    stop: async () => { child.kill('SIGTERM'); await once(child, 'exit') }
+  }
 }
 
 export interface Service {

@@ -58,6 +58,9 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
+  // JSON only (CONTRACT §4: another content type is 415); a text/plain body would also dodge
+  // CORS preflight (GHSA-3fjj-p79j-c9hh).
+  app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', echoRequestId)
   await app.register(sensible)
   await app.register(errorResponses)

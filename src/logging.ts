@@ -29,12 +29,12 @@ export function loggingOptions (level: string, stream?: { write: (line: string) 
   return {
     logger: { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, ...(stream === undefined ? {} : { stream }) },
     genReqId: requestId,
-    requestIdHeader: false,
-    requestIdLogLabel: 'requestId'
+    requestIdHeader: false
   }
 }
 
 /** onRequest hook: the request id goes back to the caller, so a frontend can quote it in a report. */
-export async function echoRequestId (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+export function echoRequestId (request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   reply.header('x-request-id', request.id)
+  done()
 }

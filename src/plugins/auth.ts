@@ -121,6 +121,8 @@ export function requirePrincipal (request: FastifyRequest): Principal {
 
 const checkPayload = TypeCompiler.Compile(JwtPayloadSchema)
 const REQUIRED_BY_VERIFIER = ['iss', 'iat', 'exp', 'nbf', 'jti']
+const VERIFIED_TOKEN_CACHE_SIZE = 10_000
+const VERIFIED_TOKEN_CACHE_TTL_MS = 60_000
 
 function optionalString (value: unknown): string | null {
   return typeof value === 'string' ? value : null
@@ -140,7 +142,11 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
       algorithms: [options.jwtAlgorithm],
       clockTolerance: leewayMs,
       // `sub` is checked below, so that its absence gets its own message (spec §7.3).
-      requiredClaims: REQUIRED_BY_VERIFIER
+      requiredClaims: REQUIRED_BY_VERIFIER,
+      // Frontends send one token many times: remember verified tokens (LRU, keyed by a hash of
+      // the whole token, until exp). Claims checks below still run on every request.
+      cache: VERIFIED_TOKEN_CACHE_SIZE,
+      cacheTTL: VERIFIED_TOKEN_CACHE_TTL_MS
     }
   })
 

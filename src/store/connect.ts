@@ -1,7 +1,5 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import SqliteDatabase from 'better-sqlite3'
-import pg from 'pg'
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
@@ -18,13 +16,18 @@ export interface ConnectOptions {
   poolSize?: number
 }
 
-/** `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (CONTRACT §1 `DATABASE_URL`). */
-export function connect (url: string, options: ConnectOptions = {}): Connection {
+/**
+ * `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (CONTRACT §1 `DATABASE_URL`). Each
+ * driver is loaded only when used: an instance on one engine does not carry the other in memory.
+ */
+export async function connect (url: string, options: ConnectOptions = {}): Promise<Connection> {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { default: pg } = await import('pg')
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
     return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), engine: 'postgres' }
   }
   if (url.startsWith('sqlite:')) {
+    const { default: SqliteDatabase } = await import('better-sqlite3')
     const file = url.slice('sqlite:'.length)
     const memory = file === ':memory:'
     if (!memory) mkdirSync(dirname(file), { recursive: true })

@@ -107,7 +107,7 @@ export class Store {
 
   /** Connects, migrates, and (when asked) loads the demo data once. */
   static async open (url: string, options: StoreOptions = {}): Promise<Store> {
-    const { db, engine } = connect(url, options)
+    const { db, engine } = await connect(url, options)
     try {
       await migrate(db, engine)
       const store = new Store(db, engine)
@@ -264,7 +264,9 @@ export class Store {
       const changes: Partial<PortfolioAssetsTable> = {}
       if (patch.quantity !== undefined) changes.quantity = patch.quantity
       if (patch.price !== undefined) changes.price = patch.price
-      const row = await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+      const row = Object.keys(changes).length === 0
+        ? await trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+        : await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
       if (patch.quantity !== undefined && patch.quantity > before.quantity) {
         await insertLot(trx, id, timestamp, patch.quantity - before.quantity, row.price)
       } else if (patch.quantity !== undefined && patch.quantity < before.quantity) {

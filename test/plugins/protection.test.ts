@@ -76,7 +76,7 @@ t.test('request ids: taken from x-request-id when sane, else generated; echoed; 
   t.match(odd.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'an odd id is replaced by a UUID')
   const none = await app.inject({ method: 'GET', url: '/auth/health' })
   t.match(none.headers['x-request-id'], /^[0-9a-f-]{36}$/)
-  t.match(logged, /"requestId":"trace-123"/)
+  t.match(logged, /"reqId":"trace-123"/)
 })
 
 t.test('no token, API key or secret reaches the log, even at trace level', async t => {

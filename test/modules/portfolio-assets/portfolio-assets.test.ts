@@ -141,3 +141,12 @@ forEachEngine(t, 'asset routes need the API key', async (t, engine) => {
     t.equal(res.json().message, 'API key inválida ou ausente')
   }
 })
+
+forEachEngine(t, 'PATCH /portfolio-assets/:id with nothing to change returns the asset unchanged', async (t, engine) => {
+  const app = await buildDataApp(t, engine)
+  const portfolioId = await portfolio(app)
+  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()
+  const res = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload: {} })
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), { id: asset.id, quantity: 100, price: 37.5 })
+})

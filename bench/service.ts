@@ -1,0 +1,86 @@
+/**
+ * The service benchmark (issue 7): the service in production mode on SQLite, a bare Fastify
+ * baseline and an upstream fake, measured in the same run, each figure with its ratio to the
+ * baseline. Servers on core 0, the load generator and the fake on core 1. Medians of ROUNDS.
+ */
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
+import { cpus, totalmem, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { mintToken } from '../src/tokens.js'
+import { providerConfig } from '../src/plugins/auth.js'
+import { Store } from '../src/store/store.js'
+import { load, median, peakRssMb, pinSelf, ROOT, startHelper, startService, table, type Figures } from './lib.js'
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECRET = 'bench-secret-bench-secret-bench-secret'
+const API_KEY = 'bench-key'
+
+pinSelf()
+const dir = mkdtempSync(join(tmpdir(), 'bff-bench-'))
+const file = join(dir, 'bench.sqlite')
+const store = await Store.open(`sqlite:${file}`)
+const ids: string[] = []
+for (let i = 0; i < 1000; i++) {
+  const portfolio = await store.createPortfolio({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
+  for (let j = 0; j < 5; j++) await store.createAsset({ name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id })
+  ids.push(portfolio.id)
+}
+await store.close()
+
+const baseline = await startHelper('baseline.ts', 0)
+const upstream = await startHelper('fake-upstream.ts', 1)
+const service = await startService({
+  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url,
+  // The benchmark is one client: it must measure the routes, not the rate limiter's refusals.
+  RATE_LIMIT_MAX: '1000000000'
+})
+const token = mintToken({
+  secret: SECRET, algorithm: 'HS256', type: 'user', sub: 1, issuer: `${upstream.url}/api/login`, ttlSeconds: 3600,
+  providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
+})
+const bearer = { authorization: `Bearer ${token}` }
+const pick = (): string => ids[Math.floor(Math.random() * ids.length)] ?? ''
+
+interface Target { name: string, compareTo: 'baseline' | 'upstream direct', run: () => Promise<Figures> }
+const targets: Target[] = [
+  { name: 'baseline: bare Fastify GET /', compareTo: 'baseline', run: async () => await load('baseline', { url: `${baseline.url}/`, duration: DURATION }) },
+  { name: 'GET /auth/health', compareTo: 'baseline', run: async () => await load('health', { url: `${service.url}/auth/health`, duration: DURATION }) },
+  { name: 'GET /auth/profile (JWT)', compareTo: 'baseline', run: async () => await load('profile', { url: `${service.url}/auth/profile`, duration: DURATION, headers: bearer }) },
+  { name: 'GET /portfolios/:id (API key + store)', compareTo: 'baseline', run: async () => await load('portfolio', { url: service.url, duration: DURATION, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
+  { name: 'POST /portfolios (create)', compareTo: 'baseline', run: async () => await load('create', { url: `${service.url}/portfolios`, duration: DURATION, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench', userId: 'bench' }) }) },
+  { name: 'upstream fake, direct', compareTo: 'upstream direct', run: async () => await load('direct', { url: `${upstream.url}/api/user/profile`, duration: DURATION, headers: bearer }) },
+  { name: 'GET /backend-api/user/profile (relay)', compareTo: 'upstream direct', run: async () => await load('relay', { url: `${service.url}/backend-api/user/profile`, duration: DURATION, headers: bearer }) }
+]
+
+const results = new Map<string, Figures[]>()
+try {
+  // Rounds interleave the targets, so drift on a shared machine touches all alike.
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const target of targets) results.set(target.name, [...(results.get(target.name) ?? []), await target.run()])
+  }
+} finally {
+  const rss = peakRssMb(service.child.pid)
+  await service.stop()
+  await baseline.stop()
+  await upstream.stop()
+  rmSync(dir, { recursive: true, force: true })
+  const rps = (name: string): number => median((results.get(name) ?? []).map(r => r.requestsPerSecond))
+  const rows = targets.map(target => {
+    const runs = results.get(target.name) ?? []
+    const reference = rps(target.compareTo === 'baseline' ? 'baseline: bare Fastify GET /' : 'upstream fake, direct')
+    return {
+      target: target.name,
+      'req/s': Math.round(rps(target.name)),
+      'p50 ms': median(runs.map(r => r.p50)),
+      'p99 ms': median(runs.map(r => r.p99)),
+      ratio: `${(rps(target.name) / reference).toFixed(2)} of ${target.compareTo}`,
+      errors: runs.reduce((sum, r) => sum + r.non2xx, 0)
+    }
+  })
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
+  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n`
+  mkdirSync(`${ROOT}bench/results`, { recursive: true })
+  writeFileSync(`${ROOT}bench/results/service.md`, report)
+  process.stdout.write(`\n${report}`)
+}
