@@ -54,10 +54,11 @@ export interface Service {
 /** Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers. */
 export async function startService (env: Record<string, string>): Promise<Service> {
   const port = await freePort()
-  const [command, args] = pinned(0, process.execPath, [`${ROOT}dist/server.js`])
+  const [command, args] = pinned(0, process.execPath, [...(process.env.SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean), `${ROOT}dist/server.js`])
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+    // One load generator is one client: the rate limit would measure its refusals, not the routes.
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_MAX: '1000000000', ...env },
     stdio: ['ignore', 'inherit', 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
@@ -115,6 +116,18 @@ export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle] ?? 0 : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+}
+
+/** One figure per target: the median of its rounds (errors add up). */
+export function summarise (name: string, rounds: Figures[]): Figures {
+  return {
+    name,
+    requestsPerSecond: median(rounds.map(r => r.requestsPerSecond)),
+    mean: median(rounds.map(r => r.mean)),
+    p50: median(rounds.map(r => r.p50)),
+    p99: median(rounds.map(r => r.p99)),
+    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0)
+  }
 }
 
 export function table (rows: Array<Record<string, string | number>>): string {

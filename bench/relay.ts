@@ -7,7 +7,7 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { mintToken } from '../src/tokens.js'
 import { providerConfig } from '../src/plugins/auth.js'
-import { load, median, pinned, startService, table, type Figures } from './lib.js'
+import { load, pinned, startService, summarise, table, type Figures } from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -20,17 +20,6 @@ async function startUpstream (delayMs: number): Promise<{ url: string, stop: () 
   return {
     url: `http://127.0.0.1:${String(chunk).trim()}`,
     stop: async () => { child.kill('SIGTERM'); await once(child, 'exit') }
-  }
-}
-
-function summarise (name: string, rounds: Figures[]): Figures {
-  return {
-    name,
-    requestsPerSecond: median(rounds.map(r => r.requestsPerSecond)),
-    mean: median(rounds.map(r => r.mean)),
-    p50: median(rounds.map(r => r.p50)),
-    p99: median(rounds.map(r => r.p99)),
-    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0)
   }
 }
 

@@ -31,9 +31,7 @@ await store.close()
 const baseline = await startHelper('baseline.ts', 0)
 const upstream = await startHelper('fake-upstream.ts', 1)
 const service = await startService({
-  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url,
-  // The benchmark is one client: it must measure the routes, not the rate limiter's refusals.
-  RATE_LIMIT_MAX: '1000000000'
+  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url
 })
 const token = mintToken({
   secret: SECRET, algorithm: 'HS256', type: 'user', sub: 1, issuer: `${upstream.url}/api/login`, ttlSeconds: 3600,

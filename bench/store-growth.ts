@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Store } from '../src/store/store.js'
-import { load, median, startService, table, type Figures } from './lib.js'
+import { load, startService, summarise, table, type Figures } from './lib.js'
 
 const SIZES = [1_000, 100_000]
 const ASSETS_PER_PORTFOLIO = 10
@@ -69,14 +69,7 @@ async function measure (portfolios: number): Promise<Figures[]> {
       for (let round = 0; round < ROUNDS; round++) {
         rounds.push(await load(name, { url: service.url, duration: DURATION, headers, setupRequest: request => ({ ...request, path: path() }) }))
       }
-      results.push({
-        name,
-        requestsPerSecond: median(rounds.map(r => r.requestsPerSecond)),
-        mean: median(rounds.map(r => r.mean)),
-        p50: median(rounds.map(r => r.p50)),
-        p99: median(rounds.map(r => r.p99)),
-        non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0)
-      })
+      results.push(summarise(name, rounds))
     }
   } finally {
     await service.stop()

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
 
@@ -40,9 +40,32 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     // Reads through a memory map and a 32 MiB page cache keep lookups by id flat as the file grows.
     database.pragma('mmap_size = 268435456')
     database.pragma('cache_size = -32768')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database }) }), engine: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), engine: 'sqlite' }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query anew; SQLite's parse and plan then cost more than most of our
+ * lookups themselves. The service's queries have a fixed set of shapes, so prepared statements
+ * are kept by SQL text (bounded; schema changes happen only in migrations, before serving).
+ */
+function withStatementCache (database: SqliteDatabase): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>()
+  return {
+    close: () => { statements.clear(); database.close() },
+    prepare: (text: string) => {
+      let statement = statements.get(text)
+      if (statement === undefined) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
+        statement = database.prepare(text)
+        statements.set(text, statement)
+      }
+      return statement
+    }
+  }
 }
 
 /** Applies pending migrations; safe to run from several instances at once. */

@@ -23,14 +23,10 @@ export const PortfolioAssetSummarySchema = Type.Object({
   price: Type.Number()
 })
 
-export const PortfolioDetailSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  userId: Type.String(),
-  totalValue: Type.Number(),
-  assets: Type.Array(PortfolioAssetSummarySchema)
-})
+export const PortfolioDetailSchema = Type.Composite([
+  Type.Pick(PortfolioSchema, ['id', 'name', 'description', 'userId', 'totalValue']),
+  Type.Object({ assets: Type.Array(PortfolioAssetSummarySchema) })
+])
 export type PortfolioDetail = Static<typeof PortfolioDetailSchema>
 
 export const PortfolioValueSchema = Type.Object({
