@@ -73,6 +73,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     corsOrigins: (config.CORS_ORIGINS ?? '').split(',').map(origin => origin.trim()).filter(Boolean),
     rateLimitMax: config.RATE_LIMIT_MAX,
     rateLimitWindowMs: config.RATE_LIMIT_WINDOW_MS,
+    rateLimitRedisUrl: config.RATE_LIMIT_REDIS_URL,
     maxEventLoopDelayMs: config.MAX_EVENT_LOOP_DELAY_MS
   })
   await app.register(upstreams, {

@@ -48,6 +48,7 @@ export const ConfigSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String()),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
+  RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 8000, default: 0 })
 })

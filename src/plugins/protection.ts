@@ -6,6 +6,7 @@ import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError } from '../errors.js'
 
 export interface ProtectionPluginOptions {
@@ -14,6 +15,8 @@ export interface ProtectionPluginOptions {
   /** Requests per principal (or per IP when anonymous) per window. */
   rateLimitMax: number
   rateLimitWindowMs: number
+  /** A Redis shared by every instance, so the limit holds across them; in memory per instance when absent. */
+  rateLimitRedisUrl?: string
   /** Event-loop delay (ms) above which requests get 503. */
   maxEventLoopDelayMs: number
 }
@@ -57,8 +60,17 @@ async function protection (app: FastifyInstance, options: ProtectionPluginOption
     done()
   })
   await app.register(cors, { origin: options.corsOrigins.length === 0 ? false : [...options.corsOrigins], credentials: false })
+  let redis: Redis | undefined
+  if (options.rateLimitRedisUrl !== undefined) {
+    const { Redis } = await import('ioredis')
+    // Short timeouts: a slow Redis must not hold requests (the plugin's own advice).
+    redis = new Redis(options.rateLimitRedisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    const client = redis
+    app.addHook('onClose', async () => { await client.quit() })
+  }
   await app.register(rateLimit, {
     global: true,
+    ...(redis === undefined ? {} : { redis, nameSpace: 'bff-rate-limit-', skipOnError: true }),
     hook: 'preHandler',
     max: options.rateLimitMax,
     timeWindow: options.rateLimitWindowMs,
