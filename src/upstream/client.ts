@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import got, { CancelError, RequestError, TimeoutError, type Got, type Method } from 'got'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
@@ -144,4 +144,10 @@ export function passThrough (response: UpstreamResponse, log: FastifyBaseLogger,
   if (response.status < 500) return response
   log.warn({ upstream, status: response.status, body: JSON.stringify(response.body ?? null).slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
   throw new UpstreamUnavailableError()
+}
+
+/** Answers with the upstream's status and JSON body, as received (no body when it sent none). */
+export function relayResponse (reply: FastifyReply, response: UpstreamResponse): FastifyReply {
+  reply.code(response.status)
+  return response.body === undefined ? reply.send() : reply.send(response.body)
 }

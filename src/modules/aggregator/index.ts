@@ -6,7 +6,7 @@ import { BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecre
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { passThrough, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { passThrough, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../backend-api/schemas.js'
 import { ItemOwnership } from './ownership.js'
@@ -99,9 +99,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       upstream.json = fields
     }
     if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields)
-    const response = passThrough(await aggregator.call(upstream), request.log, 'aggregator')
-    reply.code(response.status)
-    return response.body === undefined ? reply.send() : reply.send(response.body)
+    return relayResponse(reply, passThrough(await aggregator.call(upstream), request.log, 'aggregator'))
   })
 
   app.post('/connect_token', {
@@ -121,7 +119,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       // The principal is the end user; nothing else the caller sent reaches the aggregator.
       json: { ...(itemId === undefined ? {} : { itemId }), options: { clientUserId: principal.id } }
     }), request.log, 'aggregator')
-    if (response.status >= 400) return reply.code(response.status).send(response.body)
+    if (response.status >= 400) return relayResponse(reply, response)
     const body = response.body
     const accessToken = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.accessToken : undefined
     if (typeof accessToken !== 'string' || accessToken.length === 0) {

@@ -1,11 +1,10 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
 import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { passThrough, type JsonValue, type UpstreamRequest, type UpstreamResponse } from '../../upstream/client.js'
+import { passThrough, relayResponse, type JsonValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
 import { formatDuration } from '../../time.js'
 import {
@@ -27,11 +26,6 @@ const allowedHeaders = new Set<string>(PROXY_HEADER_ALLOWLIST)
 /** The caller's own verified token, never the raw header; JSON asked for (Laravel answers HTML otherwise). */
 function forwardedHeaders (principal: Principal, extra: Record<string, string> = {}): Record<string, string> {
   return { ...extra, accept: 'application/json', authorization: `Bearer ${principal.rawToken ?? ''}` }
-}
-
-function relay (reply: FastifyReply, response: UpstreamResponse): FastifyReply {
-  reply.code(response.status)
-  return response.body === undefined ? reply.send() : reply.send(response.body)
 }
 
 function stringOrNull (value: JsonValue | undefined): string | null {
@@ -84,7 +78,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
     const response = await backend.request({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal) })
-    return relay(reply, passThrough(response, request.log, 'backend'))
+    return relayResponse(reply, passThrough(response, request.log, 'backend'))
   })
 
   app.post('/proxy/*', {
@@ -109,7 +103,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra) }
     if (method === 'GET') upstream.query = params
     else upstream.json = params
-    return relay(reply, passThrough(await backend.request(upstream), request.log, 'backend'))
+    return relayResponse(reply, passThrough(await backend.request(upstream), request.log, 'backend'))
   })
 }
 
