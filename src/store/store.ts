@@ -186,26 +186,24 @@ export class Store {
   }
 
   async updatePortfolio (id: string, patch: UpdatePortfolioBody): Promise<Portfolio | undefined> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       const changes: Partial<PortfoliosTable> = { updated_at: now() }
       if (patch.name !== undefined) changes.name = patch.name.trim()
       if (patch.description !== undefined) changes.description = patch.description?.trim() ?? null
       const result = await trx.updateTable('portfolios').set(changes).where('id', '=', id).executeTakeFirst()
       if (result.numUpdatedRows === 0n) return undefined
-      this.generation++
       return await this.portfolioById(trx, id)
     })
   }
 
   /** Deletes the portfolio and its assets in one transaction. */
   async deletePortfolio (id: string): Promise<boolean> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       await trx.deleteFrom('asset_lots')
         .where('asset_id', 'in', eb => eb.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id))
         .execute()
       await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', id).execute()
       const result = await trx.deleteFrom('portfolios').where('id', '=', id).executeTakeFirst()
-      this.generation++
       return result.numDeletedRows > 0n
     })
   }
@@ -227,7 +225,7 @@ export class Store {
 
   /** Stores an asset; `undefined` (and nothing stored) when its portfolio does not exist. */
   async createAsset (input: CreateAssetBody): Promise<Asset | undefined> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       const timestamp = now()
       // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
       if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
@@ -244,7 +242,6 @@ export class Store {
       }
       await trx.insertInto('portfolio_assets').values(row).execute()
       await insertLot(trx, row.id, timestamp, row.quantity, row.price)
-      this.generation++
       return toAsset(row)
     })
   }
@@ -255,7 +252,7 @@ export class Store {
    * first (FIFO), so the lots always add up to the quantity.
    */
   async updateAsset (id: string, patch: UpdateAssetBody): Promise<Asset | undefined> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       const timestamp = now()
       // Touching the row first locks it (PostgreSQL) and returns the values before this change.
       const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
@@ -273,7 +270,6 @@ export class Store {
         await takeFromOldestLots(trx, id, before.quantity - patch.quantity)
       }
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
-      this.generation++
       return toAsset(row)
     })
   }
@@ -301,12 +297,11 @@ export class Store {
   }
 
   async deleteAsset (id: string): Promise<boolean> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
       const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
       if (row === undefined) return false
       await this.touchPortfolio(trx, row.portfolio_id, now())
-      this.generation++
       return true
     })
   }
@@ -350,7 +345,7 @@ export class Store {
 
   /** Replaces every portfolio and asset with the demo data, in one transaction. */
   async resetToDemoData (): Promise<void> {
-    await this.db.transaction().execute(async trx => {
+    await this.write(async trx => {
       await trx.deleteFrom('asset_lots').execute()
       await trx.deleteFrom('portfolio_assets').execute()
       await trx.deleteFrom('portfolios').execute()
@@ -358,20 +353,18 @@ export class Store {
       await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
         .onConflict(oc => oc.column('key').doUpdateSet({ value: now() }))
         .execute()
-      this.generation++
     })
   }
 
   /** Loads the demo data the first time a store starts; several instances starting at once load it once. */
   async loadDemoDataOnce (): Promise<boolean> {
-    return await this.db.transaction().execute(async trx => {
+    return await this.write(async trx => {
       const claimed = await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
         .onConflict(oc => oc.column('key').doNothing())
         .returning('key')
         .executeTakeFirst()
       if (claimed === undefined) return false
       await insertPortfolios(trx, DEMO_PORTFOLIOS)
-      this.generation++
       return true
     })
   }
@@ -462,6 +455,13 @@ export class Store {
   async countWebhookEvents (): Promise<number> {
     const row = await this.db.selectFrom('aggregator_webhook_events').select(eb => eb.cast<number>(eb.fn.countAll(), 'integer').as('n')).executeTakeFirstOrThrow()
     return Number(row.n)
+  }
+
+  /** A write transaction; statistics of this instance are recomputed after it commits. */
+  private async write<T> (work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    const result = await this.db.transaction().execute(work)
+    this.generation++
+    return result
   }
 
   private async portfolioById (executor: Executor, id: string): Promise<Portfolio | undefined> {
