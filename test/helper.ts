@@ -132,21 +132,23 @@ export const POSTGRES_URL = /^postgres(?:ql)?:\/\//.test(process.env.DATABASE_UR
 export type Engine = 'sqlite' | 'postgres'
 
 /**
- * Runs a data test on SQLite and on PostgreSQL. Without a PostgreSQL URL the PostgreSQL run is
- * skipped with a reason locally, and fails under CI=true: it never passes silently there.
+ * A test that needs something outside npm (a PostgreSQL URL, a Debian binary): with all of
+ * `missing` empty it runs; otherwise it is skipped with a reason locally, and fails under
+ * CI=true, where .ci/run installs everything — so it never passes silently there.
  */
+export function testNeeding (t: Test, name: string, missing: string[], fn: (t: Test) => Promise<void>): void {
+  const absent = missing.filter(Boolean)
+  if (absent.length === 0) t.test(name, fn)
+  else if (process.env.CI === 'true') t.test(name, async t => { t.fail(`CI=true needs ${absent.join(' and ')}`) })
+  else t.test(name, { skip: `needs ${absent.join(' and ')}` }, async () => {})
+}
+
+export const NEEDS_POSTGRES = POSTGRES_URL === undefined ? 'DATABASE_URL=postgres://… (see .ci/start-postgres)' : ''
+
+/** Runs a data test on SQLite and on PostgreSQL (see testNeeding for a missing PostgreSQL). */
 export function forEachEngine (t: Test, name: string, fn: (t: Test, engine: Engine) => Promise<void>): void {
-  for (const engine of ['sqlite', 'postgres'] as const) {
-    if (engine === 'postgres' && POSTGRES_URL === undefined) {
-      if (process.env.CI === 'true') {
-        t.test(`${name} [postgres]`, async t => { t.fail('CI=true needs DATABASE_URL=postgres://… (see .ci/start-postgres)') })
-      } else {
-        t.test(`${name} [postgres]`, { skip: 'set DATABASE_URL=postgres://… to run the PostgreSQL tests' }, async () => {})
-      }
-      continue
-    }
-    t.test(`${name} [${engine}]`, async t => { await fn(t, engine) })
-  }
+  t.test(`${name} [sqlite]`, async t => { await fn(t, 'sqlite') })
+  testNeeding(t, `${name} [postgres]`, [NEEDS_POSTGRES], async t => { await fn(t, 'postgres') })
 }
 
 /** A database of its own for one test: in-memory SQLite, or a fresh PostgreSQL schema dropped afterwards. */

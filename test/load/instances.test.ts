@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { Store } from '../../src/store/store.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
-import { freshDatabaseUrl, POSTGRES_URL, TEST_API_KEYS, tymon } from '../helper.js'
+import { freshDatabaseUrl, NEEDS_POSTGRES, TEST_API_KEYS, testNeeding, tymon } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 5)
@@ -69,16 +69,9 @@ http {
   throw new Error('nginx did not start')
 }
 
-const missing = [POSTGRES_URL === undefined ? 'DATABASE_URL=postgres://…' : '', existsSync(NGINX) ? '' : 'nginx (apt-get install nginx)'].filter(Boolean)
+const needs = [NEEDS_POSTGRES, existsSync(NGINX) ? '' : 'nginx (apt-get install nginx)']
 
-/** Runs only with PostgreSQL and nginx; skipped with a reason locally, failing under CI=true. */
-function instancesTest (name: string, fn: (t: Test) => Promise<void>): void {
-  if (missing.length === 0) t.test(name, fn)
-  else if (process.env.CI === 'true') t.test(name, async t => { t.fail(`CI=true needs ${missing.join(' and ')}`) })
-  else t.test(name, { skip: `needs ${missing.join(' and ')}` }, async () => {})
-}
-
-instancesTest('two instances starting at once on an empty database migrate it once', async t => {
+testNeeding(t, 'two instances starting at once on an empty database migrate it once', needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
   const [a, b] = [await closedPort(t), await closedPort(t)]
   await Promise.all([startInstance(t, url, a), startInstance(t, url, b)])
@@ -88,7 +81,7 @@ instancesTest('two instances starting at once on an empty database migrate it on
   t.equal(rows.rows[0]?.n, MIGRATION_NAMES.length, 'each migration recorded once')
 })
 
-instancesTest(`two instances behind nginx, one killed with SIGKILL mid-run: nothing acknowledged is lost (${SECONDS} s)`, async t => {
+testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: nothing acknowledged is lost (${SECONDS} s)`, needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
   const ports = [await closedPort(t), await closedPort(t)]
   const [victim] = await Promise.all(ports.map(async port => await startInstance(t, url, port)))

@@ -3,30 +3,23 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { buildTestApp } from '../helper.js'
+import { buildTestApp, testNeeding } from '../helper.js'
 
 const CHROMIUM = '/usr/bin/chromium'
-const name = '/docs renders every operation of the API in headless Chromium'
-
-if (!existsSync(CHROMIUM)) {
-  if (process.env.CI === 'true') t.test(name, async t => { t.fail('CI=true needs Debian\'s chromium (apt-get install chromium)') })
-  else t.test(name, { skip: 'needs Debian\'s chromium (apt-get install chromium)' }, async () => {})
-} else {
-  t.test(name, async t => {
-    const app = await buildTestApp(t)
-    const url = await app.listen({ port: 0, host: '127.0.0.1' })
-    const operations = Object.values((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths as Record<string, Record<string, unknown>>)
-      .reduce((count, path) => count + Object.keys(path).length, 0)
-    // Flags for a closed network, as root, with a throwaway profile.
-    const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', `--user-data-dir=${fileURLToPath(new URL('../../.tap/chromium-profile', import.meta.url))}`, '--virtual-time-budget=8000']
-    const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...flags, '--dump-dom', `${url}/docs/`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
-    t.match(dom, 'BFF Service', 'the title rendered')
-    t.equal((dom.match(/class="opblock /g) ?? []).length, operations, `all ${operations} operations are shown`)
-    t.equal((dom.match(/opblock-tag-section/g) ?? []).length, 7, 'one section per module')
-    const shot = fileURLToPath(new URL('../../.tap/docs.png', import.meta.url))
-    mkdirSync(fileURLToPath(new URL('../../.tap/', import.meta.url)), { recursive: true })
-    await promisify(execFile)(CHROMIUM, [...flags, '--window-size=1280,1600', `--screenshot=${shot}`, `${url}/docs/`], { timeout: 60_000 })
-    t.ok(statSync(shot).size > 20_000, 'a screenshot for people is in .tap/docs.png')
-  })
-}
+testNeeding(t, '/docs renders every operation of the API in headless Chromium', [existsSync(CHROMIUM) ? '' : 'Debian\'s chromium (apt-get install chromium)'], async t => {
+  const app = await buildTestApp(t)
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const operations = Object.values((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths as Record<string, Record<string, unknown>>)
+    .reduce((count, path) => count + Object.keys(path).length, 0)
+  // Flags for a closed network, as root, with a throwaway profile.
+  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', `--user-data-dir=${fileURLToPath(new URL('../../.tap/chromium-profile', import.meta.url))}`, '--virtual-time-budget=8000']
+  const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...flags, '--dump-dom', `${url}/docs/`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
+  t.match(dom, 'BFF Service', 'the title rendered')
+  t.equal((dom.match(/class="opblock /g) ?? []).length, operations, `all ${operations} operations are shown`)
+  t.equal((dom.match(/opblock-tag-section/g) ?? []).length, 7, 'one section per module')
+  const shot = fileURLToPath(new URL('../../.tap/docs.png', import.meta.url))
+  mkdirSync(fileURLToPath(new URL('../../.tap/', import.meta.url)), { recursive: true })
+  await promisify(execFile)(CHROMIUM, [...flags, '--window-size=1280,1600', `--screenshot=${shot}`, `${url}/docs/`], { timeout: 60_000 })
+  t.ok(statSync(shot).size > 20_000, 'a screenshot for people is in .tap/docs.png')
+})
