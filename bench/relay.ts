@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import { mintToken } from '../src/tokens.js'
-import { providerConfig } from '../src/plugins/auth.js'
+import { providerConfig } from '../src/tokens.js'
 import { load, pinned, startService, summarise, table, type Figures } from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)

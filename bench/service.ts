@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { cpus, totalmem, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { mintToken } from '../src/tokens.js'
-import { providerConfig } from '../src/plugins/auth.js'
+import { providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
 import { load, median, peakRssMb, pinSelf, ROOT, startHelper, startService, table, type Figures } from './lib.js'
 
@@ -22,8 +22,8 @@ const file = join(dir, 'bench.sqlite')
 const store = await Store.open(`sqlite:${file}`)
 const ids: string[] = []
 for (let i = 0; i < 1000; i++) {
-  const portfolio = await store.createPortfolio({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
-  for (let j = 0; j < 5; j++) await store.createAsset({ name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id })
+  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
+  for (let j = 0; j < 5; j++) await store.assets.create({ name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id })
   ids.push(portfolio.id)
 }
 await store.close()

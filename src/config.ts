@@ -1,6 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import envSchema from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
+import { providerConfig } from './tokens.js'
+import type { AuthPluginOptions } from './plugins/auth.js'
+import type { ProtectionPluginOptions } from './plugins/protection.js'
+import type { QuotesPluginOptions } from './plugins/quotes.js'
+import type { UpstreamsPluginOptions } from './plugins/upstreams.js'
+import type { AggregatorModuleOptions } from './modules/aggregator/index.js'
+import type { AuthModuleOptions } from './modules/auth/index.js'
+import type { BackendApiModuleOptions } from './modules/backend-api/index.js'
+import type { SystemModuleOptions } from './modules/system/index.js'
 
 const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
@@ -55,10 +64,29 @@ export const ConfigSchema = Type.Object({
 
 type ConfigValues = Static<typeof ConfigSchema>
 
-/** The validated configuration; outside production missing secrets are filled with development values. */
-export type AppConfig = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
+/** The validated variables; outside production missing secrets are filled with development values. */
+export type Environment = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
   JWT_SECRET: string
   API_KEYS: string
+}
+
+/** The configuration, parsed once: the variables, and each plugin's options ready to register. */
+export interface AppConfig {
+  /** Every variable of CONTRACT §1, validated and defaulted. */
+  env: Environment
+  /** Development-only routes exist (CONTRACT §2: outside production). */
+  devRoutes: boolean
+  auth: AuthPluginOptions
+  store: { url: string, demoData: boolean }
+  protection: ProtectionPluginOptions
+  upstreams: UpstreamsPluginOptions
+  quotes: QuotesPluginOptions
+  modules: {
+    auth: AuthModuleOptions
+    system: SystemModuleOptions
+    backendApi: BackendApiModuleOptions
+    aggregator: AggregatorModuleOptions
+  }
 }
 
 export interface DevSecrets {
@@ -85,9 +113,9 @@ export function randomDevSecrets (): DevSecrets {
   return { jwtSecret: randomBytes(32).toString('base64url'), apiKey: `dev-${randomBytes(16).toString('hex')}` }
 }
 
-/** Splits `API_KEYS` (comma-separated, rotation-friendly) into its non-empty keys. */
-export function apiKeyList (apiKeys: string): string[] {
-  return apiKeys.split(',').map(key => key.trim()).filter(key => key.length > 0)
+/** The non-empty, trimmed items of a comma-separated variable (`API_KEYS`, `CORS_ORIGINS`, …). */
+export function commaList (value: string | undefined): string[] {
+  return (value ?? '').split(',').map(item => item.trim()).filter(item => item.length > 0)
 }
 
 /** Validates `env` (only what it is given, never `process.env` by itself) against {@link ConfigSchema}. */
@@ -109,7 +137,7 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
       throw new ConfigError(`JWT_SECRET must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
     }
   }
-  if (values.API_KEYS !== undefined && apiKeyList(values.API_KEYS).length === 0) {
+  if (values.API_KEYS !== undefined && commaList(values.API_KEYS).length === 0) {
     throw new ConfigError('API_KEYS must name at least one key')
   }
   if ((values.AGGREGATOR_CLIENT_ID === undefined) !== (values.AGGREGATOR_CLIENT_SECRET === undefined)) {
@@ -124,5 +152,57 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
     if (API_KEYS === undefined) API_KEYS = used.apiKey = generated.apiKey
     options.onDevSecrets?.(used)
   }
-  return { ...values, JWT_SECRET, API_KEYS }
+  return pluginOptions({ ...values, JWT_SECRET, API_KEYS })
+}
+
+/** Each plugin's options from the variables: the one place where they are split and combined. */
+function pluginOptions (env: Environment): AppConfig {
+  const devRoutes = env.NODE_ENV !== 'production'
+  return {
+    env,
+    devRoutes,
+    auth: {
+      jwtSecret: env.JWT_SECRET,
+      jwtAlgorithm: env.JWT_ALGORITHM,
+      leewaySeconds: env.JWT_LEEWAY,
+      defaultType: env.JWT_DEFAULT_TYPE,
+      providers: providerConfig(
+        { user: env.JWT_USER_MODEL, client: env.JWT_CLIENT_MODEL },
+        { user: env.JWT_USER_PROVIDER_HASH, client: env.JWT_CLIENT_PROVIDER_HASH }
+      ),
+      apiKeys: commaList(env.API_KEYS)
+    },
+    // Demo portfolios only in development: a test or production store starts empty.
+    store: { url: env.DATABASE_URL, demoData: env.NODE_ENV === 'development' },
+    protection: {
+      corsOrigins: commaList(env.CORS_ORIGINS),
+      rateLimitMax: env.RATE_LIMIT_MAX,
+      rateLimitWindowMs: env.RATE_LIMIT_WINDOW_MS,
+      rateLimitRedisUrl: env.RATE_LIMIT_REDIS_URL,
+      maxEventLoopDelayMs: env.MAX_EVENT_LOOP_DELAY_MS
+    },
+    upstreams: {
+      backend: { baseUrl: env.BACKEND_URL, timeoutMs: env.BACKEND_TIMEOUT_MS },
+      aggregator: {
+        baseUrl: env.AGGREGATOR_URL,
+        timeoutMs: env.AGGREGATOR_TIMEOUT_MS,
+        credentials: env.AGGREGATOR_CLIENT_ID === undefined || env.AGGREGATOR_CLIENT_SECRET === undefined
+          ? undefined
+          : { clientId: env.AGGREGATOR_CLIENT_ID, clientSecret: env.AGGREGATOR_CLIENT_SECRET }
+      }
+    },
+    quotes: env.QUOTES_PROVIDER === 'brapi'
+      ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, timeoutMs: env.BRAPI_TIMEOUT_MS }
+      : { provider: 'offline', quoteTtlSeconds: env.QUOTES_TTL },
+    modules: {
+      auth: { devRoutes, backendUrl: env.BACKEND_URL, jwtAlgorithm: env.JWT_ALGORITHM },
+      system: { devRoutes, backendHealthPath: env.BACKEND_HEALTH_PATH },
+      backendApi: { paths: { health: env.BACKEND_HEALTH_PATH, me: env.BACKEND_ME_PATH, profile: env.BACKEND_PROFILE_PATH } },
+      aggregator: {
+        allowedPaths: commaList(env.AGGREGATOR_ALLOWED_PATHS),
+        allowedMethods: commaList(env.AGGREGATOR_ALLOWED_METHODS),
+        webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET
+      }
+    }
+  }
 }

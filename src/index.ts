@@ -1,17 +1,16 @@
 /** What other Fastify applications may import: the app factory, the plugins, their option types and schemas. */
-export { buildApp, authOptions, type App } from './app.js'
+export { buildApp, type App } from './app.js'
 export { loadConfig, ConfigSchema, ConfigError, type AppConfig } from './config.js'
-export {
-  default as authPlugin,
-  providerConfig,
-  requirePrincipal,
-  JwtPayloadSchema,
-  type AuthPluginOptions,
-  type Principal,
-  type PrincipalType,
-  type ProviderConfig,
-  type JwtPayload
-} from './plugins/auth.js'
+export { default as authPlugin, requirePrincipal, type AuthPluginOptions, type Principal } from './plugins/auth.js'
+export { providerConfig, mintToken, type MintOptions } from './tokens.js'
+export * from './schemas/common.js'
+export * from './schemas/auth.js'
+export * from './schemas/portfolio.js'
+export * from './schemas/asset.js'
+export * from './schemas/quote.js'
+export * from './schemas/dashboard.js'
+export * from './schemas/excluded-transaction.js'
+export * from './schemas/stats.js'
 export { default as errorResponsesPlugin, ErrorBodySchema, errorSchemas, type ErrorBody } from './plugins/error-responses.js'
 export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/auth/index.js'
 export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
@@ -21,8 +20,8 @@ export { default as excludedTransactionsPlugin } from './modules/openfinance-exc
 export { default as storePlugin, type StorePluginOptions } from './plugins/store.js'
 export { Store, type StoreOptions } from './store/store.js'
 export { default as quotesPlugin, type QuotesPluginOptions } from './plugins/quotes.js'
-export { buildDashboard, type Dashboard, type DashboardInput, type Lot } from './dashboard/dashboard.js'
-export type { QuoteProvider, Quote, MonthlyClose } from './quotes/provider.js'
+export { buildDashboard, type DashboardInput } from './dashboard/dashboard.js'
+export type { QuoteProvider } from './quotes/provider.js'
 export { default as upstreamsPlugin, type UpstreamsPluginOptions } from './plugins/upstreams.js'
 export { default as backendApiPlugin, type BackendApiModuleOptions } from './modules/backend-api/index.js'
 export { default as aggregatorPlugin, type AggregatorModuleOptions } from './modules/aggregator/index.js'

@@ -17,7 +17,7 @@ async function start (): Promise<void> {
   })
 
   const app = await buildApp(config, {
-    ...loggingOptions(config.LOG_LEVEL),
+    ...loggingOptions(config.env.LOG_LEVEL),
     // Behind a load balancer: keep idle connections longer than common balancer idle timeouts
     // (60 s), and never let a slow client hold a request open forever.
     keepAliveTimeout: 72_000,
@@ -31,7 +31,7 @@ async function start (): Promise<void> {
     closing = true
     // /ready answers 503 from now on; after the drain delay the balancer has stopped sending.
     app.lifecycle.draining = true
-    app.log.info({ signal, drainMs: config.SHUTDOWN_DRAIN_MS }, 'shutting down: draining, then finishing in-flight requests')
+    app.log.info({ signal, drainMs: config.env.SHUTDOWN_DRAIN_MS }, 'shutting down: draining, then finishing in-flight requests')
     setTimeout(() => {
       app.log.error('shutdown deadline passed; exiting')
       process.exit(1)
@@ -41,12 +41,12 @@ async function start (): Promise<void> {
         app.log.error({ err: error }, 'error while closing')
         process.exit(1)
       })
-    }, config.SHUTDOWN_DRAIN_MS)
+    }, config.env.SHUTDOWN_DRAIN_MS)
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)
 
-  await app.listen({ port: config.PORT, host: config.HOST })
+  await app.listen({ port: config.env.PORT, host: config.env.HOST })
 }
 
 start().catch(error => {

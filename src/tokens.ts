@@ -1,6 +1,20 @@
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
-import type { JwtAlgorithm, PrincipalType, ProviderConfig } from './plugins/auth.js'
+import type { JwtAlgorithm, PrincipalType, ProviderConfig } from './schemas/auth.js'
+
+export function sha1Hex (text: string): string {
+  return createHash('sha1').update(text, 'utf8').digest('hex')
+}
+
+/** Provider hashes from the model class names (tymon's `prv`), unless explicit hashes are configured. */
+export function providerConfig (models: { user: string, client: string }, explicit: { user?: string, client?: string } = {}): ProviderConfig {
+  return {
+    userProviderHash: explicit.user ?? sha1Hex(models.user),
+    clientProviderHash: explicit.client ?? sha1Hex(models.client),
+    autoCalculated: explicit.user === undefined && explicit.client === undefined,
+    models: { ...models }
+  }
+}
 
 export interface MintOptions {
   secret: string

@@ -2,14 +2,14 @@ import t from 'tap'
 import { mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { apiKeyList, ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, loadConfig } from '../src/config.js'
 import { loadOrCreateDevSecrets } from '../src/dev-secrets.js'
 
 const strongSecret = 'x'.repeat(64)
 
 t.test('defaults of CONTRACT §1', async t => {
   const config = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })
-  t.match(config, {
+  t.match(config.env, {
     PORT: 3000,
     HOST: '127.0.0.1',
     NODE_ENV: 'development',
@@ -27,17 +27,26 @@ t.test('defaults of CONTRACT §1', async t => {
     QUOTES_PROVIDER: 'offline',
     BRAPI_URL: 'https://brapi.dev'
   })
-  t.equal(config.JWT_DEFAULT_TYPE, undefined)
+  t.equal(config.env.JWT_DEFAULT_TYPE, undefined)
+  t.equal(config.devRoutes, true)
+  t.same(config.store, { url: 'sqlite:./data/bff.sqlite', demoData: true })
+  t.same(config.modules.aggregator.allowedPaths, ['/items', '/accounts', '/transactions', '/v2/transactions', '/investments', '/identity', '/connectors', '/categories', '/loans'])
+  t.same(config.modules.aggregator.allowedMethods, ['GET'])
+  t.same(config.protection.corsOrigins, [])
+  t.same(config.auth.providers, {
+    userProviderHash: '23bd5c8949f600adb39e701c400872db7a5976f7',
+    clientProviderHash: '92c16d29654705716ae122db976a0fdd7d70873d',
+    autoCalculated: true,
+    models: { user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }
+  })
 })
 
 t.test('numbers and enums are parsed from strings; unrelated variables are ignored', async t => {
   const config = loadConfig({ PORT: '8080', JWT_LEEWAY: '30', JWT_ALGORITHM: 'HS512', JWT_DEFAULT_TYPE: 'user', JWT_SECRET: 's', API_KEYS: 'a, b ,,c', PATH: '/bin' })
-  t.equal(config.PORT, 8080)
-  t.equal(config.JWT_LEEWAY, 30)
-  t.equal(config.JWT_ALGORITHM, 'HS512')
-  t.equal(config.JWT_DEFAULT_TYPE, 'user')
-  t.same(apiKeyList(config.API_KEYS), ['a', 'b', 'c'])
-  t.notOk('PATH' in config)
+  t.equal(config.env.PORT, 8080)
+  t.equal(config.env.JWT_LEEWAY, 30)
+  t.match(config.auth, { leewaySeconds: 30, jwtAlgorithm: 'HS512', defaultType: 'user', apiKeys: ['a', 'b', 'c'] })
+  t.notOk('PATH' in config.env)
 })
 
 t.test('a wrong value stops start-up and names the variable', async t => {
@@ -74,23 +83,23 @@ t.test('production refuses to start without its secrets', async t => {
   const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k' }, {
     devSecrets: () => { throw new Error('never asked in production') }
   })
-  t.equal(config.JWT_SECRET, strongSecret)
+  t.equal(config.env.JWT_SECRET, strongSecret)
 })
 
 t.test('outside production, missing secrets come from devSecrets and are reported', async t => {
   const reported: unknown[] = []
   const config = loadConfig({}, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => reported.push(s) })
-  t.equal(config.JWT_SECRET, 'dev-secret')
-  t.equal(config.API_KEYS, 'dev-key')
+  t.equal(config.env.JWT_SECRET, 'dev-secret')
+  t.equal(config.env.API_KEYS, 'dev-key')
   t.same(reported, [{ jwtSecret: 'dev-secret', apiKey: 'dev-key' }])
 
   const partial: unknown[] = []
   const withKey = loadConfig({ API_KEYS: 'mine' }, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => partial.push(s) })
-  t.equal(withKey.API_KEYS, 'mine')
+  t.equal(withKey.env.API_KEYS, 'mine')
   t.same(partial, [{ jwtSecret: 'dev-secret' }], 'only what was generated is reported')
 
   const random = loadConfig({})
-  t.ok(random.JWT_SECRET.length >= 32, 'the default generator makes a strong random secret')
+  t.ok(random.env.JWT_SECRET.length >= 32, 'the default generator makes a strong random secret')
 })
 
 t.test('development secrets are made once and kept', async t => {

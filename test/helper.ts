@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import pg from 'pg'
 import type { Test } from 'tap'
-import type { FastifyServerOptions } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify'
 import { buildApp, type App } from '../src/app.js'
 import { loadConfig, type AppConfig } from '../src/config.js'
 
@@ -27,13 +27,39 @@ export function fixtureToken (name: string): FixtureToken {
   return found
 }
 
+/** A logger that writes nothing, for code that takes the asking request's `log`. */
+export const silentLog: FastifyBaseLogger = Fastify({ logger: false }).log
+
+/**
+ * The user-facing texts of spec §7.3 and CONTRACT §3–§4, written out here rather than imported
+ * from src: a change of wording in the service must fail a test.
+ */
+export const TEXTS = {
+  tokenInvalid: 'Token não fornecido ou inválido',
+  tokenExpired: 'Token expirado',
+  subjectMissing: 'Subject não encontrado no token',
+  forbiddenPrincipal: 'Acesso negado para este tipo de usuário',
+  apiKeyInvalid: 'API key inválida ou ausente',
+  webhookSecretInvalid: 'Segredo do webhook inválido ou ausente',
+  upstreamUnavailable: 'Serviço externo indisponível',
+  upstreamTimeout: 'Tempo limite do serviço externo excedido',
+  endpointNotAllowed: 'Endpoint ou método não permitido no agregador',
+  notYourItem: 'Acesso negado a itens de outro usuário',
+  otherClient: 'Acesso negado às transações de outro client',
+  health: 'BFF Service está funcionando!'
+} as const
+
 export const TEST_API_KEYS = ['test-key-primary', 'test-key-rotated']
 
-/** A test configuration: the fixtures' secret, in-memory SQLite, silent logs. */
+/**
+ * A test configuration: the fixtures' secret, in-memory SQLite, silent logs, and no load
+ * shedding — a busy machine must not turn unrelated tests into 503s (the shedding test turns it on).
+ */
 export function testConfig (overrides: Record<string, string> = {}): AppConfig {
   return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
     JWT_SECRET: tymon.secret,
     API_KEYS: TEST_API_KEYS.join(','),
     DATABASE_URL: 'sqlite::memory:',

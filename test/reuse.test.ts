@@ -38,5 +38,23 @@ t.test('a module whose dependencies are missing fails at ready()', async t => {
   t.teardown(() => host.close())
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await t.rejects(async () => { await host.register(portfolioAssetsPlugin); await host.ready() }, /required by 'bff-portfolio-assets'/)
-  t.ok(quotesPlugin, 'the quotes plugin is exported for hosts that want the asset routes')
+})
+
+t.test('a host that registers the quotes plugin serves the asset routes with their quotes', async t => {
+  const host = Fastify()
+  t.teardown(() => host.close())
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, {
+    jwtSecret: 'host-secret',
+    jwtAlgorithm: 'HS256',
+    leewaySeconds: 0,
+    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
+    apiKeys: ['host-key']
+  })
+  await host.register(quotesPlugin, { provider: 'offline', quoteTtlSeconds: 60 })
+  await host.register(portfolioAssetsPlugin, { prefix: '/ativos' })
+  await host.ready()
+  const quote = await host.inject({ method: 'GET', url: '/ativos/price/petr4', headers: { 'x-api-key': 'host-key' } })
+  t.equal(quote.statusCode, 200)
+  t.match(quote.json(), { symbol: 'PETR4', price: Number, currency: 'BRL', source: /offline/ })
 })

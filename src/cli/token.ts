@@ -1,5 +1,4 @@
 import { parseArgs } from 'node:util'
-import { authOptions } from '../app.js'
 import { ConfigError, loadConfig } from '../config.js'
 import { loadOrCreateDevSecrets } from '../dev-secrets.js'
 import { mintToken } from '../tokens.js'
@@ -15,16 +14,16 @@ function main (): void {
   })
   if (values.type !== 'user' && values.type !== 'client') throw new ConfigError('--type must be user or client')
   const config = loadConfig(process.env, { devSecrets: () => loadOrCreateDevSecrets('data') })
-  const ttlSeconds = values.ttl === undefined ? config.JWT_TTL : Number(values.ttl)
+  const ttlSeconds = values.ttl === undefined ? config.env.JWT_TTL : Number(values.ttl)
   if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) throw new ConfigError('--ttl must be a positive number of seconds')
-  const auth = authOptions(config)
+  const { auth } = config
   process.stdout.write(`${mintToken({
     secret: auth.jwtSecret,
     algorithm: auth.jwtAlgorithm,
     providers: auth.providers,
     type: values.type,
     sub: values.sub,
-    issuer: new URL(values.type === 'user' ? 'api/login' : 'api/client/login', `${config.BACKEND_URL.replace(/\/$/, '')}/`).href,
+    issuer: new URL(values.type === 'user' ? 'api/login' : 'api/client/login', `${config.env.BACKEND_URL.replace(/\/$/, '')}/`).href,
     ttlSeconds
   })}\n`)
 }

@@ -1,13 +1,9 @@
 import { monthKey, monthsBetween, type MonthKey, type MonthlyClose } from '../quotes/provider.js'
+import type { Lot } from '../schemas/asset.js'
+import type { Dashboard } from '../schemas/dashboard.js'
 
-/** A buy lot of an asset: what was bought, when, at what unit price. */
-export interface Lot {
-  id: string
-  /** `YYYY-MM-DD`. */
-  date: string
-  quantity: number
-  price: number
-}
+export type { Lot } from '../schemas/asset.js'
+export type { Dashboard } from '../schemas/dashboard.js'
 
 /** One asset of the portfolio, with what is known of its prices. */
 export interface AssetPrices {
@@ -24,24 +20,6 @@ export interface DashboardInput {
   portfolio: readonly AssetPrices[]
   benchmark: { lastQuote: number, closes: readonly MonthlyClose[] } | undefined
   now: Date
-}
-
-export interface Dashboard {
-  basicInfo: {
-    ticker: string
-    name: string
-    imageUrl: string
-    quantity: number
-    averagePrice: number
-    lastQuote: number
-    investedValue: number
-    grossValue: number
-    result: number
-    resultPercentage: number
-  }
-  monthlyHistory: Array<{ month: string, currentBalance: number, quantity: number, returnPercentage: number, portfolioPercentage: number, ibovPercentage: number }>
-  historicalChart: Array<{ month: string, appliedValue: number, grossBalance: number }>
-  transactions: Array<{ id: string, date: string, type: 'BUY', description: string, quantity: number, pricePerUnit: number, totalValue: number }>
 }
 
 const MONTHS = ['Jan', 'Fev', 'Mar', 'Abr', 'Mai', 'Jun', 'Jul', 'Ago', 'Set', 'Out', 'Nov', 'Dez']

@@ -1,7 +1,7 @@
-import type { Store } from '../store/store.js'
-import type { Asset } from '../modules/portfolio-assets/schemas.js'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Holding, AssetRepository } from '../store/assets.js'
 import { IBOV_SYMBOL, isTicker, monthKey, type MonthKey, type QuoteProvider } from '../quotes/provider.js'
-import { buildDashboard, type AssetPrices, type Dashboard, type Lot } from './dashboard.js'
+import { buildDashboard, type AssetPrices, type Dashboard } from './dashboard.js'
 
 /** Logos by ticker, from brapi's icon set. */
 export function imageUrlFor (symbol: string): string {
@@ -13,25 +13,24 @@ export function imageUrlFor (symbol: string): string {
  * (a Tesouro bond, a private fund), the asset's own stored price and no closes, so its history
  * is valued at its buy prices until the current month. Provider failures (502/504) propagate.
  */
-async function pricesOf (quotes: QuoteProvider, asset: Asset, lots: Lot[], since: MonthKey): Promise<AssetPrices> {
+async function pricesOf (quotes: QuoteProvider, { asset, lots }: Holding, since: MonthKey, log: FastifyBaseLogger): Promise<AssetPrices> {
   if (isTicker(asset.symbol)) {
-    const [quote, closes] = await Promise.all([quotes.quote(asset.symbol), quotes.monthlyCloses(asset.symbol, since)])
+    const [quote, closes] = await Promise.all([quotes.quote(asset.symbol, log), quotes.monthlyCloses(asset.symbol, since, log)])
     if (quote !== undefined) return { assetId: asset.id, lots, lastQuote: quote.price, closes: closes ?? [] }
   }
   return { assetId: asset.id, lots, lastQuote: asset.price, closes: [] }
 }
 
 /** The dashboard of one asset, or `undefined` when there is no such asset. */
-export async function assetDashboard (store: Store, quotes: QuoteProvider, assetId: string, now = new Date()): Promise<Dashboard | undefined> {
-  const asset = await store.getAsset(assetId)
-  if (asset === undefined) return undefined
-  const holdings = await store.portfolioHoldings(asset.portfolioId)
-  const own = holdings.find(holding => holding.asset.id === asset.id)
-  const since = own?.lots[0]?.date.slice(0, 7) ?? monthKey(now)
+export async function assetDashboard (assets: AssetRepository, quotes: QuoteProvider, assetId: string, log: FastifyBaseLogger, now = new Date()): Promise<Dashboard | undefined> {
+  const holdings = await assets.portfolioHoldingsOf(assetId)
+  if (holdings === undefined) return undefined
+  const { asset, lots } = holdings.holding
+  const since = lots[0]?.date.slice(0, 7) ?? monthKey(now)
   const [portfolio, benchmarkQuote, benchmarkCloses] = await Promise.all([
-    Promise.all(holdings.map(async holding => await pricesOf(quotes, holding.asset, holding.lots, since))),
-    quotes.quote(IBOV_SYMBOL),
-    quotes.monthlyCloses(IBOV_SYMBOL, since)
+    Promise.all(holdings.portfolio.map(async holding => await pricesOf(quotes, holding, since, log))),
+    quotes.quote(IBOV_SYMBOL, log),
+    quotes.monthlyCloses(IBOV_SYMBOL, since, log)
   ])
   return buildDashboard({
     asset: { id: asset.id, symbol: asset.symbol, name: asset.name, quantity: asset.quantity, imageUrl: imageUrlFor(asset.symbol) },

@@ -3,7 +3,6 @@ import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import {
   ApiKeyInvalidError,
@@ -12,31 +11,16 @@ import {
   TokenExpiredError,
   TokenInvalidError
 } from '../errors.js'
+import {
+  JwtPayloadSchema,
+  type JwtAlgorithm,
+  type JwtPayload,
+  type PrincipalType,
+  type ProviderConfig,
+  type TokenData
+} from '../schemas/auth.js'
 
-export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')])
-export type PrincipalType = Static<typeof PrincipalTypeSchema>
-
-/** Claims of a tymon/jwt-auth token (spec §2.6, CONTRACT §8); custom claims pass through. */
-export const JwtPayloadSchema = Type.Object({
-  iss: Type.String(),
-  iat: Type.Number(),
-  exp: Type.Number(),
-  nbf: Type.Number(),
-  sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
-  jti: Type.String({ minLength: 1 }),
-  prv: Type.Optional(Type.String())
-}, { additionalProperties: true })
-export type JwtPayload = Static<typeof JwtPayloadSchema>
-
-/** What the service reads out of the claims for a frontend (spec §2.7 `tokenData`). */
-export interface TokenData {
-  issuer: string
-  jwtId: string
-  provider: string | null
-  uuid: string | null
-  email: string | null
-  name: string | null
-}
+export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
 
 /** The verified caller of a Bearer route (spec §2.7). */
 export interface Principal {
@@ -48,16 +32,6 @@ export interface Principal {
   tokenData: TokenData
   rawToken: string | null
 }
-
-/** Provider hashes that tell a `user` token from a `client` token (spec §2.8, §5.4.6). */
-export interface ProviderConfig {
-  userProviderHash: string
-  clientProviderHash: string
-  autoCalculated: boolean
-  models: { user: string, client: string }
-}
-
-export type JwtAlgorithm = 'HS256' | 'HS384' | 'HS512'
 
 export interface AuthPluginOptions {
   /** The HMAC secret shared with the upstream backend (tymon's `JWT_SECRET`, used as plain bytes). */
@@ -88,20 +62,6 @@ declare module 'fastify' {
     /** onRequest guard: `x-api-key` is one of the configured keys. */
     verifyApiKey: onRequestAsyncHookHandler
     providerConfig: ProviderConfig
-  }
-}
-
-export function sha1Hex (text: string): string {
-  return createHash('sha1').update(text, 'utf8').digest('hex')
-}
-
-/** Provider hashes from the model class names, unless explicit hashes are configured. */
-export function providerConfig (models: { user: string, client: string }, explicit: { user?: string, client?: string } = {}): ProviderConfig {
-  return {
-    userProviderHash: explicit.user ?? sha1Hex(models.user),
-    clientProviderHash: explicit.client ?? sha1Hex(models.client),
-    autoCalculated: explicit.user === undefined && explicit.client === undefined,
-    models: { ...models }
   }
 }
 

@@ -19,7 +19,7 @@ export type QuotesPluginOptions =
 
 async function quotes (app: FastifyInstance, options: QuotesPluginOptions): Promise<void> {
   const provider = options.provider === 'brapi'
-    ? new BrapiQuotes(new UpstreamClient({ name: 'brapi', baseUrl: options.brapiUrl, timeoutMs: options.timeoutMs, log: app.log }), options.brapiToken)
+    ? new BrapiQuotes(new UpstreamClient({ name: 'brapi', baseUrl: options.brapiUrl, timeoutMs: options.timeoutMs }), options.brapiToken)
     : new OfflineQuotes()
   app.decorate('quotes', new CachedQuotes(provider, options.quoteTtlSeconds * 1000))
 }

@@ -18,8 +18,8 @@ export interface UpstreamsPluginOptions {
 }
 
 async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions): Promise<void> {
-  app.decorate('backendClient', new UpstreamClient({ name: 'backend', ...options.backend, log: app.log }))
-  const aggregatorClient = new UpstreamClient({ name: 'aggregator', baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs, log: app.log })
+  app.decorate('backendClient', new UpstreamClient({ name: 'backend', ...options.backend }))
+  const aggregatorClient = new UpstreamClient({ name: 'aggregator', baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs })
   app.decorate('aggregator', new AggregatorApi(aggregatorClient, options.aggregator.credentials))
 }
 

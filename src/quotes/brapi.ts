@@ -1,12 +1,7 @@
-import type { UpstreamClient, JsonValue } from '../upstream/client.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { jsonObject, type JsonObject, type UpstreamClient } from '../upstream/client.js'
 import { UpstreamUnavailableError } from '../errors.js'
-import { monthKey, type MonthKey, type MonthlyClose, type Quote, type QuoteProvider } from './provider.js'
-
-type JsonObject = { [key: string]: JsonValue }
-
-function isObject (value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
+import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
 /** brapi's `range` that covers `since` (monthly interval), from UPSTREAMS §2's list. */
 export function rangeCovering (since: MonthKey, now: Date): string {
@@ -29,26 +24,26 @@ export class BrapiQuotes implements QuoteProvider {
 
   constructor (private readonly client: UpstreamClient, private readonly token: string | undefined, private readonly now: () => Date = () => new Date()) {}
 
-  private async result (symbol: string, query?: Record<string, string>): Promise<JsonObject | undefined> {
-    const response = await this.client.request({
+  private async result (symbol: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonObject | undefined> {
+    const response = await this.client.call({
       method: 'GET',
       // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
       path: `api/quote/${encodeURIComponent(symbol)}`,
       query,
-      headers: { accept: 'application/json', ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }) }
+      headers: { accept: 'application/json', ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }) },
+      log
     })
     if (response.status === 404 || response.status === 400) return undefined
     if (response.status < 200 || response.status >= 300) {
-      this.client.log.warn({ upstream: 'brapi', status: response.status }, 'brapi refused the request')
+      log.warn({ upstream: 'brapi', status: response.status }, 'brapi refused the request')
       throw new UpstreamUnavailableError()
     }
-    const results = isObject(response.body) ? response.body.results : undefined
-    const first = Array.isArray(results) ? results[0] : undefined
-    return isObject(first) ? first : undefined
+    const results = jsonObject(response.body)?.results
+    return jsonObject(Array.isArray(results) ? results[0] : undefined)
   }
 
-  async quote (symbol: string): Promise<Quote | undefined> {
-    const result = await this.result(symbol)
+  async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
+    const result = await this.result(symbol, log)
     const price = result?.regularMarketPrice
     // A null price is "no quote", never a price of 0.
     if (result === undefined || typeof price !== 'number' || !Number.isFinite(price)) return undefined
@@ -61,14 +56,14 @@ export class BrapiQuotes implements QuoteProvider {
     }
   }
 
-  async monthlyCloses (symbol: string, since: MonthKey): Promise<MonthlyClose[] | undefined> {
-    const result = await this.result(symbol, { range: rangeCovering(since, this.now()), interval: '1mo' })
+  async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
+    const result = await this.result(symbol, log, { range: rangeCovering(since, this.now()), interval: '1mo' })
     const history = result?.historicalDataPrice
     if (!Array.isArray(history)) return undefined
     // The last close seen in each month wins.
     const byMonth = new Map<MonthKey, number>()
     for (const entry of history) {
-      if (!isObject(entry) || typeof entry.date !== 'number' || typeof entry.close !== 'number' || !Number.isFinite(entry.close)) continue
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof entry.date !== 'number' || typeof entry.close !== 'number' || !Number.isFinite(entry.close)) continue
       const month = monthKey(new Date(entry.date * 1000))
       if (month >= since) byMonth.set(month, entry.close)
     }

@@ -1,4 +1,5 @@
-import type { MonthKey, MonthlyClose, Quote, QuoteProvider } from './provider.js'
+import type { FastifyBaseLogger } from 'fastify'
+import type { MonthKey, MonthlyClose, ProviderQuote, QuoteProvider } from './provider.js'
 
 interface Entry<T> {
   value: Promise<T>
@@ -11,11 +12,12 @@ const MAX_ENTRIES = 5_000
 
 /**
  * An in-process cache in front of a provider: quotes for `quoteTtlMs`, histories for an hour,
- * and one upstream call per key however many requests ask at once (single flight). Each
- * instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
+ * and one upstream call per key however many requests ask at once (single flight; the first
+ * asker's logger carries the upstream's log lines). Each instance keeps its own cache, so N
+ * instances make up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
-  private readonly quotes = new Map<string, Entry<Quote | undefined>>()
+  private readonly quotes = new Map<string, Entry<ProviderQuote | undefined>>()
   private readonly histories = new Map<string, Entry<MonthlyClose[] | undefined>>()
 
   constructor (private readonly provider: QuoteProvider, private readonly quoteTtlMs: number, private readonly now: () => number = Date.now) {}
@@ -24,12 +26,12 @@ export class CachedQuotes implements QuoteProvider {
     return this.provider.source
   }
 
-  async quote (symbol: string): Promise<Quote | undefined> {
-    return await this.cached(this.quotes, symbol, this.quoteTtlMs, async () => await this.provider.quote(symbol))
+  async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
+    return await this.cached(this.quotes, symbol, this.quoteTtlMs, async () => await this.provider.quote(symbol, log))
   }
 
-  async monthlyCloses (symbol: string, since: MonthKey): Promise<MonthlyClose[] | undefined> {
-    return await this.cached(this.histories, `${symbol} ${since}`, HISTORY_TTL_MS, async () => await this.provider.monthlyCloses(symbol, since))
+  async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
+    return await this.cached(this.histories, `${symbol} ${since}`, HISTORY_TTL_MS, async () => await this.provider.monthlyCloses(symbol, since, log))
   }
 
   private async cached<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { monthKey, monthsBetween, type MonthKey, type MonthlyClose, type Quote, type QuoteProvider } from './provider.js'
+import { monthKey, monthsBetween, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
 /** The simulated series start here; months are generated forward, so past months never change. */
 const FIRST_MONTH: MonthKey = '2000-01'
@@ -64,7 +64,7 @@ export class OfflineQuotes implements QuoteProvider {
     })
   }
 
-  async quote (symbol: string): Promise<Quote> {
+  async quote (symbol: string): Promise<ProviderQuote> {
     const series = this.series(symbol)
     const last = series[series.length - 1]
     /* c8 ignore next -- the series always reaches the current month */

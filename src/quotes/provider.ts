@@ -1,26 +1,16 @@
-/** `YYYY-MM`, a calendar month in UTC. */
-export type MonthKey = string
+import type { FastifyBaseLogger } from 'fastify'
+import type { MonthKey, MonthlyClose, ProviderQuote } from '../schemas/quote.js'
 
-export interface Quote {
-  symbol: string
-  price: number
-  currency: string
-  /** ISO 8601 timestamp of the price. */
-  lastUpdate: string
-}
-
-export interface MonthlyClose {
-  month: MonthKey
-  close: number
-}
+export type { MonthKey, MonthlyClose, ProviderQuote } from '../schemas/quote.js'
 
 /** Where prices come from (`QUOTES_PROVIDER`). `undefined` answers mean "no such ticker". */
 export interface QuoteProvider {
   /** Named in every quote's `source`. */
   readonly source: string
-  quote: (symbol: string) => Promise<Quote | undefined>
+  /** `log` is the asking request's logger, so upstream lines carry its request id. */
+  quote: (symbol: string, log: FastifyBaseLogger) => Promise<ProviderQuote | undefined>
   /** Closing prices of each month from `since` (inclusive) on, oldest first. */
-  monthlyCloses: (symbol: string, since: MonthKey) => Promise<MonthlyClose[] | undefined>
+  monthlyCloses: (symbol: string, since: MonthKey, log: FastifyBaseLogger) => Promise<MonthlyClose[] | undefined>
 }
 
 /** The benchmark index the dashboard compares with. */

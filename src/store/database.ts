@@ -1,4 +1,4 @@
-import type { AssetType } from '../modules/portfolio-assets/schemas.js'
+import type { AssetType } from '../schemas/asset.js'
 
 /** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
 export interface PortfoliosTable {

@@ -1,4 +1,4 @@
-import type { AssetType } from '../modules/portfolio-assets/schemas.js'
+import type { AssetType } from '../schemas/asset.js'
 
 export interface DemoLot {
   /** Bought this many months before the store was seeded. */

@@ -1,5 +1,6 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { AggregatorNotConfiguredError, UpstreamUnavailableError } from '../errors.js'
-import type { UpstreamClient, UpstreamRequest, UpstreamResponse } from './client.js'
+import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
 const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
@@ -49,43 +50,44 @@ export class AggregatorApi {
     return this.credentials !== undefined
   }
 
-  /** A request with the API key; renews the key once and retries once if it was refused. */
+  /** A request with the API key (CONTRACT §4 applies); renews the key once and retries once if it was refused. */
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
-    const key = await this.currentKey()
-    const response = await this.client.request(this.withKey(request, key.value))
+    const key = await this.currentKey(request.log)
+    const response = await this.client.call(this.withKey(request, key.value))
     if (response.status !== 401 && response.status !== 403) return response
-    const renewed = await this.renew(key)
-    return await this.client.request(this.withKey(request, renewed.value))
+    const renewed = await this.renew(key, request.log)
+    return await this.client.call(this.withKey(request, renewed.value))
   }
 
   private withKey (request: UpstreamRequest, apiKey: string): UpstreamRequest {
     return { ...request, headers: { ...request.headers, 'x-api-key': apiKey } }
   }
 
-  private async currentKey (): Promise<CachedKey> {
+  private async currentKey (log: FastifyBaseLogger): Promise<CachedKey> {
     const key = this.key
     if (key !== undefined && key.expiresAt - RENEWAL_MARGIN_MS > this.now()) return key
-    return await this.renew(key)
+    return await this.renew(key, log)
   }
 
   /** Replaces `stale` (unless another caller already did) with one `POST /auth` for everyone. */
-  private async renew (stale: CachedKey | undefined): Promise<CachedKey> {
+  private async renew (stale: CachedKey | undefined, log: FastifyBaseLogger): Promise<CachedKey> {
     if (this.key !== stale && this.key !== undefined) return this.key
-    this.renewal ??= this.exchange().finally(() => { this.renewal = undefined })
+    this.renewal ??= this.exchange(log).finally(() => { this.renewal = undefined })
     return await this.renewal
   }
 
-  private async exchange (): Promise<CachedKey> {
+  private async exchange (log: FastifyBaseLogger): Promise<CachedKey> {
     if (this.credentials === undefined) throw new AggregatorNotConfiguredError()
-    const response = await this.client.request({
+    const response = await this.client.call({
       method: 'POST',
       path: 'auth',
-      json: { clientId: this.credentials.clientId, clientSecret: this.credentials.clientSecret }
+      json: { clientId: this.credentials.clientId, clientSecret: this.credentials.clientSecret },
+      log
     })
-    const apiKey = typeof response.body === 'object' && response.body !== null && !Array.isArray(response.body) ? response.body.apiKey : undefined
+    const apiKey = jsonObject(response.body)?.apiKey
     if (response.status !== 200 || typeof apiKey !== 'string' || apiKey.length === 0) {
       // The status alone: the body of a refused exchange is no business of the caller's.
-      this.client.log.error({ upstream: 'aggregator', status: response.status }, 'aggregator refused the API key exchange')
+      log.error({ upstream: 'aggregator', status: response.status }, 'aggregator refused the API key exchange')
       throw new UpstreamUnavailableError()
     }
     this.key = { value: apiKey, expiresAt: expiryOf(apiKey, this.now()) }

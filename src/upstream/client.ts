@@ -7,6 +7,7 @@ import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export type QueryValue = string | number | boolean
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
+export type JsonObject = { [key: string]: JsonValue }
 
 export interface UpstreamRequest {
   method: HttpMethod
@@ -17,9 +18,12 @@ export interface UpstreamRequest {
   headers?: Record<string, string>
   /** false: any body is accepted and ignored (reachability probes). */
   expectJson?: boolean
+  /** The asking request's logger (`request.log`), so upstream lines carry its request id. */
+  log: FastifyBaseLogger
 }
 
 export interface UpstreamResponse {
+  /** 200–499: a 5xx never leaves {@link UpstreamClient.call}. */
   status: number
   /** The parsed JSON body; `undefined` when the upstream sent none. */
   body: JsonValue | undefined
@@ -33,31 +37,35 @@ export interface UpstreamClientOptions {
   timeoutMs: number
   /** Bodies larger than this are refused (502) instead of buffered. */
   maxBodyBytes?: number
-  log: FastifyBaseLogger
 }
 
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
+const LOGGED_BODY_CHARACTERS = 2000
 
 /** Network errors that mean "the upstream is not there" (502), as opposed to a timeout (504). */
 function isTimeout (error: unknown): boolean {
   return error instanceof TimeoutError || (error instanceof RequestError && error.code === 'ETIMEDOUT')
 }
 
+/** The body when it is a JSON object, else `undefined`. */
+export function jsonObject (body: JsonValue | undefined): JsonObject | undefined {
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? body : undefined
+}
+
 /**
  * One upstream over got 14: keep-alive agents, a timeout per request, redirects never
  * followed (got would hand `X-API-KEY` to the new host), at most one retry, of a GET, on a
  * connection reset. Every URL is built here from the configured base, and its origin and path
- * prefix are checked before sending. Failures become 502 or 504 here and nowhere else.
+ * prefix are checked before sending. {@link call} is the only way out, and applies CONTRACT §4.
  */
 export class UpstreamClient {
+  readonly name: string
   readonly base: URL
   private readonly http: Got
   private readonly maxBodyBytes: number
 
-  readonly log: FastifyBaseLogger
-
-  constructor (private readonly options: UpstreamClientOptions) {
-    this.log = options.log
+  constructor (options: UpstreamClientOptions) {
+    this.name = options.name
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.http = got.extend({
@@ -75,23 +83,29 @@ export class UpstreamClient {
   url (path: string): URL {
     const url = new URL(path.replace(/^\/+/, ''), this.base)
     if (url.origin !== this.base.origin || !url.pathname.startsWith(this.base.pathname)) {
-      throw new Error(`upstream path escapes ${this.options.name} base`)
+      throw new Error(`upstream path escapes ${this.name} base`)
     }
     return url
   }
 
   /** Reachability: any answer below 500 counts; failures are reported, not thrown. */
-  async probe (path: string): Promise<{ reachable: boolean, durationMs: number }> {
+  async probe (path: string, log: FastifyBaseLogger): Promise<{ reachable: boolean, durationMs: number }> {
     try {
-      const response = await this.request({ method: 'GET', path, headers: { accept: 'application/json' }, expectJson: false })
-      return { reachable: response.status < 500, durationMs: response.durationMs }
+      const response = await this.call({ method: 'GET', path, headers: { accept: 'application/json' }, expectJson: false, log })
+      return { reachable: true, durationMs: response.durationMs }
     } catch {
       return { reachable: false, durationMs: 0 }
     }
   }
 
-  async request (request: UpstreamRequest): Promise<UpstreamResponse> {
+  /**
+   * Sends one request and applies CONTRACT §4 in one place: a 2xx–4xx answer is returned as
+   * received; a 5xx (its body logged, never returned: it may hold a debug trace), a refused or
+   * reset connection, an oversized or non-JSON body are 502; a timeout is 504.
+   */
+  async call (request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = this.url(request.path)
+    const log = request.log
     const started = performance.now()
     const pending = this.http(url, {
       method: request.method as Method,
@@ -110,40 +124,33 @@ export class UpstreamClient {
     try {
       response = await pending
     } catch (error) {
-      const log = { upstream: this.options.name, method: request.method, path: url.pathname, code: (error as RequestError).code }
+      const context = { upstream: this.name, method: request.method, path: url.pathname, code: (error as RequestError).code }
       if (error instanceof CancelError && tooLarge) {
-        this.options.log.warn(log, 'upstream body over the size limit')
+        log.warn(context, 'upstream body over the size limit')
         throw new UpstreamUnavailableError()
       }
       if (isTimeout(error)) {
-        this.options.log.warn(log, 'upstream timed out')
+        log.warn(context, 'upstream timed out')
         throw new UpstreamTimeoutError()
       }
-      this.options.log.warn(log, 'upstream unreachable')
+      log.warn(context, 'upstream unreachable')
       throw new UpstreamUnavailableError()
     }
     const durationMs = performance.now() - started
+    const status = response.statusCode
     const text = response.body
-    if (text.length === 0 || request.expectJson === false) return { status: response.statusCode, body: undefined, durationMs }
+    if (status >= 500) {
+      log.warn({ upstream: this.name, method: request.method, path: url.pathname, status, body: text.slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
+      throw new UpstreamUnavailableError()
+    }
+    if (text.length === 0 || request.expectJson === false) return { status, body: undefined, durationMs }
     try {
-      return { status: response.statusCode, body: JSON.parse(text) as JsonValue, durationMs }
+      return { status, body: JSON.parse(text) as JsonValue, durationMs }
     } catch {
-      this.options.log.warn({ upstream: this.options.name, status: response.statusCode, path: url.pathname }, 'upstream answered with a body that is not JSON')
+      log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
       throw new UpstreamUnavailableError()
     }
   }
-}
-
-const LOGGED_BODY_CHARACTERS = 2000
-
-/**
- * The relay rule of CONTRACT §4: an upstream 2xx–4xx passes through; a 5xx becomes 502 and its
- * body (which may hold a debug trace) goes to the log only.
- */
-export function passThrough (response: UpstreamResponse, log: FastifyBaseLogger, upstream: string): UpstreamResponse {
-  if (response.status < 500) return response
-  log.warn({ upstream, status: response.status, body: JSON.stringify(response.body ?? null).slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
-  throw new UpstreamUnavailableError()
 }
 
 /** Answers with the upstream's status and JSON body, as received (no body when it sent none). */

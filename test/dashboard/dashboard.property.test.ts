@@ -114,19 +114,19 @@ t.test('the benchmark return is measured from the first month', async t => {
 t.test('quantity changes up and down keep the lots equal to the quantity (FIFO)', async t => {
   const store = await Store.open('sqlite::memory:')
   t.teardown(() => store.close())
-  const portfolio = await store.createPortfolio({ name: 'P', userId: 'u' })
+  const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
   const steps = fc.array(fc.record({ quantity, price: fc.option(price, { nil: undefined }) }), { minLength: 1, maxLength: 8 })
   await fc.assert(fc.asyncProperty(quantity, price, steps, async (initialQuantity, initialPrice, changes) => {
-    const asset = await store.createAsset({ name: 'A', symbol: 'A', type: 'STOCK', quantity: initialQuantity, price: initialPrice, portfolioId: portfolio.id })
+    const asset = await store.assets.create({ name: 'A', symbol: 'A', type: 'STOCK', quantity: initialQuantity, price: initialPrice, portfolioId: portfolio.id })
     if (asset === undefined) throw new Error('no asset')
     const buys: Array<{ quantity: number, price: number }> = [{ quantity: initialQuantity, price: initialPrice }]
     let current = { quantity: initialQuantity, price: initialPrice }
     for (const change of changes) {
-      const updated = await store.updateAsset(asset.id, { quantity: change.quantity, ...(change.price === undefined ? {} : { price: change.price }) })
+      const updated = await store.assets.update(asset.id, { quantity: change.quantity, ...(change.price === undefined ? {} : { price: change.price }) })
       if (updated === undefined) throw new Error('asset vanished')
       if (change.quantity > current.quantity) buys.push({ quantity: change.quantity - current.quantity, price: updated.price })
       current = { quantity: updated.quantity, price: updated.price }
-      const lots = await store.listLots(asset.id)
+      const lots = await store.assets.lots(asset.id)
       const total = lots.reduce((sum, l) => sum + l.quantity, 0)
       if (!near(total, updated.quantity) && Math.abs(total - updated.quantity) > 1e-9 * Math.max(...buys.map(b => b.quantity))) {
         throw new Error(`lots ${total} ≠ quantity ${updated.quantity}`)
@@ -137,7 +137,7 @@ t.test('quantity changes up and down keep the lots equal to the quantity (FIFO)'
       const tail = buys.slice(buys.length - lots.length).map(b => b.price)
       if (prices.join() !== tail.join()) throw new Error('the oldest lots go first')
     }
-    await store.deleteAsset(asset.id)
+    await store.assets.delete(asset.id)
   }), { numRuns: 60 })
   t.pass('60 random sequences of quantity changes')
 })

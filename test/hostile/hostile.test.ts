@@ -9,10 +9,10 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 
 /** What the store holds, to prove a rejected request wrote nothing. */
 async function footprint (app: App): Promise<string> {
-  const stats = await app.store.stats()
-  const exclusions = await app.store.db.selectFrom('excluded_transactions').select(eb => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()
-  const events = await app.store.countWebhookEvents()
-  return `${stats.totalPortfolios}/${stats.totalAssets}/${stats.totalValue}/${String(exclusions.n)}/${events}`
+  const stats = await app.store.stats.get()
+  const exclusions = await app.store.exclusions.count()
+  const events = await app.store.aggregatorEvents.count()
+  return `${stats.totalPortfolios}/${stats.totalAssets}/${stats.totalValue}/${exclusions}/${events}`
 }
 
 const json = fc.jsonValue({ maxDepth: 4 })

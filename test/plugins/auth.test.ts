@@ -1,9 +1,9 @@
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import errorResponses from '../../src/plugins/error-responses.js'
-import auth, { bearerToken, providerConfig, requirePrincipal, sha1Hex, type AuthPluginOptions } from '../../src/plugins/auth.js'
-import { Messages } from '../../src/errors.js'
-import { assertErrorBody, bearer, fixtureToken, signToken, tymon, tymonClaims, userToken, clientToken } from '../helper.js'
+import auth, { bearerToken, requirePrincipal, type AuthPluginOptions } from '../../src/plugins/auth.js'
+import { providerConfig, sha1Hex } from '../../src/tokens.js'
+import { assertErrorBody, bearer, fixtureToken, signToken, tymon, tymonClaims, userToken, clientToken, TEXTS } from '../helper.js'
 
 const providers = providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
 
@@ -79,16 +79,16 @@ t.test('fixture rejections carry the messages of spec §7.3', async t => {
   const app = await guardedApp(t)
   const expired = await app.inject({ method: 'GET', url: '/any', headers: bearer(fixtureToken('expired_user').token) })
   t.equal(expired.statusCode, 401)
-  t.equal(expired.json().message, Messages.tokenExpired)
+  t.equal(expired.json().message, TEXTS.tokenExpired)
   assertErrorBody(t, expired.json(), 401, '/any')
 
   const noSub = await app.inject({ method: 'GET', url: '/any', headers: bearer(fixtureToken('no_sub').token) })
   t.equal(noSub.statusCode, 401)
-  t.equal(noSub.json().message, Messages.subjectMissing)
+  t.equal(noSub.json().message, TEXTS.subjectMissing)
 
   const otherSecret = await app.inject({ method: 'GET', url: '/any', headers: bearer(fixtureToken('other_secret').token) })
   t.equal(otherSecret.statusCode, 401)
-  t.equal(otherSecret.json().message, Messages.tokenInvalid)
+  t.equal(otherSecret.json().message, TEXTS.tokenInvalid)
 })
 
 t.test('guards: user-only and client-only routes', async t => {
@@ -100,16 +100,16 @@ t.test('guards: user-only and client-only routes', async t => {
 
   const clientOnUser = await app.inject({ url: '/user', headers: bearer(client) })
   t.equal(clientOnUser.statusCode, 403)
-  t.same(clientOnUser.json().message, Messages.forbiddenPrincipal)
+  t.same(clientOnUser.json().message, TEXTS.forbiddenPrincipal)
   assertErrorBody(t, clientOnUser.json(), 403, '/user')
 
   const userOnClient = await app.inject({ url: '/client', headers: bearer(user) })
   t.equal(userOnClient.statusCode, 403)
-  t.same(userOnClient.json().message, Messages.forbiddenPrincipal)
+  t.same(userOnClient.json().message, TEXTS.forbiddenPrincipal)
 
   const anonymous = await app.inject({ url: '/user' })
   t.equal(anonymous.statusCode, 401)
-  t.equal(anonymous.json().message, Messages.tokenInvalid)
+  t.equal(anonymous.json().message, TEXTS.tokenInvalid)
 
   const open = await app.inject({ url: '/open' })
   t.same(open.json(), { principal: null }, 'a route without guards has no principal')
@@ -155,7 +155,7 @@ t.test('tokens the verifier must refuse (RFC 8725, CONTRACT §8)', async t => {
   for (const [name, headers] of cases) {
     const res = await app.inject({ method: 'GET', url: '/any', headers })
     t.equal(res.statusCode, 401, `${name} → 401`)
-    t.equal(res.json().message, Messages.tokenInvalid, `${name} → ${Messages.tokenInvalid}`)
+    t.equal(res.json().message, TEXTS.tokenInvalid, `${name} → ${TEXTS.tokenInvalid}`)
     t.notMatch(res.body, valid, `${name}: the token is not echoed`)
   }
 })
@@ -168,7 +168,7 @@ t.test('a token only in the query string, a body field or a cookie is not read',
     await app.inject({ method: 'GET', url: '/any', headers: { cookie: `token=${token}` } })
   ]) {
     t.equal(res.statusCode, 401)
-    t.equal(res.json().message, Messages.tokenInvalid)
+    t.equal(res.json().message, TEXTS.tokenInvalid)
   }
 })
 
@@ -179,11 +179,11 @@ t.test('each of the six claims is required; a missing sub has its own message', 
     delete claims[claim]
     const res = await app.inject({ method: 'GET', url: '/any', headers: bearer(signToken(claims)) })
     t.equal(res.statusCode, 401, `without ${claim} → 401`)
-    t.equal(res.json().message, claim === 'sub' ? Messages.subjectMissing : Messages.tokenInvalid, `without ${claim}`)
+    t.equal(res.json().message, claim === 'sub' ? TEXTS.subjectMissing : TEXTS.tokenInvalid, `without ${claim}`)
   }
   for (const sub of [null, '']) {
     const res = await app.inject({ method: 'GET', url: '/any', headers: bearer(signToken({ ...tymonClaims(), sub })) })
-    t.equal(res.json().message, Messages.subjectMissing, `sub ${JSON.stringify(sub)} counts as absent`)
+    t.equal(res.json().message, TEXTS.subjectMissing, `sub ${JSON.stringify(sub)} counts as absent`)
   }
 })
 
@@ -197,14 +197,14 @@ t.test('time claims: exp, nbf and iat with and without leeway', async t => {
 
   const res = await strict.inject({ url: '/any', headers: bearer(expired) })
   t.equal(res.statusCode, 401)
-  t.equal(res.json().message, Messages.tokenExpired)
-  t.equal((await strict.inject({ url: '/any', headers: bearer(notYet) })).json().message, Messages.tokenInvalid)
-  t.equal((await strict.inject({ url: '/any', headers: bearer(issuedInFuture) })).json().message, Messages.tokenInvalid)
+  t.equal(res.json().message, TEXTS.tokenExpired)
+  t.equal((await strict.inject({ url: '/any', headers: bearer(notYet) })).json().message, TEXTS.tokenInvalid)
+  t.equal((await strict.inject({ url: '/any', headers: bearer(issuedInFuture) })).json().message, TEXTS.tokenInvalid)
 
   t.equal((await lenient.inject({ url: '/any', headers: bearer(expired) })).statusCode, 200, 'leeway covers a minute past exp')
   t.equal((await lenient.inject({ url: '/any', headers: bearer(notYet) })).statusCode, 200, 'leeway covers nbf a minute ahead')
   t.equal((await lenient.inject({ url: '/any', headers: bearer(issuedInFuture) })).statusCode, 200, 'leeway covers iat a minute ahead')
-  t.equal((await lenient.inject({ url: '/any', headers: bearer(longExpired) })).json().message, Messages.tokenExpired)
+  t.equal((await lenient.inject({ url: '/any', headers: bearer(longExpired) })).json().message, TEXTS.tokenExpired)
 })
 
 t.test('an old iat is never an age cap: refreshed tokens keep their original iat', async t => {
@@ -254,7 +254,7 @@ t.test('API key: any configured key, compared whole', async t => {
   for (const headers of [{}, { 'x-api-key': '' }, { 'x-api-key': 'key-on' }, { 'x-api-key': 'key-one ' }, { 'x-api-key': 'KEY-ONE' }, { authorization: 'Bearer key-one' }]) {
     const res = await app.inject({ url: '/keyed', headers })
     t.equal(res.statusCode, 401, `${JSON.stringify(headers)} → 401`)
-    t.equal(res.json().message, Messages.apiKeyInvalid)
+    t.equal(res.json().message, TEXTS.apiKeyInvalid)
     assertErrorBody(t, res.json(), 401, '/keyed')
   }
 })

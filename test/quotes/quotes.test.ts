@@ -3,6 +3,7 @@ import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
 import { rangeCovering } from '../../src/quotes/brapi.js'
 import { monthKey, monthsBetween, type QuoteProvider } from '../../src/quotes/provider.js'
+import { silentLog as log } from '../helper.js'
 
 t.test('offline quotes are deterministic per symbol and say they are simulated', async t => {
   const now = () => new Date('2026-11-22T12:00:00Z')
@@ -46,21 +47,21 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
   }
   let clock = 0
   const cache = new CachedQuotes(slow, 1000, () => clock)
-  const answers = await Promise.all(Array.from({ length: 50 }, async () => await cache.quote('PETR4')))
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await cache.quote('PETR4', log)))
   t.equal(calls, 1, 'one upstream call for 50 concurrent requests')
   t.ok(answers.every(a => a?.price === 1))
   clock = 999
-  await cache.quote('PETR4')
+  await cache.quote('PETR4', log)
   t.equal(calls, 1, 'still fresh')
   clock = 1000
-  t.equal((await cache.quote('PETR4'))?.price, 2, 'expired after the TTL')
-  await cache.monthlyCloses('PETR4', '2026-01')
-  await cache.monthlyCloses('PETR4', '2026-01')
+  t.equal((await cache.quote('PETR4', log))?.price, 2, 'expired after the TTL')
+  await cache.monthlyCloses('PETR4', '2026-01', log)
+  await cache.monthlyCloses('PETR4', '2026-01', log)
   t.equal(calls, 3, 'histories are cached too')
   fail = true
   clock = 5000
-  await t.rejects(cache.quote('PETR4'))
+  await t.rejects(cache.quote('PETR4', log))
   fail = false
-  t.equal((await cache.quote('PETR4'))?.price, 5, 'a failure is not cached')
+  t.equal((await cache.quote('PETR4', log))?.price, 5, 'a failure is not cached')
   t.equal(cache.source, 'test')
 })

@@ -3,7 +3,8 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
-import { sql } from 'kysely'
+import SqliteDatabase from 'better-sqlite3'
+import pg from 'pg'
 import { Store } from '../../src/store/store.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
@@ -15,18 +16,19 @@ const page = { limit: 1000, offset: 0 }
 t.test('a SQLite file keeps its data across restarts and migrates once', async t => {
   const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-store-')), 'nested', 'bff.sqlite')}`
   const first = await Store.open(url, { demoData: true })
-  const created = await first.createPortfolio({ name: 'Mine', userId: 'me' })
+  const created = await first.portfolios.create({ name: 'Mine', userId: 'me' })
   await first.close()
 
   const second = await Store.open(url, { demoData: true })
   t.teardown(() => second.close())
-  const all = await second.listPortfolios({}, page)
+  const all = await second.portfolios.list({}, page)
   t.equal(all.length, DEMO_PORTFOLIOS.length + 1, 'demo data is loaded once, the new portfolio kept')
   t.ok(all.some(p => p.id === created.id))
-  const migrations = await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(second.db)
-  t.equal(Number(migrations.rows[0]?.n), MIGRATION_NAMES.length, 'each migration recorded once')
-  const journal = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(second.db)
-  t.equal(journal.rows[0]?.journal_mode, 'wal')
+  t.same(await second.appliedMigrations(), MIGRATION_NAMES, 'each migration recorded once')
+  // WAL is a property of the file itself: read it from a connection of the test's own.
+  const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
+  t.teardown(() => raw.close())
+  t.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
 })
 
 t.test('an unknown DATABASE_URL scheme is refused', async t => {
@@ -39,33 +41,45 @@ forEachEngine(t, 'instances starting together migrate once and load the demo onc
     // Each in-memory SQLite database belongs to one connection: nothing to race; check idempotence instead.
     const store = await Store.open(url, { demoData: true })
     t.teardown(() => store.close())
-    t.equal(await store.loadDemoDataOnce(), false)
-    t.equal((await store.stats()).totalPortfolios, DEMO_PORTFOLIOS.length)
+    t.equal(await store.demo.loadOnce(), false)
+    t.equal((await store.stats.get()).totalPortfolios, DEMO_PORTFOLIOS.length)
     return
   }
   const stores = await Promise.all(Array.from({ length: 4 }, async () => await Store.open(url, { demoData: true, poolSize: 2 })))
   t.teardown(async () => { await Promise.all(stores.map(async store => { await store.close() })) })
   const [store] = stores
   if (store === undefined) throw new Error('no store')
-  const migrations = await sql<{ n: number }>`select cast(count(*) as integer) as n from kysely_migration`.execute(store.db)
-  t.equal(migrations.rows[0]?.n, MIGRATION_NAMES.length, 'each migration ran once')
-  t.equal((await store.stats()).totalPortfolios, DEMO_PORTFOLIOS.length, 'demo data loaded once')
+  t.same(await store.appliedMigrations(), MIGRATION_NAMES, 'each migration ran once')
+  t.equal((await store.stats.get()).totalPortfolios, DEMO_PORTFOLIOS.length, 'demo data loaded once')
 })
 
+/** Makes every delete of a portfolio fail, from a connection of the test's own (after its assets are gone). */
+async function refusePortfolioDeletes (url: string): Promise<void> {
+  if (url.startsWith('sqlite:')) {
+    const raw = new SqliteDatabase(url.slice('sqlite:'.length))
+    raw.exec("create trigger refuse_delete before delete on portfolios begin select raise(abort, 'refused by the test'); end")
+    raw.close()
+    return
+  }
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  await client.query(`create function refuse_delete() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$;
+    create trigger refuse_delete before delete on portfolios for each row execute function refuse_delete()`)
+  await client.end()
+}
+
 forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its assets', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  // A file, so that a second connection sees the same SQLite database.
+  const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-atomic-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const store = await Store.open(url)
   t.teardown(() => store.close())
-  const portfolio = await store.createPortfolio({ name: 'P', userId: 'u' })
-  await store.createAsset({ name: 'A', symbol: 'A', type: 'STOCK', quantity: 1, price: 1, portfolioId: portfolio.id })
-  // Make the second statement of the transaction fail after the first one ran.
-  await t.rejects(store.db.transaction().execute(async trx => {
-    await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', portfolio.id).execute()
-    await sql`select * from no_such_table`.execute(trx)
-  }))
-  t.equal((await store.listAssets({ portfolioId: portfolio.id }, page)).length, 1, 'the rolled-back delete removed nothing')
-  t.ok(await store.deletePortfolio(portfolio.id))
-  t.same(await store.listAssets({ portfolioId: portfolio.id }, page), [])
-  t.equal(await store.getPortfolio(portfolio.id), undefined)
+  const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
+  const asset = await store.assets.create({ name: 'A', symbol: 'A', type: 'STOCK', quantity: 1, price: 1, portfolioId: portfolio.id })
+  await refusePortfolioDeletes(url)
+  await t.rejects(store.portfolios.delete(portfolio.id), /refused by the test/)
+  t.same((await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id), [asset?.id], 'the rolled-back delete removed no asset')
+  t.same((await store.assets.lots(asset?.id ?? '')).length, 1, '…and no lot')
+  t.equal((await store.portfolios.get(portfolio.id))?.totalValue, 1)
 })
 
 t.test('the store plugin accepts a store opened by the host and leaves it open', async t => {
@@ -76,8 +90,7 @@ t.test('the store plugin accepts a store opened by the host and leaves it open',
   await app.ready()
   t.equal(app.store, store)
   await app.close()
-  await store.ping()
-  t.pass('the host\'s store is still open after the app closed')
+  await t.resolves(store.ping(), 'the host\'s store is still open after the app closed')
 })
 
 t.test('statistics are shared for a moment, but never hide this instance\'s own writes', async t => {
@@ -85,14 +98,14 @@ t.test('statistics are shared for a moment, but never hide this instance\'s own 
   const mine = await Store.open(url)
   const other = await Store.open(url)
   t.teardown(async () => { await mine.close(); await other.close() })
-  t.equal((await mine.stats()).totalPortfolios, 0)
-  await other.createPortfolio({ name: 'Theirs', userId: 'o' })
-  t.equal((await mine.stats()).totalPortfolios, 0, 'another instance\'s write shows after the TTL')
-  t.equal((await other.stats()).totalPortfolios, 1)
-  await mine.createPortfolio({ name: 'Mine', userId: 'm' })
-  const stats = await mine.stats()
+  t.equal((await mine.stats.get()).totalPortfolios, 0)
+  await other.portfolios.create({ name: 'Theirs', userId: 'o' })
+  t.equal((await mine.stats.get()).totalPortfolios, 0, 'another instance\'s write shows after the TTL')
+  t.equal((await other.stats.get()).totalPortfolios, 1)
+  await mine.portfolios.create({ name: 'Mine', userId: 'm' })
+  const stats = await mine.stats.get()
   t.equal(stats.totalPortfolios, 2, 'a write of this instance refreshes at once')
   t.equal(stats.activeUsers, 2)
-  const [a, b] = await Promise.all([mine.stats(), mine.stats()])
+  const [a, b] = await Promise.all([mine.stats.get(), mine.stats.get()])
   t.same(a, b)
 })

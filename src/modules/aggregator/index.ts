@@ -6,9 +6,9 @@ import { BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecre
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { passThrough, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
-import { UpstreamBodySchema } from '../backend-api/schemas.js'
+import { UpstreamBodySchema } from '../../schemas/common.js'
 import { ItemOwnership } from './ownership.js'
 import {
   AggregatorRelayBodySchema,
@@ -64,8 +64,9 @@ export function webhookEventKey (body: WebhookBody): string {
 /** Aggregator relay, connect token and webhook receiver (spec §4.4, §6; CONTRACT §3, §6). */
 const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
-  const { aggregator, store } = app
-  const ownership = new ItemOwnership(aggregator, app.log)
+  const { aggregator } = app
+  const { aggregatorEvents } = app.store
+  const ownership = new ItemOwnership(aggregator)
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
 
@@ -85,7 +86,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       !FORBIDDEN_PATHS.some(prefix => underPrefix(path, prefix))
     if (!allowed) throw new ForbiddenError(ENDPOINT_NOT_ALLOWED)
     const fields = rest as Record<string, JsonValue>
-    const upstream: UpstreamRequest = { method, path }
+    const upstream: UpstreamRequest = { method, path, log: request.log }
     if (method === 'GET') {
       const query: Record<string, QueryValue> = {}
       for (const [key, value] of Object.entries(fields)) {
@@ -98,8 +99,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     } else {
       upstream.json = fields
     }
-    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields)
-    return relayResponse(reply, passThrough(await aggregator.call(upstream), request.log, 'aggregator'))
+    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields, request.log)
+    return relayResponse(reply, await aggregator.call(upstream))
   })
 
   app.post('/connect_token', {
@@ -112,16 +113,16 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
     const itemId = request.body?.itemId
-    if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId)
-    const response = passThrough(await aggregator.call({
+    if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId, request.log)
+    const response = await aggregator.call({
       method: 'POST',
       path: 'connect_token',
       // The principal is the end user; nothing else the caller sent reaches the aggregator.
-      json: { ...(itemId === undefined ? {} : { itemId }), options: { clientUserId: principal.id } }
-    }), request.log, 'aggregator')
+      json: { ...(itemId === undefined ? {} : { itemId }), options: { clientUserId: principal.id } },
+      log: request.log
+    })
     if (response.status >= 400) return relayResponse(reply, response)
-    const body = response.body
-    const accessToken = typeof body === 'object' && body !== null && !Array.isArray(body) ? body.accessToken : undefined
+    const accessToken = jsonObject(response.body)?.accessToken
     if (typeof accessToken !== 'string' || accessToken.length === 0) {
       request.log.warn({ upstream: 'aggregator', status: response.status }, 'connect token answer without accessToken')
       throw new UpstreamUnavailableError()
@@ -143,7 +144,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     const body = request.body
     const itemId = body.itemId ?? body.data?.itemId ?? null
     const status = body.data?.status ?? STATUS_OF_EVENT[body.event] ?? null
-    const { stored } = await store.recordWebhookEvent({ eventKey: webhookEventKey(body), event: body.event, itemId, status, payload: JSON.stringify(body) })
+    const { stored } = await aggregatorEvents.record({ eventKey: webhookEventKey(body), event: body.event, itemId, status, payload: JSON.stringify(body) })
     request.log.info({ event: body.event, itemId, stored }, stored ? 'webhook event stored' : 'webhook redelivery acknowledged')
     return { received: true as const }
   })

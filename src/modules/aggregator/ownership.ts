@@ -1,7 +1,6 @@
 import { ForbiddenError } from '../../errors.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
-import type { JsonValue, QueryValue } from '../../upstream/client.js'
-import { passThrough } from '../../upstream/client.js'
+import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
 import { underPrefix } from '../../upstream/endpoint.js'
 import type { FastifyBaseLogger } from 'fastify'
 
@@ -19,8 +18,7 @@ const CACHE_TTL_MS = 60_000
 const CACHE_MAX_ENTRIES = 10_000
 
 function field (body: JsonValue | undefined, name: string): string | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined
-  const value = body[name]
+  const value = jsonObject(body)?.[name]
   return typeof value === 'string' ? value : undefined
 }
 
@@ -32,55 +30,56 @@ function field (body: JsonValue | undefined, name: string): string | undefined {
 export class ItemOwnership {
   private readonly owners = new Map<string, { owner: string | null, at: number }>()
 
-  constructor (private readonly aggregator: AggregatorApi, private readonly log: FastifyBaseLogger) {}
+  constructor (private readonly aggregator: AggregatorApi) {}
 
-  async assertMayReach (clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>): Promise<void> {
-    const items = await this.itemsNamed(path, fields)
+  /** `log` is the asking request's logger: the lookups' log lines carry its request id. */
+  async assertMayReach (clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<void> {
+    const items = await this.itemsNamed(path, fields, log)
     if (items === 'public') return
     if (items.length === 0) throw new ForbiddenError(UNSCOPED)
-    for (const itemId of items) await this.assertOwner(clientId, itemId)
+    for (const itemId of items) await this.assertOwner(clientId, itemId, log)
   }
 
-  async assertOwner (clientId: string, itemId: string): Promise<void> {
-    if (await this.ownerOf(itemId) !== clientId) throw new ForbiddenError(NOT_YOUR_ITEM)
+  async assertOwner (clientId: string, itemId: string, log: FastifyBaseLogger): Promise<void> {
+    if (await this.ownerOf(itemId, log) !== clientId) throw new ForbiddenError(NOT_YOUR_ITEM)
   }
 
-  private async itemsNamed (path: string, fields: Record<string, QueryValue | JsonValue>): Promise<string[] | 'public'> {
+  private async itemsNamed (path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<string[] | 'public'> {
     if (PUBLIC_PREFIXES.some(prefix => underPrefix(path, prefix))) return 'public'
     const items: string[] = []
     const item = ITEM.exec(path)?.[1]
     if (item !== undefined) items.push(item)
     const resource = ITEM_RESOURCES.exec(path)
-    if (resource?.[1] !== undefined && resource[2] !== undefined) items.push(await this.itemOf(`/${resource[1]}/${resource[2]}`))
+    if (resource?.[1] !== undefined && resource[2] !== undefined) items.push(await this.itemOf(`/${resource[1]}/${resource[2]}`, log))
     const transaction = TRANSACTION.exec(path)?.[1]
     if (transaction !== undefined) {
-      const accountId = field(await this.fetch(`/transactions/${transaction}`), 'accountId')
+      const accountId = field(await this.fetch(`/transactions/${transaction}`, log), 'accountId')
       if (accountId === undefined) throw new ForbiddenError(NOT_YOUR_ITEM)
-      items.push(await this.itemOf(`/accounts/${accountId}`))
+      items.push(await this.itemOf(`/accounts/${accountId}`, log))
     }
     if (typeof fields.itemId === 'string') items.push(fields.itemId)
-    if (typeof fields.accountId === 'string') items.push(await this.itemOf(`/accounts/${encodeURIComponent(fields.accountId)}`))
+    if (typeof fields.accountId === 'string') items.push(await this.itemOf(`/accounts/${encodeURIComponent(fields.accountId)}`, log))
     return items
   }
 
-  private async itemOf (resourcePath: string): Promise<string> {
-    const itemId = field(await this.fetch(resourcePath), 'itemId')
+  private async itemOf (resourcePath: string, log: FastifyBaseLogger): Promise<string> {
+    const itemId = field(await this.fetch(resourcePath, log), 'itemId')
     if (itemId === undefined) throw new ForbiddenError(NOT_YOUR_ITEM)
     return itemId
   }
 
-  private async ownerOf (itemId: string): Promise<string | null> {
+  private async ownerOf (itemId: string, log: FastifyBaseLogger): Promise<string | null> {
     const cached = this.owners.get(itemId)
     if (cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS) return cached.owner
-    const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`), 'clientUserId') ?? null
+    const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`, log), 'clientUserId') ?? null
     if (this.owners.size >= CACHE_MAX_ENTRIES) this.owners.clear()
     this.owners.set(itemId, { owner, at: Date.now() })
     return owner
   }
 
   /** A lookup made for the check; a resource the aggregator does not show is nobody's. */
-  private async fetch (path: string): Promise<JsonValue | undefined> {
-    const response = passThrough(await this.aggregator.call({ method: 'GET', path }), this.log, 'aggregator')
+  private async fetch (path: string, log: FastifyBaseLogger): Promise<JsonValue | undefined> {
+    const response = await this.aggregator.call({ method: 'GET', path, log })
     return response.status === 200 ? response.body : undefined
   }
 }

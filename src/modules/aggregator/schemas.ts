@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString } from '../../schemas.js'
+import { NonBlankString } from '../../schemas/common.js'
 
 export const AGGREGATOR_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { JwtPayloadSchema, PrincipalTypeSchema } from '../../plugins/auth.js'
+import { JwtPayloadSchema, PrincipalTypeSchema, TokenDataSchema } from '../../schemas/auth.js'
+import { Timestamp } from '../../schemas/common.js'
 
-const Timestamp = Type.String({ format: 'date-time' })
 const NullableString = Type.Union([Type.String(), Type.Null()])
 
 export const HealthSchema = Type.Object({
@@ -48,14 +48,7 @@ export const TokenDebugSchema = Type.Object({
   message: Type.String(),
   authentication: PrincipalSummarySchema,
   rawToken: Type.Object({ value: Type.String(), length: Type.Integer(), parts: Type.Integer() }),
-  tokenData: Type.Object({
-    issuer: Type.String(),
-    jwtId: Type.String(),
-    provider: NullableString,
-    uuid: NullableString,
-    email: NullableString,
-    name: NullableString
-  }),
+  tokenData: TokenDataSchema,
   jwtPayload: JwtPayloadSchema,
   extractedFields: Type.Object({ uuid: NullableString, email: NullableString, name: NullableString }),
   laravelCompatible: Type.Boolean(),

@@ -4,7 +4,7 @@ import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { passThrough, relayResponse, type JsonValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, relayResponse, type JsonValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
 import { formatDuration } from '../../time.js'
 import {
@@ -12,9 +12,9 @@ import {
   PROXY_HEADER_ALLOWLIST,
   ProxyBodySchema,
   ProxyParamsSchema,
-  UpstreamBodySchema,
   ValidateTokenResultSchema
 } from './schemas.js'
+import { UpstreamBodySchema } from '../../schemas/common.js'
 
 export interface BackendApiModuleOptions {
   /** Upstream paths, relative to BACKEND_URL. */
@@ -34,9 +34,9 @@ function stringOrNull (value: JsonValue | undefined): string | null {
 
 /** `{id, email, name}` from what Laravel's "me" answers: the user itself, or under `user` or `data`. */
 function backendUser (body: JsonValue | undefined): { id: string, email: string | null, name: string | null } | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null
-  const nested = body.user ?? body.data
-  const user = typeof nested === 'object' && nested !== null && !Array.isArray(nested) ? nested : body
+  const object = jsonObject(body)
+  if (object === undefined) return null
+  const user = jsonObject(object.user ?? object.data) ?? object
   const id = user.id
   if (typeof id !== 'string' && typeof id !== 'number') return null
   return { id: String(id), email: stringOrNull(user.email), name: stringOrNull(user.name) }
@@ -53,7 +53,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
   }, async request => {
     const principal = requirePrincipal(request)
-    const { reachable: connected, durationMs } = await backend.probe(options.paths.health)
+    const { reachable: connected, durationMs } = await backend.probe(options.paths.health, request.log)
     return {
       status: 'OK' as const,
       laravel: { connected, responseTime: `${Math.round(durationMs)}ms` },
@@ -65,10 +65,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
   }, async request => {
     const principal = requirePrincipal(request)
-    const response = passThrough(
-      await backend.request({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal) }),
-      request.log, 'backend'
-    )
+    const response = await backend.call({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal), log: request.log })
     const user = response.status >= 200 && response.status < 300 ? backendUser(response.body) : null
     return { valid: user !== null, user }
   })
@@ -77,8 +74,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
-    const response = await backend.request({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal) })
-    return relayResponse(reply, passThrough(response, request.log, 'backend'))
+    return relayResponse(reply, await backend.call({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal), log: request.log }))
   })
 
   app.post('/proxy/*', {
@@ -100,10 +96,10 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     }
     // Laravel also reads a token from the query or the body: only the verified one may travel.
     if (Object.keys(params).some(key => key.toLowerCase() === 'token')) throw new BadRequestError('params.token is not allowed: the token travels only in Authorization')
-    const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra) }
+    const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra), log: request.log }
     if (method === 'GET') upstream.query = params
     else upstream.json = params
-    return relayResponse(reply, passThrough(await backend.request(upstream), request.log, 'backend'))
+    return relayResponse(reply, await backend.call(upstream))
   })
 }
 

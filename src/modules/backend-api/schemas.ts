@@ -31,6 +31,3 @@ export const ProxyBodySchema = Type.Object({
 export type ProxyBody = Static<typeof ProxyBodySchema>
 
 export const ProxyParamsSchema = Type.Object({ '*': Type.String({ maxLength: 2048 }) })
-
-/** A relayed answer: the upstream's status and JSON body, as received (CONTRACT §4). */
-export const UpstreamBodySchema = Type.Unknown({ description: 'The upstream body, as received' })

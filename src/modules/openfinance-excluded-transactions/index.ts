@@ -5,13 +5,14 @@ import { ForbiddenError, NotFoundError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas.js'
+import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas/common.js'
 import {
-  CreateExclusionBodySchema,
+  CreateExclusionInputSchema,
   ExcludedTransactionRecordSchema,
   ExcludedTransactionSchema,
-  ListExclusionsQuerySchema
-} from './schemas.js'
+  createExclusionInput
+} from '../../schemas/excluded-transaction.js'
+import { ListExclusionsQuerySchema } from './schemas.js'
 
 export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
 
@@ -24,18 +25,19 @@ function assertOwnClient (principal: Principal, clientId: string): void {
 const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('openfinance-excluded-transactions', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
-  const { store } = app
+  const { exclusions } = app.store
   const errors = errorSchemas(400, 401, 403, 404)
 
   app.post('/', {
     schema: {
       summary: 'Exclude a transaction (idempotent per client and transaction)',
-      body: CreateExclusionBodySchema,
+      body: CreateExclusionInputSchema,
       response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
     }
   }, async (request, reply) => {
-    assertOwnClient(requirePrincipal(request), request.body.client_id.trim())
-    const { record, created } = await store.createExclusion(request.body)
+    const input = createExclusionInput(request.body)
+    assertOwnClient(requirePrincipal(request), input.client_id)
+    const { record, created } = await exclusions.create(input)
     return reply.code(created ? 201 : 200).send(record)
   })
 
@@ -44,17 +46,17 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   }, async request => {
     const clientId = request.query.client_id.trim()
     assertOwnClient(requirePrincipal(request), clientId)
-    return await store.listExclusions(clientId, pageOf(request.query))
+    return await exclusions.list(clientId, pageOf(request.query))
   })
 
   app.delete('/:id', {
     schema: { summary: 'Remove an exclusion', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
     const { id } = request.params
-    const existing = await store.getExclusion(id)
+    const existing = await exclusions.get(id)
     if (existing === undefined) throw new NotFoundError('Exclusão')
     assertOwnClient(requirePrincipal(request), existing.client_id)
-    if (!await store.deleteExclusion(id)) throw new NotFoundError('Exclusão')
+    if (!await exclusions.delete(id)) throw new NotFoundError('Exclusão')
     return { message: 'Exclusão removida com sucesso', id }
   })
 }

@@ -5,68 +5,61 @@ import { NotFoundError, QuoteNotFoundError, orNotFound } from '../../errors.js'
 import { assetDashboard } from '../../dashboard/service.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas.js'
-import {
-  AssetListItemSchema,
-  AssetSchema,
-  AssetTypeParamsSchema,
-  CreateAssetBodySchema,
-  DashboardSchema,
-  QuoteSchema,
-  SymbolParamsSchema,
-  ListAssetsQuerySchema,
-  UpdateAssetBodySchema
-} from './schemas.js'
+import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas/common.js'
+import { AssetListItemSchema, AssetSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput } from '../../schemas/asset.js'
+import { DashboardSchema } from '../../schemas/dashboard.js'
+import { QuoteSchema } from '../../schemas/quote.js'
+import { AssetTypeParamsSchema, ListAssetsQuerySchema, SymbolParamsSchema } from './schemas.js'
 
 /** Portfolio assets of spec §4.3, behind the API key. */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
-  const { store } = app
+  const { assets } = app.store
   const errors = errorSchemas(400, 401, 404)
   const AssetList = Type.Array(AssetListItemSchema)
 
   app.get('/', {
     schema: { summary: 'List assets, optionally of one portfolio', querystring: ListAssetsQuerySchema, response: { 200: AssetList, ...errors } }
-  }, async request => await store.listAssets({ portfolioId: request.query.portfolioId }, pageOf(request.query)))
+  }, async request => await assets.list({ portfolioId: request.query.portfolioId }, pageOf(request.query)))
 
   app.get('/type/:type', {
     schema: { summary: 'List assets of one type', params: AssetTypeParamsSchema, querystring: PageQuerySchema, response: { 200: AssetList, ...errors } }
-  }, async request => await store.listAssets({ type: request.params.type }, pageOf(request.query)))
+  }, async request => await assets.list({ type: request.params.type }, pageOf(request.query)))
 
   app.get('/price/:symbol', {
     schema: { summary: 'Current price quote of a ticker', params: SymbolParamsSchema, response: { 200: QuoteSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
   }, async request => {
     const symbol = request.params.symbol.toUpperCase()
-    const quote = await app.quotes.quote(symbol)
+    const quote = await app.quotes.quote(symbol, request.log)
     if (quote === undefined) throw new QuoteNotFoundError(symbol)
     return { ...quote, source: app.quotes.source }
   })
 
   app.get('/:id/dashboard', {
     schema: { summary: 'Position, history and buys of one asset', params: IdParamsSchema, response: { 200: DashboardSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
-  }, async request => orNotFound(await assetDashboard(store, app.quotes, request.params.id), 'Ativo'))
+  }, async request => orNotFound(await assetDashboard(assets, app.quotes, request.params.id, request.log), 'Ativo'))
 
   app.get('/:id', {
     schema: { summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
-  }, async request => orNotFound(await store.getAsset(request.params.id), 'Ativo'))
+  }, async request => orNotFound(await assets.get(request.params.id), 'Ativo'))
 
   app.post('/', {
-    schema: { summary: 'Add an asset to a portfolio', body: CreateAssetBodySchema, response: { 201: AssetSchema, ...errors } }
+    schema: { summary: 'Add an asset to a portfolio', body: CreateAssetInputSchema, response: { 201: AssetSchema, ...errors } }
   }, async (request, reply) => {
-    const asset = await store.createAsset(request.body)
+    const asset = await assets.create(createAssetInput(request.body))
     if (asset === undefined) throw new NotFoundError('Portfolio')
     return reply.code(201).send(asset)
   })
 
   app.patch('/:id', {
-    schema: { summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetBodySchema, response: { 200: AssetSchema, ...errors } }
-  }, async request => orNotFound(await store.updateAsset(request.params.id, request.body), 'Ativo'))
+    schema: { summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetInputSchema, response: { 200: AssetSchema, ...errors } }
+  }, async request => orNotFound(await assets.update(request.params.id, request.body), 'Ativo'))
 
   app.delete('/:id', {
     schema: { summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
-    if (!await store.deleteAsset(request.params.id)) throw new NotFoundError('Ativo')
+    if (!await assets.delete(request.params.id)) throw new NotFoundError('Ativo')
     return { message: 'Ativo removido com sucesso', id: request.params.id }
   })
 }

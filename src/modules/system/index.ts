@@ -3,7 +3,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DrainingError, StoreUnavailableError } from '../../errors.js'
-import { ProviderConfigSchema, ReadySchema, ResetSchema, StatsSchema } from './schemas.js'
+import type { FastifyBaseLogger } from 'fastify'
+import { ProviderConfigSchema } from '../../schemas/auth.js'
+import { StatsSchema } from '../../schemas/stats.js'
+import { ReadySchema, ResetSchema } from './schemas.js'
 
 export interface SystemModuleOptions {
   /** Registers `POST /reset` (development only, CONTRACT §2). */
@@ -23,9 +26,9 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
   }, async () => app.providerConfig)
 
   let probed: { at: number, result: Promise<{ backend: { reachable: boolean, responseTime: string }, aggregator: { reachable: boolean, responseTime: string, configured: boolean } }> } | undefined
-  const probeUpstreams = () => {
+  const probeUpstreams = (log: FastifyBaseLogger) => {
     if (probed === undefined || Date.now() - probed.at > UPSTREAM_PROBE_TTL_MS) {
-      const result = Promise.all([app.backendClient.probe(options.backendHealthPath), app.aggregator.client.probe('')])
+      const result = Promise.all([app.backendClient.probe(options.backendHealthPath, log), app.aggregator.client.probe('', log)])
         .then(([backend, aggregator]) => ({
           backend: { reachable: backend.reachable, responseTime: `${Math.round(backend.durationMs)}ms` },
           aggregator: { reachable: aggregator.reachable, responseTime: `${Math.round(aggregator.durationMs)}ms`, configured: app.aggregator.configured }
@@ -45,13 +48,13 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
       request.log.error({ err: error }, 'store unreachable')
       throw new StoreUnavailableError()
     }
-    return { status: 'ready' as const, store: 'ok' as const, upstreams: await probeUpstreams(), timestamp: new Date().toISOString() }
+    return { status: 'ready' as const, store: 'ok' as const, upstreams: await probeUpstreams(request.log), timestamp: new Date().toISOString() }
   })
 
   app.get('/stats', {
     schema: { summary: 'Counts and total value of the store', security: [{ apiKey: [] }], response: { 200: StatsSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
-  }, async () => await app.store.stats())
+  }, async () => await app.store.stats.get())
 
   if (!options.devRoutes) return
 
@@ -59,7 +62,7 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     schema: { summary: 'Reload the demo portfolios (development only)', security: [{ apiKey: [] }], response: { 200: ResetSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
   }, async () => {
-    await app.store.resetToDemoData()
+    await app.store.demo.reset()
     return { message: 'Dados resetados com sucesso' }
   })
 }

@@ -1,9 +1,6 @@
 import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
-import { ENDPOINT_NOT_ALLOWED, CONNECT_TOKEN_LIFETIME_SECONDS } from '../../../src/modules/aggregator/index.js'
-import { NOT_YOUR_ITEM } from '../../../src/modules/aggregator/ownership.js'
-import { Messages } from '../../../src/errors.js'
-import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, userToken } from '../../helper.js'
+import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, userToken, TEXTS } from '../../helper.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { sendJson } from '../../fixtures/fake-server.js'
 
@@ -40,7 +37,7 @@ t.test('POST /aggregator refuses paths and methods outside the allowlist, before
   for (const [endpoint, method] of [['/auth', 'GET'], ['/webhooks', 'GET'], ['/connect_token', 'GET'], ['/items/x', 'DELETE'], ['/items', 'POST'], ['/admin', 'GET'], ['/itemsx', 'GET']]) {
     const res = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint, method } })
     t.equal(res.statusCode, 403, `${method} ${endpoint}`)
-    t.equal(res.json().message, ENDPOINT_NOT_ALLOWED)
+    t.equal(res.json().message, TEXTS.endpointNotAllowed)
   }
   const forced = await buildTestApp(t, { AGGREGATOR_URL: 'http://127.0.0.1:1', ...credentials, AGGREGATOR_ALLOWED_PATHS: '/auth,/webhooks' })
   t.equal((await forced.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/webhooks', method: 'GET' } })).statusCode, 403, '/auth and /webhooks stay closed even when configured')
@@ -74,7 +71,7 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
   for (const payload of [{ endpoint: '/items/item-b' }, { endpoint: '/accounts', itemId: 'item-b' }, { endpoint: '/accounts/acc-b' }, { endpoint: '/transactions', accountId: 'acc-b' }, { endpoint: '/transactions/tx-b' }, { endpoint: '/items/unknown' }, { endpoint: '/items/item-a', itemId: 'item-b' }]) {
     const res = await call(payload)
     t.equal(res.statusCode, 403, JSON.stringify(payload))
-    t.equal(res.json().message, NOT_YOUR_ITEM)
+    t.equal(res.json().message, TEXTS.notYourItem)
   }
   const unscoped = await call({ endpoint: '/accounts' })
   t.equal(unscoped.statusCode, 403, 'a list across every item is refused to a client')
@@ -91,7 +88,7 @@ t.test('POST /aggregator/connect_token creates a token for the principal only', 
   pluggy.items.set('item-a', 'client-a')
   const res = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(clientToken({ sub: 'client-a' })), payload: { itemId: 'item-a', options: { webhookUrl: 'https://evil.example', clientUserId: 'someone-else' }, webhookUrl: 'https://evil.example' } })
   t.equal(res.statusCode, 201)
-  t.match(res.json(), { accessToken: /^ct-/, expiresIn: CONNECT_TOKEN_LIFETIME_SECONDS, itemId: 'item-a' })
+  t.match(res.json(), { accessToken: /^ct-/, expiresIn: 1800, itemId: 'item-a' })
   const sent = pluggy.received.find(r => r.path === '/connect_token')
   t.same(JSON.parse(sent?.body ?? '{}'), { itemId: 'item-a', options: { clientUserId: 'client-a' } }, 'caller options are dropped')
 
@@ -139,7 +136,7 @@ t.test('aggregator failures: refused credentials, not configured, 5xx', async t 
   const wrong = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: 'wrong' })
   const refused = await wrong.inject({ method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload: { endpoint: '/connectors', method: 'GET' } })
   t.equal(refused.statusCode, 502)
-  t.equal(refused.json().message, Messages.upstreamUnavailable)
+  t.equal(refused.json().message, TEXTS.upstreamUnavailable)
   t.notMatch(refused.body, /wrong|CLIENT_KEYS/)
 
   const unconfigured = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url })
@@ -174,27 +171,27 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   for (const secret of [null, 'wrong', 'hook-secret ', '']) {
     const res = await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }, secret)
     t.equal(res.statusCode, 401, `secret ${JSON.stringify(secret)}`)
-    t.equal(res.json().message, Messages.webhookSecretInvalid)
+    t.equal(res.json().message, TEXTS.webhookSecretInvalid)
   }
-  t.equal(await app.store.countWebhookEvents(), 0, 'refused deliveries store nothing')
+  t.equal(await app.store.aggregatorEvents.count(), 0, 'refused deliveries store nothing')
 
   const spec = await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } })
   t.equal(spec.statusCode, 200)
   t.same(spec.json(), { received: true })
   t.same((await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } })).json(), { received: true }, 'a redelivery is acknowledged')
-  t.equal(await app.store.countWebhookEvents(), 1, '…and not stored twice')
-  t.match(await app.store.getAggregatorItem('i1'), { itemId: 'i1', status: 'UPDATED', lastEvent: 'item.updated' })
+  t.equal(await app.store.aggregatorEvents.count(), 1, '…and not stored twice')
+  t.match(await app.store.aggregatorEvents.item('i1'), { itemId: 'i1', status: 'UPDATED', lastEvent: 'item.updated' })
 
   const flat = { event: 'item/waiting_user_input', eventId: 'evt-1', itemId: 'i1', id: 'i1', triggeredBy: 'SYNC' }
   t.equal((await post(flat)).statusCode, 200)
   t.equal((await post({ ...flat, triggeredBy: 'USER' })).statusCode, 200, 'the same eventId is one event')
-  t.equal(await app.store.countWebhookEvents(), 2)
-  t.match(await app.store.getAggregatorItem('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/waiting_user_input' })
+  t.equal(await app.store.aggregatorEvents.count(), 2)
+  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/waiting_user_input' })
 
   t.equal((await post({ event: 'item/login_succeeded', eventId: 'evt-2', itemId: 'i1' })).statusCode, 200)
-  t.match(await app.store.getAggregatorItem('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/login_succeeded' }, 'an event without a status keeps the last status')
+  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/login_succeeded' }, 'an event without a status keeps the last status')
   t.equal((await post({ event: 'connector/status_updated', eventId: 'evt-3', data: { status: 'UNSTABLE' } })).statusCode, 200, 'unknown kinds are stored too')
-  t.equal(await app.store.countWebhookEvents(), 4)
+  t.equal(await app.store.aggregatorEvents.count(), 4)
 
   for (const bad of [{}, { event: '' }, { event: 5 }, { event: 'x', data: 'nope' }, [1]]) {
     const res = await post(bad)
@@ -202,7 +199,7 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   }
   const huge = await post({ event: 'x', pad: 'x'.repeat(70 * 1024) })
   t.equal(huge.statusCode, 413)
-  t.equal(await app.store.countWebhookEvents(), 4)
+  t.equal(await app.store.aggregatorEvents.count(), 4)
 })
 
 forEachEngine(t, 'without a configured secret (development) every delivery is accepted', async (t, engine) => {

@@ -1,7 +1,5 @@
 import t from 'tap'
-import { Messages } from '../../../src/errors.js'
-import { HEALTH_MESSAGE } from '../../../src/modules/auth/index.js'
-import { assertErrorBody, bearer, buildTestApp, clientToken, fixtureToken, signToken, tymon, tymonClaims, userToken } from '../../helper.js'
+import { assertErrorBody, bearer, buildTestApp, clientToken, fixtureToken, signToken, tymon, tymonClaims, userToken, TEXTS } from '../../helper.js'
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const user = fixtureToken('valid_user')
@@ -11,8 +9,8 @@ t.test('GET /auth/health answers without credentials', async t => {
   const app = await buildTestApp(t)
   const res = await app.inject({ method: 'GET', url: '/auth/health' })
   t.equal(res.statusCode, 200)
-  t.match(res.json(), { status: 'OK', timestamp: ISO_MS, message: HEALTH_MESSAGE })
-  t.match(HEALTH_MESSAGE, /está funcionando!$/)
+  t.match(res.json(), { status: 'OK', timestamp: ISO_MS, message: TEXTS.health })
+  t.match(TEXTS.health, /está funcionando!$/)
 })
 
 t.test('GET /auth/profile', async t => {
@@ -33,15 +31,15 @@ t.test('GET /auth/profile', async t => {
 
   const anonymous = await app.inject({ method: 'GET', url: '/auth/profile' })
   t.equal(anonymous.statusCode, 401)
-  t.equal(anonymous.json().message, Messages.tokenInvalid)
+  t.equal(anonymous.json().message, TEXTS.tokenInvalid)
   assertErrorBody(t, anonymous.json(), 401, '/auth/profile')
 
   const expired = await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(fixtureToken('expired_user').token) })
   t.equal(expired.statusCode, 401)
-  t.equal(expired.json().message, Messages.tokenExpired)
+  t.equal(expired.json().message, TEXTS.tokenExpired)
 
   const noSub = await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(fixtureToken('no_sub').token) })
-  t.equal(noSub.json().message, Messages.subjectMissing)
+  t.equal(noSub.json().message, TEXTS.subjectMissing)
 })
 
 t.test('GET /auth/me returns the principal with its claims', async t => {
@@ -66,7 +64,7 @@ t.test('GET /auth/user/dashboard: users only', async t => {
 
   const asClient = await app.inject({ method: 'GET', url: '/auth/user/dashboard', headers: bearer(client.token) })
   t.equal(asClient.statusCode, 403)
-  t.equal(asClient.json().message, Messages.forbiddenPrincipal)
+  t.equal(asClient.json().message, TEXTS.forbiddenPrincipal)
   assertErrorBody(t, asClient.json(), 403, '/auth/user/dashboard')
   t.equal((await app.inject({ method: 'GET', url: '/auth/user/dashboard' })).statusCode, 401)
 })
@@ -79,7 +77,7 @@ t.test('GET /auth/client/dashboard: clients only', async t => {
 
   const asUser = await app.inject({ method: 'GET', url: '/auth/client/dashboard', headers: bearer(user.token) })
   t.equal(asUser.statusCode, 403)
-  t.equal(asUser.json().message, Messages.forbiddenPrincipal)
+  t.equal(asUser.json().message, TEXTS.forbiddenPrincipal)
 })
 
 t.test('GET /auth/client/test: plain OK for clients', async t => {

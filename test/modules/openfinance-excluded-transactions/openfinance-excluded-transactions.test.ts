@@ -1,6 +1,5 @@
 import t from 'tap'
-import { OTHER_CLIENT_MESSAGE } from '../../../src/modules/openfinance-excluded-transactions/index.js'
-import { assertErrorBody, bearer, buildDataApp, clientToken, forEachEngine, userToken } from '../../helper.js'
+import { assertErrorBody, bearer, buildDataApp, clientToken, forEachEngine, userToken, TEXTS } from '../../helper.js'
 
 const URL_ = '/openfinance-excluded-transactions'
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
@@ -45,7 +44,7 @@ forEachEngine(t, 'a client cannot touch another client\'s records; a user can', 
 
   const create = await app.inject({ method: 'POST', url: URL_, headers: intruder, payload: { client_id: 'c1', transaction_id: 'x', reason: 'r' } })
   t.equal(create.statusCode, 403)
-  t.equal(create.json().message, OTHER_CLIENT_MESSAGE)
+  t.equal(create.json().message, TEXTS.otherClient)
   assertErrorBody(t, create.json(), 403, URL_)
   t.equal((await app.inject({ method: 'GET', url: `${URL_}?client_id=c1`, headers: intruder })).statusCode, 403)
   t.equal((await app.inject({ method: 'DELETE', url: `${URL_}/${record.id}`, headers: intruder })).statusCode, 403)

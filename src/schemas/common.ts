@@ -4,20 +4,21 @@ import { Type, type TString } from '@sinclair/typebox'
 export const Timestamp = Type.String({ format: 'date-time' })
 
 /**
- * A required text of 1…max characters that is not blank (CONTRACT §5); the store trims it.
- * The `\S` pattern is worded "should not be empty" by the error handler.
+ * A required text of 1…max characters that is not blank (CONTRACT §5); inputs are trimmed
+ * by the domain's `…Input` function before they reach the store. The `\S` pattern is worded
+ * "should not be empty" by the error handler.
  */
 export function NonBlankString (maxLength: number): TString {
   return Type.String({ minLength: 1, maxLength, pattern: '\\S' })
 }
 
-/** Ids in paths are at most 64 characters (CONTRACT §5): longer ones are 400, never a database error. */
-export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
-
 /** A string enum as one JSON-Schema `enum`, so a bad value gets one "must be one of" phrase. */
 export function StringEnum<const T extends readonly string[]> (values: T) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values] })
 }
+
+/** Ids in paths are at most 64 characters (CONTRACT §5): longer ones are 400, never a database error. */
+export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 
 /** `{message, id}` of the delete routes. */
 export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() })
@@ -38,3 +39,11 @@ export const MAX_PAGE_SIZE = 1000
 export function pageOf (query: { limit?: string, offset?: string }): Page {
   return { limit: query.limit === undefined ? MAX_PAGE_SIZE : Number(query.limit), offset: query.offset === undefined ? 0 : Number(query.offset) }
 }
+
+/** `value` trimmed, keeping `null` and `undefined` as they are (optional and nullable texts). */
+export function trimmed<T extends string | null | undefined> (value: T): T {
+  return (typeof value === 'string' ? value.trim() : value) as T
+}
+
+/** A relayed answer: the upstream's status and JSON body, as received (CONTRACT §4). */
+export const UpstreamBodySchema = Type.Unknown({ description: 'The upstream body, as received' })

@@ -18,7 +18,7 @@ function run (entry: string, env: Record<string, string>, args: string[] = []): 
   const cwd = mkdtempSync(join(tmpdir(), 'bff-server-'))
   return spawn(process.execPath, ['--import', tsx, entry, ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', ...env }
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY_MS: '0', ...env }
   })
 }
 
@@ -132,13 +132,23 @@ function send (port: number, method: string, path: string, headers: Record<strin
   return { done, finish }
 }
 
+/** Polls /ready until its status is no longer `from` (the child handles signals when the machine lets it). */
+async function readyStatusOnceChanged (port: number, from: number): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const { status } = await send(port, 'GET', '/ready', {}).done
+    if (status !== from) return status
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  return from
+}
+
 t.test('SIGTERM: /ready turns 503, a slow relay and a write in flight complete, the write is stored, exit 0', async t => {
   const laravel = await startFakeLaravel(t)
   laravel.on('/api/user/profile', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, { slow: true }) })
   const file = join(mkdtempSync(join(tmpdir(), 'bff-shutdown-')), 'bff.sqlite')
   const child = run(serverEntry, {
     NODE_ENV: 'test', PORT: '0', JWT_SECRET: tymon.secret, API_KEYS: 'k', BACKEND_URL: laravel.url,
-    DATABASE_URL: `sqlite:${file}`, SHUTDOWN_DRAIN_MS: '600'
+    DATABASE_URL: `sqlite:${file}`, SHUTDOWN_DRAIN_MS: '2000'
   })
   const { exit } = collect(child)
   const port = await listening(child)
@@ -147,21 +157,18 @@ t.test('SIGTERM: /ready turns 503, a slow relay and a write in flight complete, 
   const slow = send(port, 'GET', '/backend-api/user/profile', { authorization: `Bearer ${fixtureToken('valid_user').token}` })
   const write = send(port, 'POST', '/portfolios', { 'x-api-key': 'k' }, JSON.stringify({ name: 'Written during shutdown', userId: 'sig' }), true)
   await new Promise(resolve => setTimeout(resolve, 300))
-  const signalled = Date.now()
   child.kill('SIGTERM')
-  await new Promise(resolve => setTimeout(resolve, 200))
-  t.equal((await send(port, 'GET', '/ready', {}).done).status, 503, 'draining: the balancer is told to stop sending')
+  t.equal(await readyStatusOnceChanged(port, 200), 503, 'draining: the balancer is told to stop sending')
   write.finish()
 
   const [slowAnswer, writeAnswer] = await Promise.all([slow.done, write.done])
   t.equal(slowAnswer.status, 200, 'the slow relay finished')
   t.same(JSON.parse(slowAnswer.text), { slow: true })
   t.equal(writeAnswer.status, 201, 'the write finished')
-  t.equal(await exit, 0)
-  t.ok(Date.now() - signalled < 10_000, 'exited within 10 s')
+  t.equal(await exit, 0, 'exit 0: the shutdown finished before its 10 s deadline')
 
   const store = await Store.open(`sqlite:${file}`)
   t.teardown(() => store.close())
-  const stored = await store.listPortfolios({ userId: 'sig' }, { limit: 10, offset: 0 })
+  const stored = await store.portfolios.list({ userId: 'sig' }, { limit: 10, offset: 0 })
   t.same(stored.map(p => p.name), ['Written during shutdown'], 'the acknowledged write is in the store')
 })

@@ -1,0 +1,59 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { NonBlankString, StringEnum, Timestamp } from './common.js'
+
+export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
+export const AssetTypeSchema = StringEnum(ASSET_TYPES)
+export type AssetType = Static<typeof AssetTypeSchema>
+
+/** Bounds keep `quantity × price` and every sum finite (CONTRACT §5: quantity > 0, price ≥ 0). */
+export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12 })
+export const Price = Type.Number({ minimum: 0, maximum: 1e12 })
+
+/** Portfolio asset of spec §2.2; `totalValue` is `quantity × price`. */
+export const AssetSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  symbol: Type.String(),
+  type: AssetTypeSchema,
+  quantity: Type.Number(),
+  price: Type.Number(),
+  totalValue: Type.Number(),
+  portfolioId: Type.String(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Asset = Static<typeof AssetSchema>
+
+/** List items carry the fields of spec §4.3. */
+export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'])
+
+export const CreateAssetInputSchema = Type.Object({
+  name: NonBlankString(200),
+  symbol: NonBlankString(200),
+  type: AssetTypeSchema,
+  quantity: Quantity,
+  price: Price,
+  portfolioId: Type.String({ minLength: 1, maxLength: 64 })
+})
+export type CreateAssetInput = Static<typeof CreateAssetInputSchema>
+
+export const UpdateAssetInputSchema = Type.Object({
+  quantity: Type.Optional(Quantity),
+  price: Type.Optional(Price)
+})
+export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
+
+/** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */
+export function createAssetInput (input: CreateAssetInput): CreateAssetInput {
+  return { ...input, name: input.name.trim(), symbol: input.symbol.trim().toUpperCase() }
+}
+
+/** A buy lot of an asset: what was bought, when, at what unit price (the dashboard's transactions). */
+export const LotSchema = Type.Object({
+  id: Type.String(),
+  /** `YYYY-MM-DD`. */
+  date: Type.String(),
+  quantity: Type.Number(),
+  price: Type.Number()
+})
+export type Lot = Static<typeof LotSchema>

@@ -1,0 +1,43 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')])
+export type PrincipalType = Static<typeof PrincipalTypeSchema>
+
+/** Claims of a tymon/jwt-auth token (spec §2.6, CONTRACT §8); custom claims pass through. */
+export const JwtPayloadSchema = Type.Object({
+  iss: Type.String(),
+  iat: Type.Number(),
+  exp: Type.Number(),
+  nbf: Type.Number(),
+  sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
+  jti: Type.String({ minLength: 1 }),
+  prv: Type.Optional(Type.String())
+}, { additionalProperties: true })
+export type JwtPayload = Static<typeof JwtPayloadSchema>
+
+const NullableString = Type.Union([Type.String(), Type.Null()])
+
+/** What the service reads out of the claims for a frontend (spec §2.7 `tokenData`). */
+export const TokenDataSchema = Type.Object({
+  issuer: Type.String(),
+  jwtId: Type.String(),
+  provider: NullableString,
+  uuid: NullableString,
+  email: NullableString,
+  name: NullableString
+})
+export type TokenData = Static<typeof TokenDataSchema>
+
+const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
+
+/** Provider hashes that tell a `user` token from a `client` token (spec §2.8, §5.4.6). */
+export const ProviderConfigSchema = Type.Object({
+  userProviderHash: Sha1Hex,
+  clientProviderHash: Sha1Hex,
+  autoCalculated: Type.Boolean(),
+  models: Type.Object({ user: Type.String(), client: Type.String() })
+})
+export type ProviderConfig = Static<typeof ProviderConfigSchema>
+
+export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const
+export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]

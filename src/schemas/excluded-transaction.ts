@@ -1,0 +1,35 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { NonBlankString, Timestamp } from './common.js'
+
+/** Excluded transaction of spec §2.5, as listed (without `created_at`). */
+export const ExcludedTransactionSchema = Type.Object({
+  id: Type.String(),
+  client_id: Type.String(),
+  transaction_id: Type.String(),
+  reason: Type.String(),
+  excluded_at: Timestamp
+})
+export type ExcludedTransaction = Static<typeof ExcludedTransactionSchema>
+
+/** The create response adds `created_at`. */
+export const ExcludedTransactionRecordSchema = Type.Composite([ExcludedTransactionSchema, Type.Object({ created_at: Timestamp })])
+export type ExcludedTransactionRecord = Static<typeof ExcludedTransactionRecordSchema>
+
+export const CreateExclusionInputSchema = Type.Object({
+  client_id: NonBlankString(200),
+  transaction_id: NonBlankString(200),
+  reason: NonBlankString(2000),
+  /** When the user excluded it; the time of the request when absent. */
+  excluded_at: Type.Optional(Type.String({ format: 'date-time' }))
+})
+export type CreateExclusionInput = Static<typeof CreateExclusionInputSchema>
+
+/** A validated create input as the store takes it: texts trimmed, `excluded_at` in the service's timestamp form. */
+export function createExclusionInput (input: CreateExclusionInput): CreateExclusionInput {
+  return {
+    client_id: input.client_id.trim(),
+    transaction_id: input.transaction_id.trim(),
+    reason: input.reason.trim(),
+    ...(input.excluded_at === undefined ? {} : { excluded_at: new Date(input.excluded_at).toISOString() })
+  }
+}

@@ -1,0 +1,68 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { NonBlankString, Timestamp, trimmed } from './common.js'
+
+/** Portfolio of spec §2.1; `totalValue` is the sum of its assets' `quantity × price`. */
+export const PortfolioSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  userId: Type.String(),
+  totalValue: Type.Number(),
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+})
+export type Portfolio = Static<typeof PortfolioSchema>
+
+/** `POST /portfolios` answers spec §4.2's fields, without `updatedAt`. */
+export const CreatedPortfolioSchema = Type.Omit(PortfolioSchema, ['updatedAt'])
+
+/** An asset as listed inside its portfolio (spec §4.2). */
+export const PortfolioAssetSummarySchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  symbol: Type.String(),
+  quantity: Type.Number(),
+  price: Type.Number()
+})
+
+export const PortfolioDetailSchema = Type.Composite([
+  Type.Pick(PortfolioSchema, ['id', 'name', 'description', 'userId', 'totalValue']),
+  Type.Object({ assets: Type.Array(PortfolioAssetSummarySchema) })
+])
+export type PortfolioDetail = Static<typeof PortfolioDetailSchema>
+
+export const PortfolioValueSchema = Type.Object({
+  portfolioId: Type.String(),
+  totalValue: Type.Number(),
+  currency: Type.Literal('BRL'),
+  lastUpdate: Timestamp
+})
+export type PortfolioValue = Static<typeof PortfolioValueSchema>
+
+const Description = Type.String({ maxLength: 2000 })
+
+export const CreatePortfolioInputSchema = Type.Object({
+  name: NonBlankString(200),
+  description: Type.Optional(Type.Union([Description, Type.Null()])),
+  userId: NonBlankString(200)
+})
+export type CreatePortfolioInput = Static<typeof CreatePortfolioInputSchema>
+
+export const UpdatePortfolioInputSchema = Type.Object({
+  name: Type.Optional(NonBlankString(200)),
+  description: Type.Optional(Type.Union([Description, Type.Null()]))
+})
+export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
+
+/** A validated create input as the store takes it: texts trimmed (CONTRACT §5). */
+export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
+  return { name: input.name.trim(), description: trimmed(input.description ?? null), userId: input.userId.trim() }
+}
+
+/** A validated update input as the store takes it: texts trimmed, absent fields left absent. */
+export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfolioInput {
+  const update: UpdatePortfolioInput = {}
+  if (input.name !== undefined) update.name = input.name.trim()
+  if (input.description !== undefined) update.description = trimmed(input.description)
+  return update
+}

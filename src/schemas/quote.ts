@@ -1,0 +1,25 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Timestamp } from './common.js'
+
+/** A price as a provider gives it. */
+export const ProviderQuoteSchema = Type.Object({
+  symbol: Type.String(),
+  price: Type.Number(),
+  currency: Type.String(),
+  lastUpdate: Timestamp
+})
+export type ProviderQuote = Static<typeof ProviderQuoteSchema>
+
+/** Asset price quote of spec §2.3: the provider's price and who gave it. */
+export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String() })])
+export type Quote = Static<typeof QuoteSchema>
+
+/** `YYYY-MM`, a calendar month in UTC. */
+export type MonthKey = string
+
+/** The closing price of a month. */
+export const MonthlyCloseSchema = Type.Object({
+  month: Type.String({ pattern: '^\\d{4}-\\d{2}$' }),
+  close: Type.Number()
+})
+export type MonthlyClose = Static<typeof MonthlyCloseSchema>

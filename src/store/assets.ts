@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto'
+import type { Selectable, Transaction } from 'kysely'
+import type { Database, PortfolioAssetsTable } from './database.js'
+import { now, type StoreHandle } from './handle.js'
+import { touchPortfolio } from './portfolios.js'
+import type { Page } from '../schemas/common.js'
+import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
+
+export interface AssetFilter {
+  portfolioId?: string
+  type?: AssetType
+}
+
+/** An asset with its buy lots, oldest first. */
+export interface Holding {
+  asset: Asset
+  lots: Lot[]
+}
+
+function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
+  return {
+    id: row.id,
+    name: row.name,
+    symbol: row.symbol,
+    type: row.type,
+    quantity: row.quantity,
+    price: row.price,
+    totalValue: row.quantity * row.price,
+    portfolioId: row.portfolio_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at
+  }
+}
+
+/** Records a buy after the asset's existing ones (callers hold the asset's row, so `seq` is safe to compute). */
+export async function insertLot (trx: Transaction<Database>, assetId: string, timestamp: string, quantity: number, price: number, date = timestamp.slice(0, 10)): Promise<void> {
+  const last = await trx.selectFrom('asset_lots').select(eb => eb.fn.max('seq').as('seq')).where('asset_id', '=', assetId).executeTakeFirst()
+  const seq = Number(last?.seq ?? 0) + 1
+  await trx.insertInto('asset_lots').values({ id: randomUUID(), asset_id: assetId, date, seq, quantity, price, created_at: timestamp }).execute()
+}
+
+/** Removes `quantity` from the asset's lots, oldest first; emptied lots are deleted. */
+async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, quantity: number): Promise<void> {
+  const lots = await trx.selectFrom('asset_lots').select(['id', 'quantity']).where('asset_id', '=', assetId)
+    .orderBy('date').orderBy('seq').execute()
+  let remaining = quantity
+  for (const lot of lots) {
+    if (remaining <= 0) break
+    const taken = Math.min(lot.quantity, remaining)
+    remaining -= taken
+    // What is left of a lot within rounding of zero is nothing.
+    if (lot.quantity - taken <= lot.quantity * 1e-12) await trx.deleteFrom('asset_lots').where('id', '=', lot.id).execute()
+    else await trx.updateTable('asset_lots').set({ quantity: lot.quantity - taken }).where('id', '=', lot.id).execute()
+  }
+}
+
+/**
+ * Portfolio assets (spec §2.2) and their buy lots. Every write touches the asset's portfolio,
+ * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised.
+ */
+export class AssetRepository {
+  constructor (private readonly handle: StoreHandle) {}
+
+  async list (filter: AssetFilter, page: Page): Promise<Asset[]> {
+    let query = this.handle.db.selectFrom('portfolio_assets').selectAll()
+    if (filter.portfolioId !== undefined) query = query.where('portfolio_id', '=', filter.portfolioId)
+    if (filter.type !== undefined) query = query.where('type', '=', filter.type)
+    const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute()
+    return rows.map(toAsset)
+  }
+
+  async get (id: string): Promise<Asset | undefined> {
+    const row = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirst()
+    return row === undefined ? undefined : toAsset(row)
+  }
+
+  /** Stores an asset and its first lot; `undefined` (and nothing stored) when its portfolio does not exist. */
+  async create (input: CreateAssetInput): Promise<Asset | undefined> {
+    return await this.handle.write(async trx => {
+      const timestamp = now()
+      // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
+      if (!await touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
+      const row = {
+        id: randomUUID(),
+        portfolio_id: input.portfolioId,
+        name: input.name,
+        symbol: input.symbol,
+        type: input.type,
+        quantity: input.quantity,
+        price: input.price,
+        created_at: timestamp,
+        updated_at: timestamp
+      }
+      await trx.insertInto('portfolio_assets').values(row).execute()
+      await insertLot(trx, row.id, timestamp, row.quantity, row.price)
+      return toAsset(row)
+    })
+  }
+
+  /**
+   * Changes quantity and/or price. A higher quantity records a buy of the difference at the
+   * given price (or the asset's price); a lower one takes the difference from the oldest lots
+   * first (FIFO), so the lots always add up to the quantity.
+   */
+  async update (id: string, input: UpdateAssetInput): Promise<Asset | undefined> {
+    return await this.handle.write(async trx => {
+      const timestamp = now()
+      // Touching the row first locks it (PostgreSQL) and returns the values before this change.
+      const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
+        .returning(['quantity', 'price']).executeTakeFirst()
+      if (before === undefined) return undefined
+      const changes: Partial<PortfolioAssetsTable> = {}
+      if (input.quantity !== undefined) changes.quantity = input.quantity
+      if (input.price !== undefined) changes.price = input.price
+      const row = Object.keys(changes).length === 0
+        ? await trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+        : await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+      if (input.quantity !== undefined && input.quantity > before.quantity) {
+        await insertLot(trx, id, timestamp, input.quantity - before.quantity, row.price)
+      } else if (input.quantity !== undefined && input.quantity < before.quantity) {
+        await takeFromOldestLots(trx, id, before.quantity - input.quantity)
+      }
+      await touchPortfolio(trx, row.portfolio_id, timestamp)
+      return toAsset(row)
+    })
+  }
+
+  async delete (id: string): Promise<boolean> {
+    return await this.handle.write(async trx => {
+      await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
+      const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
+      if (row === undefined) return false
+      await touchPortfolio(trx, row.portfolio_id, now())
+      return true
+    })
+  }
+
+  /** The asset's buy lots, oldest first. */
+  async lots (assetId: string): Promise<Lot[]> {
+    return await this.handle.db.selectFrom('asset_lots').select(['id', 'date', 'quantity', 'price'])
+      .where('asset_id', '=', assetId).orderBy('date').orderBy('seq').execute()
+  }
+
+  /**
+   * Every asset of the portfolio that holds `assetId`, each with its lots (the dashboard's
+   * portfolio share), read once; `undefined` when there is no such asset.
+   */
+  async portfolioHoldingsOf (assetId: string): Promise<{ holding: Holding, portfolio: Holding[] } | undefined> {
+    const db = this.handle.db
+    const portfolioOfAsset = db.selectFrom('portfolio_assets').select('portfolio_id').where('id', '=', assetId)
+    const assets = await db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', '=', () => portfolioOfAsset)
+      .orderBy('created_at').orderBy('id').execute()
+    if (assets.length === 0) return undefined
+    const lots = await db.selectFrom('asset_lots')
+      .innerJoin('portfolio_assets', 'portfolio_assets.id', 'asset_lots.asset_id')
+      .select(['asset_lots.id', 'asset_lots.asset_id', 'asset_lots.date', 'asset_lots.quantity', 'asset_lots.price'])
+      .where('portfolio_assets.portfolio_id', '=', () => portfolioOfAsset)
+      .orderBy('asset_lots.date').orderBy('asset_lots.seq')
+      .execute()
+    const portfolio = assets.map(asset => ({
+      asset: toAsset(asset),
+      lots: lots.filter(lot => lot.asset_id === asset.id).map(({ id, date, quantity, price }) => ({ id, date, quantity, price }))
+    }))
+    const holding = portfolio.find(entry => entry.asset.id === assetId)
+    /* c8 ignore next -- the portfolio was found through this asset */
+    if (holding === undefined) return undefined
+    return { holding, portfolio }
+  }
+}
