@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
@@ -51,15 +51,15 @@ export interface Service {
   stop: () => Promise<void>
 }
 
-/** Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers. */
-export async function startService (env: Record<string, string>): Promise<Service> {
+/** Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers; its stdout goes to `logFile` when given. */
+export async function startService (env: Record<string, string>, logFile?: string): Promise<Service> {
   const port = await freePort()
   const [command, args] = pinned(0, process.execPath, [...(process.env.SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean), `${ROOT}dist/server.js`])
   const child = spawn(command, args, {
     cwd: ROOT,
     // One load generator is one client: the rate limit would measure its refusals, not the routes.
     env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_MAX: '1000000000', ...env },
-    stdio: ['ignore', 'inherit', 'inherit']
+    stdio: ['ignore', logFile === undefined ? 'inherit' : openSync(logFile, 'a'), 'inherit']
   })
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
@@ -136,4 +136,32 @@ export function table (rows: Array<Record<string, string | number>>): string {
   const columns = Object.keys(first)
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`
   return [line(columns), line(columns.map(() => '---')), ...rows.map(row => line(columns.map(column => row[column] ?? '')))].join('\n')
+}
+
+/** wrk, when installed: a C load generator that does not saturate its own core before the server's. */
+export const WRK = ['/usr/bin/wrk', '/usr/local/bin/wrk'].find(path => existsSync(path))
+
+/** `duration` seconds of GETs from 50 connections with wrk on core 1 (autocannon there when wrk is absent). */
+export async function loadGet (name: string, url: string, duration: number, headers: Record<string, string> = {}): Promise<Figures> {
+  if (WRK === undefined) return await load(name, { url, duration, connections: 50, headers })
+  const args = ['-t1', '-c50', `-d${duration}s`, '--latency', ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), url]
+  const [command, commandArgs] = pinned(1, WRK, args)
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] })
+  let output = ''
+  child.stdout.on('data', chunk => { output += String(chunk) })
+  await once(child, 'exit')
+  const number = (pattern: RegExp): number => Number(pattern.exec(output)?.[1] ?? NaN)
+  const millis = (label: string): number => {
+    const match = new RegExp(`${label}%\\s+([\\d.]+)(us|ms|s)`).exec(output)
+    if (match === null) return NaN
+    return Number(match[1]) * ({ us: 0.001, ms: 1, s: 1000 }[match[2] as 'us' | 'ms' | 's'])
+  }
+  return {
+    name,
+    requestsPerSecond: number(/Requests\/sec:\s+([\d.]+)/),
+    mean: NaN,
+    p50: millis('50'),
+    p99: millis('99'),
+    non2xx: number(/Non-2xx or 3xx responses:\s+(\d+)/) || 0
+  }
 }

@@ -63,7 +63,14 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
       components: { securitySchemes: SECURITY_SCHEMES }
     }
   })
-  await app.register(swaggerUi, { routePrefix: options.routePrefix ?? '/docs', staticCSP: true })
+  await app.register(swaggerUi, {
+    routePrefix: options.routePrefix ?? '/docs',
+    // Swagger UI's own strict CSP, less `upgrade-insecure-requests`: over plain HTTP on any host
+    // but localhost (a container, a staging box) it would make the browser fetch the page's
+    // scripts over HTTPS and leave /docs blank.
+    staticCSP: true,
+    transformStaticCSP: header => header.replace(/\s*upgrade-insecure-requests;?/, '')
+  })
 }
 
 /** OpenAPI 3 from the route schemas (@fastify/swagger), Swagger UI at /docs. Register before the routes. */

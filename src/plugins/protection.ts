@@ -30,12 +30,11 @@ function rateLimitKey (request: FastifyRequest): string {
   return principal === null ? `ip:${request.ip}` : `${principal.type}:${principal.id}`
 }
 
-/** An API of JSON: helmet's default policies, with a CSP that lets the bundled Swagger UI render. */
-const HELMET_OPTIONS: HelmetOptions = {
-  contentSecurityPolicy: {
-    directives: { 'default-src': ["'self'"], 'img-src': ["'self'", 'data:', 'https://icons.brapi.dev'], 'style-src': ["'self'", "'unsafe-inline'"], 'script-src': ["'self'"] }
-  }
-}
+/**
+ * An API of JSON: helmet's default policies but the CSP, which governs documents a browser
+ * renders — JSON answers are never rendered (`nosniff`), and /docs sets its own (openapi.ts).
+ */
+const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: false }
 
 /**
  * The headers helmet sets, computed once. @fastify/helmet rebuilds helmet's middleware (and
@@ -52,14 +51,22 @@ export function securityHeaders (options: HelmetOptions = HELMET_OPTIONS): Recor
   return headers
 }
 
-async function protection (app: FastifyInstance, options: ProtectionPluginOptions): Promise<void> {
+/** Layer 1: helmet's headers on every answer, prepared once, set by a callback hook (no promise, no tick). */
+export function addSecurityHeaders (app: FastifyInstance): void {
   const headers = securityHeaders()
-  // A callback hook: an async one costs a promise and a tick per request on every route.
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.headers(headers)
     done()
   })
-  await app.register(cors, { origin: options.corsOrigins.length === 0 ? false : [...options.corsOrigins], credentials: false })
+}
+
+/** Layer 2: CORS for the listed origins only (none: no grant). */
+export async function addCors (app: FastifyInstance, origins: readonly string[]): Promise<void> {
+  await app.register(cors, { origin: origins.length === 0 ? false : [...origins], credentials: false })
+}
+
+/** Layer 3: the rate limit, per principal or IP, in memory or shared through Redis. */
+export async function addRateLimit (app: FastifyInstance, options: Pick<ProtectionPluginOptions, 'rateLimitMax' | 'rateLimitWindowMs' | 'rateLimitRedisUrl'>): Promise<void> {
   let redis: Redis | undefined
   if (options.rateLimitRedisUrl !== undefined) {
     const { Redis } = await import('ioredis')
@@ -77,13 +84,24 @@ async function protection (app: FastifyInstance, options: ProtectionPluginOption
     keyGenerator: rateLimitKey,
     errorResponseBuilder: (_request, context) => new RateLimitedError(context.after)
   })
+}
+
+/** Layer 4: load shedding — 503 while the event loop lags or the heap nears its limit. */
+export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
   await app.register(underPressure, {
-    maxEventLoopDelay: options.maxEventLoopDelayMs,
+    maxEventLoopDelay: maxEventLoopDelayMs,
     // Refuse new work before V8 runs out of heap.
     maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9),
     retryAfter: 5,
     customError: OverloadedError
   })
+}
+
+async function protection (app: FastifyInstance, options: ProtectionPluginOptions): Promise<void> {
+  addSecurityHeaders(app)
+  await addCors(app, options.corsOrigins)
+  await addRateLimit(app, options)
+  await addShedding(app, options.maxEventLoopDelayMs)
 }
 
 /** helmet, CORS, rate limit and load shedding (issue 6; OWASP API4, API8). */

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely'
+import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { Database } from './database.js'
 import type { StoreEngine } from './connect.js'
 
@@ -27,5 +27,16 @@ export class StoreHandle {
   /** A single-statement write: statistics are recomputed after it. */
   wrote (): void {
     this.generation++
+  }
+
+  /**
+   * A hot-path statement, written once with `?` placeholders and compiled for the engine once
+   * (PostgreSQL's `$1, $2…`), instead of built by the query builder on every request. On SQLite
+   * the driver's statement cache then reuses one prepared statement for it.
+   */
+  statement<Row> (text: string): (parameters: readonly unknown[]) => Promise<Row[]> {
+    let index = 0
+    const sql = this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
+    return async parameters => (await this.db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
   }
 }

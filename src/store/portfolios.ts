@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Selectable } from 'kysely'
+import type { StoreEngine } from './connect.js'
 import type { PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
@@ -15,6 +16,39 @@ import type {
 const portfolioTotal = sql<number>`coalesce((select sum(pa.quantity * pa.price) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number }
+
+interface DetailRow {
+  id: string
+  name: string
+  description: string | null
+  user_id: string
+  total_value: number
+  /** JSON text on SQLite, parsed by the driver on PostgreSQL. */
+  assets: string | PortfolioDetail['assets']
+}
+
+/**
+ * A portfolio, its total and its assets in one statement (one round trip, one snapshot on
+ * both engines, so the total always matches the assets listed), the assets aggregated as JSON.
+ */
+const DETAIL_SQL: Record<StoreEngine, string> = {
+  sqlite: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]') as assets
+    from portfolios p left join (
+      select portfolio_id, sum(quantity * price) as total_value,
+        json_group_array(json_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
+      from portfolio_assets where portfolio_id = ? group by portfolio_id
+    ) a on a.portfolio_id = p.id
+    where p.id = ?`,
+  postgres: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]'::json) as assets
+    from portfolios p left join (
+      select portfolio_id, sum(quantity * price) as total_value,
+        json_agg(json_build_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
+      from portfolio_assets where portfolio_id = ? group by portfolio_id
+    ) a on a.portfolio_id = p.id
+    where p.id = ?`
+}
+
+const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
 
 function toPortfolio (row: PortfolioRow): Portfolio {
   return {
@@ -43,7 +77,13 @@ export async function touchPortfolio (executor: Executor, id: string, timestamp:
 
 /** Portfolios (spec §2.1), their totals summed by the database. Inputs arrive validated and trimmed. */
 export class PortfolioRepository {
-  constructor (private readonly handle: StoreHandle) {}
+  private readonly selectDetail: (parameters: readonly unknown[]) => Promise<DetailRow[]>
+  private readonly insert: (parameters: readonly unknown[]) => Promise<unknown[]>
+
+  constructor (private readonly handle: StoreHandle) {
+    this.selectDetail = handle.statement<DetailRow>(DETAIL_SQL[handle.engine])
+    this.insert = handle.statement(INSERT_SQL)
+  }
 
   async list (filter: { userId?: string }, page: Page): Promise<Portfolio[]> {
     let query = this.handle.db.selectFrom('portfolios').selectAll().select(portfolioTotal.as('total_value'))
@@ -56,23 +96,18 @@ export class PortfolioRepository {
     return await portfolioById(this.handle.db, id)
   }
 
-  /**
-   * The portfolio (its total summed by the database) and its assets, read from one snapshot so
-   * the total always matches the assets listed. Two indexed lookups cost less here than one
-   * join with a window sum, which SQLite sorts in a temporary b-tree.
-   */
+  /** The portfolio, its total and its assets, in one statement. */
   async detail (id: string): Promise<PortfolioDetail | undefined> {
-    return await this.handle.db.transaction().setIsolationLevel('repeatable read').execute(async trx => {
-      const portfolio = await portfolioById(trx, id)
-      if (portfolio === undefined) return undefined
-      const assets = await trx.selectFrom('portfolio_assets')
-        .select(['id', 'name', 'symbol', 'quantity', 'price'])
-        .where('portfolio_id', '=', id)
-        .orderBy('created_at').orderBy('id')
-        .execute()
-      const { name, description, userId, totalValue } = portfolio
-      return { id, name, description, userId, totalValue, assets }
-    })
+    const row = (await this.selectDetail([id, id]))[0]
+    if (row === undefined) return undefined
+    return {
+      id: row.id,
+      name: row.name,
+      description: row.description,
+      userId: row.user_id,
+      totalValue: Number(row.total_value),
+      assets: typeof row.assets === 'string' ? JSON.parse(row.assets) as PortfolioDetail['assets'] : row.assets
+    }
   }
 
   async value (id: string): Promise<PortfolioValue | undefined> {
@@ -85,19 +120,21 @@ export class PortfolioRepository {
     return { portfolioId: row.id, totalValue: Number(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
   }
 
+  /** Stores a new portfolio and answers it from what was written (a new portfolio's total is 0). */
   async create (input: CreatePortfolioInput): Promise<Portfolio> {
     const timestamp = now()
-    const row = {
+    const portfolio: Portfolio = {
       id: randomUUID(),
       name: input.name,
       description: input.description ?? null,
-      user_id: input.userId,
-      created_at: timestamp,
-      updated_at: timestamp
+      userId: input.userId,
+      totalValue: 0,
+      createdAt: timestamp,
+      updatedAt: timestamp
     }
-    await this.handle.db.insertInto('portfolios').values(row).execute()
+    await this.insert([portfolio.id, portfolio.name, portfolio.description, portfolio.userId, timestamp, timestamp])
     this.handle.wrote()
-    return toPortfolio({ ...row, total_value: 0 })
+    return portfolio
   }
 
   async update (id: string, input: UpdatePortfolioInput): Promise<Portfolio | undefined> {

@@ -47,3 +47,11 @@ t.test('production documents no development-only route', async t => {
   t.notOk('/auth/token/debug' in doc.paths)
   t.ok('/auth/profile' in doc.paths)
 })
+
+t.test('/docs carries a strict CSP that still works over plain HTTP', async t => {
+  const app = await buildTestApp(t)
+  const res = await app.inject({ method: 'GET', url: '/docs' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-security-policy'], /default-src 'self'/)
+  t.notMatch(res.headers['content-security-policy'], /upgrade-insecure-requests/, 'no upgrade to HTTPS the server may not have')
+})

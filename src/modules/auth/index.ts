@@ -32,8 +32,8 @@ function summary (principal: Principal) {
   return {
     id: principal.id,
     type: principal.type,
-    expiresAt: principal.expiresAt.toISOString(),
-    issuedAt: principal.issuedAt.toISOString()
+    expiresAt: principal.expiresAt,
+    issuedAt: principal.issuedAt
   }
 }
 
@@ -145,7 +145,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
         // The signature verified with JWT_SECRET, so the secret is the upstream's.
         sameSecret: true,
         sameAlgorithm: header?.header.alg === options.jwtAlgorithm,
-        tokenValidity: `válido por ${formatDuration((principal.expiresAt.getTime() - Date.now()) / 1000)}`
+        tokenValidity: `válido por ${formatDuration(principal.payload.exp - Date.now() / 1000)}`
       }
     }
   })

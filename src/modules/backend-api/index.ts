@@ -57,7 +57,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     return {
       status: 'OK' as const,
       laravel: { connected, responseTime: `${Math.round(durationMs)}ms` },
-      token: { valid: true, expiresIn: formatDuration((principal.expiresAt.getTime() - Date.now()) / 1000) }
+      token: { valid: true, expiresIn: formatDuration(principal.payload.exp - Date.now() / 1000) }
     }
   })
 
