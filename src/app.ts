@@ -7,6 +7,7 @@ import openapi from './plugins/openapi.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import { echoRequestId } from './logging.js'
+import { sharedSerializers } from './schema-compilers.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -31,6 +32,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     bodyLimit: 1024 * 1024,
     ...server,
     frameworkErrors,
+    schemaController: sharedSerializers(),
     ajv: {
       customOptions: {
         // Every failed rule makes one phrase of the 400 array (CONTRACT §5); `verbose` lets the

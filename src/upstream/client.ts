@@ -1,6 +1,6 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
-import got, { CancelError, RequestError, TimeoutError, type Got, type Method } from 'got'
+import type { Got, Method, RequestError } from 'got'
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 
@@ -42,8 +42,17 @@ export interface UpstreamClientOptions {
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
 const LOGGED_BODY_CHARACTERS = 2000
 
+type GotModule = typeof import('got')
+
+/** got is loaded on the first upstream call: an instance that never relays does not carry it (start-up, memory). */
+let gotModule: Promise<GotModule> | undefined
+async function loadGot (): Promise<GotModule> {
+  gotModule ??= import('got')
+  return await gotModule
+}
+
 /** Network errors that mean "the upstream is not there" (502), as opposed to a timeout (504). */
-function isTimeout (error: unknown): boolean {
+function isTimeout ({ TimeoutError, RequestError }: GotModule, error: unknown): boolean {
   return error instanceof TimeoutError || (error instanceof RequestError && error.code === 'ETIMEDOUT')
 }
 
@@ -61,20 +70,26 @@ export function jsonObject (body: JsonValue | undefined): JsonObject | undefined
 export class UpstreamClient {
   readonly name: string
   readonly base: URL
-  private readonly http: Got
+  private http: Got | undefined
   private readonly maxBodyBytes: number
+  private readonly timeoutMs: number
 
   constructor (options: UpstreamClientOptions) {
     this.name = options.name
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    this.timeoutMs = options.timeoutMs
+  }
+
+  private client ({ default: got }: GotModule): Got {
+    if (this.http !== undefined) return this.http
     // Keep-alive sockets reused most-recently-used first (a warm pool under load, idle ones time
     // out), up to 256 idle per upstream. No compression asked for: upstreams answer small JSON on
     // a fast network, and decompressing would add a stream per response.
     const agentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' as const }
     this.http = got.extend({
       agent: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
-      timeout: { request: options.timeoutMs },
+      timeout: { request: this.timeoutMs },
       followRedirect: false,
       throwHttpErrors: false,
       decompress: false,
@@ -82,6 +97,7 @@ export class UpstreamClient {
       // got computes 0 when it must not retry; otherwise retry at once rather than after its 1 s backoff.
       retry: { limit: 1, methods: ['GET'], statusCodes: [], errorCodes: ['ECONNRESET'], calculateDelay: ({ computedValue }) => computedValue === 0 ? 0 : 10 }
     })
+    return this.http
   }
 
   /** The absolute URL of a path under the base; throws if it would leave the base. */
@@ -111,8 +127,9 @@ export class UpstreamClient {
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = this.url(request.path)
     const log = request.log
+    const got = await loadGot()
     const started = performance.now()
-    const pending = this.http(url, {
+    const pending = this.client(got)(url, {
       method: request.method as Method,
       searchParams: request.query,
       json: request.json,
@@ -130,11 +147,11 @@ export class UpstreamClient {
       response = await pending
     } catch (error) {
       const context = { upstream: this.name, method: request.method, path: url.pathname, code: (error as RequestError).code }
-      if (error instanceof CancelError && tooLarge) {
+      if (error instanceof got.CancelError && tooLarge) {
         log.warn(context, 'upstream body over the size limit')
         throw new UpstreamUnavailableError()
       }
-      if (isTimeout(error)) {
+      if (isTimeout(got, error)) {
         log.warn(context, 'upstream timed out')
         throw new UpstreamTimeoutError()
       }
