@@ -4,10 +4,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppConfig } from './config.js'
 import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
 import openapi from './plugins/openapi.js'
+import strictInputs from './plugins/strict-inputs.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
-import { echoRequestId } from './logging.js'
-import { sharedSerializers } from './schema-compilers.js'
+import { echoRequestId, requestId } from './logging.js'
+import { schemaCompilers } from './schema-compilers.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -30,9 +31,15 @@ export const SERVICE_VERSION = '1.0.0'
 export async function buildApp (config: AppConfig, server: FastifyServerOptions = {}) {
   const app = Fastify({
     bodyLimit: 1024 * 1024,
+    // The caller's sane x-request-id, else a UUID (echoed by echoRequestId).
+    genReqId: requestId,
+    requestIdHeader: false,
+    // Path parameters of any length reach validation, which answers 404 for an overlong id
+    // (CONTRACT §13: never 414); the request line itself is bounded by Node's header limit.
+    routerOptions: { maxParamLength: 16 * 1024 },
     ...server,
     frameworkErrors,
-    schemaController: sharedSerializers(),
+    schemaController: schemaCompilers(),
     ajv: {
       customOptions: {
         // Every failed rule makes one phrase of the 400 array (CONTRACT §5); `verbose` lets the
@@ -52,6 +59,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(errorResponses)
   await app.register(lifecycle)
   await app.register(openapi, { version: SERVICE_VERSION })
+  await app.register(strictInputs)
   await app.register(store, config.store)
   await app.register(auth, config.auth)
   await app.register(protection, config.protection)

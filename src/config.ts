@@ -21,13 +21,13 @@ const UpstreamPath = Type.String({ pattern: '^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
-  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('test'), Type.Literal('production')], { default: 'development' }),
-  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map(level => Type.Literal(level)), { default: 'info' }),
+  NODE_ENV: Type.Unsafe<'development' | 'test' | 'production'>({ type: 'string', enum: ['development', 'test', 'production'], default: 'development' }),
+  LOG_LEVEL: Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_ALGORITHM: Type.Union([Type.Literal('HS256'), Type.Literal('HS384'), Type.Literal('HS512')], { default: 'HS256' }),
+  JWT_ALGORITHM: Type.Unsafe<'HS256' | 'HS384' | 'HS512'>({ type: 'string', enum: ['HS256', 'HS384', 'HS512'], default: 'HS256' }),
   JWT_TTL: Type.Integer({ minimum: 1, default: 3600 }),
   JWT_LEEWAY: Type.Integer({ minimum: 0, maximum: 86_400, default: 0 }),
-  JWT_DEFAULT_TYPE: Type.Optional(Type.Union([Type.Literal('user'), Type.Literal('client')])),
+  JWT_DEFAULT_TYPE: Type.Optional(Type.Unsafe<'user' | 'client'>({ type: 'string', enum: ['user', 'client'] })),
   JWT_USER_MODEL: Type.String({ minLength: 1, default: 'App\\Models\\User' }),
   JWT_CLIENT_MODEL: Type.String({ minLength: 1, default: 'App\\Models\\User\\Client' }),
   JWT_USER_PROVIDER_HASH: Type.Optional(Sha1Hex),
@@ -49,7 +49,7 @@ export const ConfigSchema = Type.Object({
   }),
   AGGREGATOR_ALLOWED_METHODS: Type.String({ pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$', default: 'GET' }),
   DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
-  QUOTES_PROVIDER: Type.Union([Type.Literal('offline'), Type.Literal('brapi')], { default: 'offline' }),
+  QUOTES_PROVIDER: Type.Unsafe<'offline' | 'brapi'>({ type: 'string', enum: ['offline', 'brapi'], default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   BRAPI_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
@@ -118,6 +118,18 @@ export function commaList (value: string | undefined): string[] {
   return (value ?? '').split(',').map(item => item.trim()).filter(item => item.length > 0)
 }
 
+interface ConfigIssue { keyword: string, instancePath: string, params: Record<string, unknown>, message?: string }
+
+/** One phrase per bad variable, naming it and what it may be (CONTRACT §13); values are never echoed (they may be secrets). */
+function configProblems (error: Error & { errors?: ConfigIssue[] }): string {
+  if (error.errors === undefined) return error.message
+  return error.errors.map(issue => {
+    const name = issue.instancePath.replace(/^\//, '')
+    if (issue.keyword === 'enum') return `${name} must be one of ${(issue.params.allowedValues as string[]).join(', ')}`
+    return `${name} ${issue.message ?? 'is invalid'}`
+  }).join('; ')
+}
+
 /** Validates `env` (only what it is given, never `process.env` by itself) against {@link ConfigSchema}. */
 export function loadConfig (env: Record<string, string | undefined>, options: LoadConfigOptions = {}): AppConfig {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
@@ -125,12 +137,14 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
   try {
     values = envSchema<ConfigValues>({ schema: structuredClone(ConfigSchema), data: defined, env: false })
   } catch (error) {
-    throw new ConfigError(`Invalid configuration: ${(error as Error).message.replaceAll('env/', '')}`)
+    throw new ConfigError(`Invalid configuration: ${configProblems(error as Error & { errors?: ConfigIssue[] })}`)
   }
 
   const production = values.NODE_ENV === 'production'
   if (production) {
     const missing = ['JWT_SECRET', 'API_KEYS'].filter(name => values[name as 'JWT_SECRET' | 'API_KEYS'] === undefined)
+    // The default is the development store of the checkout (CONTRACT §13): production names its own.
+    if (defined.DATABASE_URL === undefined) missing.push('DATABASE_URL')
     if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
     if (missing.length > 0) throw new ConfigError(`Production requires ${missing.join(', ')}`)
     if ((values.JWT_SECRET ?? '').length < MIN_PRODUCTION_SECRET_LENGTH) {
@@ -201,7 +215,9 @@ function pluginOptions (env: Environment): AppConfig {
       aggregator: {
         allowedPaths: commaList(env.AGGREGATOR_ALLOWED_PATHS),
         allowedMethods: commaList(env.AGGREGATOR_ALLOWED_METHODS),
-        webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET
+        webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET,
+        // Outside production an unconfigured aggregator still takes webhooks (local testing).
+        webhooksWithoutCredentials: devRoutes
       }
     }
   }

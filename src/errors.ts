@@ -34,6 +34,67 @@ export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONF
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)
+/** CONTRACT §13: what to send, said plainly. */
+export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Content-Type must be application/json'
+export const UnsupportedMediaTypeError = createError('BFF_UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE_MESSAGE, 415)
+
+/** The machine-readable codes of CONTRACT §9, one on every error body. */
+export const ERROR_CODES = [
+  'VALIDATION_FAILED', 'BAD_REQUEST',
+  'TOKEN_INVALID', 'TOKEN_EXPIRED', 'SUBJECT_MISSING', 'API_KEY_INVALID', 'WEBHOOK_SECRET_INVALID',
+  'FORBIDDEN_PRINCIPAL', 'FORBIDDEN', 'NOT_FOUND',
+  'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED',
+  'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT',
+  'OVERLOADED', 'NOT_CONFIGURED', 'DRAINING', 'STORE_UNAVAILABLE',
+  'INTERNAL_ERROR'
+] as const
+export type ErrorCode = typeof ERROR_CODES[number]
+
+/** The code of each of the service's own errors. */
+const CODE_OF_ERROR: Record<string, ErrorCode> = {
+  BFF_AUTH_TOKEN_INVALID: 'TOKEN_INVALID',
+  BFF_AUTH_TOKEN_EXPIRED: 'TOKEN_EXPIRED',
+  BFF_AUTH_SUBJECT_MISSING: 'SUBJECT_MISSING',
+  BFF_AUTH_FORBIDDEN_PRINCIPAL: 'FORBIDDEN_PRINCIPAL',
+  BFF_AUTH_API_KEY_INVALID: 'API_KEY_INVALID',
+  BFF_AGGREGATOR_WEBHOOK_SECRET: 'WEBHOOK_SECRET_INVALID',
+  BFF_UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  BFF_UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  BFF_QUOTE_NOT_FOUND: 'NOT_FOUND',
+  BFF_RATE_LIMITED: 'RATE_LIMITED',
+  BFF_OVERLOADED: 'OVERLOADED',
+  BFF_STORE_UNAVAILABLE: 'STORE_UNAVAILABLE',
+  BFF_DRAINING: 'DRAINING',
+  BFF_AGGREGATOR_NOT_CONFIGURED: 'NOT_CONFIGURED',
+  BFF_NOT_FOUND: 'NOT_FOUND',
+  BFF_FORBIDDEN: 'FORBIDDEN',
+  BFF_BAD_REQUEST: 'BAD_REQUEST',
+  BFF_UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE'
+}
+
+/** Errors raised by Fastify or a plugin: their status says which code they are. */
+const CODE_OF_STATUS: Record<number, ErrorCode> = {
+  400: 'BAD_REQUEST',
+  401: 'TOKEN_INVALID',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'NOT_FOUND',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
+  502: 'UPSTREAM_UNAVAILABLE',
+  503: 'OVERLOADED',
+  504: 'UPSTREAM_TIMEOUT'
+}
+
+/** The CONTRACT §9 code of an error answered with `status`. */
+export function errorCodeOf (error: { code?: unknown }, status: number): ErrorCode {
+  const own = typeof error.code === 'string' ? CODE_OF_ERROR[error.code] : undefined
+  if (own !== undefined) return own
+  if (status >= 500 && status !== 502 && status !== 503 && status !== 504) return 'INTERNAL_ERROR'
+  return CODE_OF_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST')
+}
 
 /** True for errors this service created with a message meant for the caller. */
 export function isCodedError (error: { code?: unknown }): boolean {

@@ -1,19 +1,39 @@
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
+import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
+
+type BuildValidators = ReturnType<typeof AjvCompiler>
+type ValidatorOptions = Parameters<BuildValidators>[1]
 
 type BuildSerializer = ReturnType<typeof SerializerSelector>
 type Serializer = (data: unknown) => string
 
 /**
- * Fastify's response serializers (fast-json-stringify), compiled once per schema object rather
+ * Validators: bodies exactly as sent (no coercion: `123` is not a string), but query strings and
+ * path parameters — always text on the wire — coerced to the types their schemas declare, so
+ * `?limit=` is an integer with integer bounds (CONTRACT §13) and documented as one.
+ */
+const buildValidators: BuildValidators = (externalSchemas, options) => {
+  const build = AjvCompiler()
+  const exact = build(externalSchemas, options)
+  const coercing = build(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: true } } as ValidatorOptions)
+  // Fastify calls a compiler with the route definition ({schema, method, url, httpPart}), though
+  // the compiler's own types name only the schema.
+  const compile = (route: { httpPart?: string }): ReturnType<ReturnType<BuildValidators>> => (route.httpPart === 'body' ? exact : coercing)(route as never)
+  return compile as unknown as ReturnType<BuildValidators>
+}
+
+/**
+ * Fastify's compilers. Response serializers (fast-json-stringify) are compiled once per schema object rather
  * than once per route and status: every route shares the one error-body schema for its 4xx/5xx
  * answers and many share an entity schema, and each compilation builds an Ajv instance of its
  * own — most of the service's start-up time before this.
  */
-export function sharedSerializers (): NonNullable<FastifyServerOptions['schemaController']> {
+export function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
   const buildDefault: BuildSerializer = SerializerSelector()
   return {
     compilersFactory: {
+      buildValidator: buildValidators,
       buildSerializer: (externalSchemas: unknown, options: unknown) => {
         const compile = buildDefault(externalSchemas as Parameters<BuildSerializer>[0], options as Parameters<BuildSerializer>[1])
         const compiled = new WeakMap<object, Serializer>()

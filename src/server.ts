@@ -1,5 +1,6 @@
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { StoreOpenError } from './store/store.js'
 import { loadOrCreateDevSecrets } from './dev-secrets.js'
 import { loggingOptions } from './logging.js'
 
@@ -50,7 +51,7 @@ async function start (): Promise<void> {
 }
 
 start().catch(error => {
-  const message = error instanceof ConfigError ? error.message : `Start-up failed: ${(error as Error).stack ?? String(error)}`
+  const message = error instanceof ConfigError || error instanceof StoreOpenError ? error.message : `Start-up failed: ${(error as Error).stack ?? String(error)}`
   process.stderr.write(`${message}\n`)
   process.exit(1)
 })

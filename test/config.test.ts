@@ -55,13 +55,13 @@ t.test('a wrong value stops start-up and names the variable', async t => {
     [{ PORT: '70000' }, /PORT/],
     [{ JWT_ALGORITHM: 'RS256' }, /JWT_ALGORITHM/],
     [{ JWT_ALGORITHM: 'none' }, /JWT_ALGORITHM/],
-    [{ NODE_ENV: 'staging' }, /NODE_ENV/],
+    [{ NODE_ENV: 'staging' }, /NODE_ENV must be one of development, test, production/],
     [{ JWT_LEEWAY: '-1' }, /JWT_LEEWAY/],
     [{ JWT_DEFAULT_TYPE: 'admin' }, /JWT_DEFAULT_TYPE/],
     [{ JWT_USER_PROVIDER_HASH: 'XYZ' }, /JWT_USER_PROVIDER_HASH/],
     [{ BACKEND_URL: 'ftp://example' }, /BACKEND_URL/],
     [{ QUOTES_PROVIDER: 'yahoo' }, /QUOTES_PROVIDER/],
-    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/],
     [{ API_KEYS: ' , ' }, /API_KEYS/],
     [{ AGGREGATOR_CLIENT_ID: 'id' }, /AGGREGATOR_CLIENT_SECRET/]
   ]
@@ -71,16 +71,18 @@ t.test('a wrong value stops start-up and names the variable', async t => {
   }
 })
 
-t.test('production refuses to start without its secrets', async t => {
-  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /JWT_SECRET, API_KEYS/)
-  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret }), /API_KEYS/)
-  t.throws(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k' }), /JWT_SECRET/)
-  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short', API_KEYS: 'k' }), /JWT_SECRET must be at least 32/)
+t.test('production refuses to start without its secrets and its database', async t => {
+  const database = { DATABASE_URL: 'postgres://bff@db/bff' }
+  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /Production requires JWT_SECRET, API_KEYS, DATABASE_URL/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, ...database }), /API_KEYS/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', ...database }), /JWT_SECRET/)
+  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k' }), /^Production requires DATABASE_URL$/, 'never the development store of the checkout')
+  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short', API_KEYS: 'k', ...database }), /JWT_SECRET must be at least 32/)
   t.throws(
-    () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', AGGREGATOR_CLIENT_ID: 'i', AGGREGATOR_CLIENT_SECRET: 's' }),
+    () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', AGGREGATOR_CLIENT_ID: 'i', AGGREGATOR_CLIENT_SECRET: 's', ...database }),
     /AGGREGATOR_WEBHOOK_SECRET/
   )
-  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k' }, {
+  const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', ...database }, {
     devSecrets: () => { throw new Error('never asked in production') }
   })
   t.equal(config.env.JWT_SECRET, strongSecret)

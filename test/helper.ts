@@ -142,10 +142,14 @@ export function clientToken (options: ClaimOptions = {}): string {
   return signToken(tymonClaims({ ...options, type: 'client' }))
 }
 
-/** Asserts the standard error body of spec §7.2. */
+/** CONTRACT §9's codes, written out (a renamed code must fail a test). */
+export const ERROR_CODE = /^(VALIDATION_FAILED|BAD_REQUEST|TOKEN_INVALID|TOKEN_EXPIRED|SUBJECT_MISSING|API_KEY_INVALID|WEBHOOK_SECRET_INVALID|FORBIDDEN_PRINCIPAL|FORBIDDEN|NOT_FOUND|PAYLOAD_TOO_LARGE|UNSUPPORTED_MEDIA_TYPE|RATE_LIMITED|UPSTREAM_UNAVAILABLE|UPSTREAM_TIMEOUT|OVERLOADED|NOT_CONFIGURED|DRAINING|STORE_UNAVAILABLE|INTERNAL_ERROR)$/
+
+/** Asserts the standard error body of spec §7.2 with a CONTRACT §9 code. */
 export function assertErrorBody (t: Test, body: unknown, statusCode: number, path: string): void {
   t.match(body, {
     statusCode,
+    code: ERROR_CODE,
     error: String,
     timestamp: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/,
     path

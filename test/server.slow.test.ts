@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { fixtureToken, tymon } from './helper.js'
 import { startFakeLaravel } from './fixtures/fake-laravel.js'
-import { sendJson } from './fixtures/fake-server.js'
+import { closedPort, sendJson } from './fixtures/fake-server.js'
 import { Store } from '../src/store/store.js'
 
 const serverEntry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
@@ -48,6 +48,17 @@ t.test('production without secrets refuses to start with a one-line reason', asy
   const { err, exit } = collect(child)
   t.equal(await exit, 1)
   t.equal(err().trim(), 'Production requires JWT_SECRET, API_KEYS')
+})
+
+t.test('an unreachable database stops start-up with one line naming DATABASE_URL, no stack, no password', async t => {
+  const port = await closedPort(t)
+  const child = run(serverEntry, { NODE_ENV: 'test', JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: `postgres://bff:secret-password@127.0.0.1:${port}/bff` })
+  const { err, exit } = collect(child)
+  t.equal(await exit, 1)
+  const lines = err().trim().split('\n')
+  t.equal(lines.length, 1, 'one line')
+  t.match(lines[0], /^Cannot open the database of DATABASE_URL \(postgres\): .*ECONNREFUSED/)
+  t.notMatch(err(), 'secret-password')
 })
 
 t.test('a bad value stops start-up naming the variable', async t => {

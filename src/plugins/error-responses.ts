@@ -2,11 +2,13 @@ import { STATUS_CODES } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { isCodedError, Messages } from '../errors.js'
+import { ERROR_CODES, errorCodeOf, isCodedError, Messages, UNSUPPORTED_MEDIA_TYPE_MESSAGE, type ErrorCode } from '../errors.js'
+import { StringEnum } from '../schemas/common.js'
 
-/** The error body of spec §7.2; `message` is an array only for validation failures. */
+/** The error body of spec §7.2 with CONTRACT §9's `code`; `message` is an array only for validation failures. */
 export const ErrorBodySchema = Type.Object({
   statusCode: Type.Integer(),
+  code: StringEnum(ERROR_CODES),
   message: Type.Union([Type.String(), Type.Array(Type.String())]),
   error: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
@@ -14,7 +16,7 @@ export const ErrorBodySchema = Type.Object({
 })
 export type ErrorBody = Static<typeof ErrorBodySchema>
 
-interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[] }
+interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[], required?: string[] }
 
 /** Ajv runs with `verbose`, so each error carries the schema object it failed in. */
 type ValidationIssue = Pick<FastifySchemaValidationError, 'keyword' | 'instancePath' | 'schemaPath' | 'params' | 'message'> & {
@@ -32,8 +34,8 @@ function typePhrase (property: string, type: unknown): string {
   // A nullable property fails as `string,null`: the caller should hear about the useful type.
   switch (String(type).split(',')[0]) {
     case 'string': return `${property} must be a string`
-    case 'number':
-    case 'integer': return `${property} must be a number conforming to the specified constraints`
+    case 'number': return `${property} must be a number conforming to the specified constraints`
+    case 'integer': return `${property} must be an integer number`
     case 'boolean': return `${property} must be a boolean value`
     case 'array': return `${property} must be an array`
     case 'null': return `${property} must be null`
@@ -110,7 +112,12 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
       return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} properties`]
     case 'additionalProperties':
       return [`property ${propertyName(`${issue.instancePath}/${String(params.additionalProperty)}`, root)} should not exist`]
+    case 'propertyNames':
+      return [`property ${propertyName(`${issue.instancePath}/${String(params.propertyName)}`, root)} should not exist`]
     case 'anyOf':
+      if (isAtLeastOneOf(issue.parentSchema)) {
+        return [`at least one of ${(issue.parentSchema.anyOf ?? []).map(branch => branch.required?.[0]).join(', ')} must be provided`]
+      }
       // One phrase for the whole union when no branch explains more (see validationMessages).
       return [schemaPhrase(propertyName(issue.instancePath, root), issue.parentSchema ?? {})]
     default:
@@ -118,8 +125,17 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
   }
 }
 
+/** An object's `anyOf` of one-property `required` branches: "name at least one of these" (AtLeastOneOf). */
+function isAtLeastOneOf (schema: PropertySchema | undefined): schema is PropertySchema & { anyOf: PropertySchema[] } {
+  return schema?.anyOf !== undefined && schema.anyOf.length > 0 && schema.anyOf.every(branch => branch.required?.length === 1 && Object.keys(branch).length === 1)
+}
+
 /** Turns the schema validator's errors into the 400 `message` array, one phrase per failed rule. */
-export function validationMessages (issues: readonly ValidationIssue[], root: string): string[] {
+export function validationMessages (allIssues: readonly ValidationIssue[], root: string): string[] {
+  // A refused property name is reported once, by `propertyNames`, not again by the enum inside it;
+  // an unmet "at least one of" once, by its `anyOf`, not by each branch's `required`.
+  const issues = allIssues.filter(issue => !issue.schemaPath.includes('/propertyNames/') &&
+    !(issue.keyword === 'required' && issue.schemaPath.includes('/anyOf/') && isAtLeastOneOf(allIssues.find(other => other.keyword === 'anyOf' && other.instancePath === issue.instancePath)?.parentSchema)))
   // In a union, a branch that failed only on its type says nothing; one that failed on a
   // constraint (a nullable string that is too long) says what to fix, and replaces the union's phrase.
   const inBranch = (issue: ValidationIssue): boolean => issue.schemaPath.includes('/anyOf/')
@@ -132,10 +148,11 @@ export function validationMessages (issues: readonly ValidationIssue[], root: st
   return unique.length > 0 ? unique : [`${root} is invalid`]
 }
 
-export function errorBody (request: FastifyRequest, statusCode: number, message: string | string[]): ErrorBody {
+export function errorBody (request: FastifyRequest, statusCode: number, code: ErrorCode, message: string | string[]): ErrorBody {
   const queryStart = request.url.indexOf('?')
   return {
     statusCode,
+    code,
     message,
     error: STATUS_CODES[statusCode] ?? 'Error',
     timestamp: new Date().toISOString(),
@@ -148,33 +165,43 @@ function statusOf (error: FastifyError): number {
   return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500
 }
 
+/** The text for the caller: Fastify's own 415 names the type sent, ours says what to send. */
+function messageOf (error: FastifyError, status: number): string {
+  if (status >= 500) return Messages.internal
+  return status === 415 ? UNSUPPORTED_MEDIA_TYPE_MESSAGE : error.message
+}
+
 /**
  * Fastify answers some errors before any route or hook runs (a bad `%` escape in the URL, a bad
  * Content-Type header); this server option gives them the standard body too.
  */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = statusOf(error)
-  reply.code(status).send(errorBody(request, status, status >= 500 ? Messages.internal : error.message))
+  reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 
 async function errorResponses (app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error.validation !== undefined) {
       const root = error.validationContext ?? 'body'
-      return reply.code(400).send(errorBody(request, 400, validationMessages(error.validation, root)))
+      // CONTRACT §13: an id longer than any id names nothing — 404, without echoing it back.
+      if (root === 'params' && error.validation.some(issue => issue.keyword === 'maxLength')) {
+        return reply.code(404).send({ ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'), path: request.routeOptions.url ?? '' })
+      }
+      return reply.code(400).send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
     }
     const status = statusOf(error)
     if (status >= 500 && !isCodedError(error)) {
       request.log.error({ err: error }, 'unhandled error')
-      return reply.code(status).send(errorBody(request, status, Messages.internal))
+      return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
     }
     if (status >= 500) request.log.warn({ err: error }, error.message)
-    return reply.code(status).send(errorBody(request, status, error.message))
+    return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), status >= 500 ? error.message : messageOf(error, status)))
   })
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]
-    return reply.code(404).send(errorBody(request, 404, `Cannot ${request.method} ${path}`))
+    return reply.code(404).send(errorBody(request, 404, 'NOT_FOUND', `Cannot ${request.method} ${path}`))
   })
 }
 

@@ -60,9 +60,20 @@ export function addSecurityHeaders (app: FastifyInstance): void {
   })
 }
 
-/** Layer 2: CORS for the listed origins only (none: no grant). */
+/**
+ * Layer 2: CORS for the listed origins only (none: no grant), CONTRACT §10: every method and
+ * request header the API uses, the response headers a frontend reads, preflights cached 10
+ * minutes, no credentials mode (the API uses headers, not cookies).
+ */
 export async function addCors (app: FastifyInstance, origins: readonly string[]): Promise<void> {
-  await app.register(cors, { origin: origins.length === 0 ? false : [...origins], credentials: false })
+  await app.register(cors, {
+    origin: origins.length === 0 ? false : [...origins],
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id'],
+    exposedHeaders: ['x-request-id', 'Retry-After', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+    maxAge: 600,
+    credentials: false
+  })
 }
 
 /** Layer 3: the rate limit, per principal or IP, in memory or shared through Redis. */

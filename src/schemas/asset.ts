@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString, StringEnum, Timestamp } from './common.js'
+import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
@@ -37,10 +37,10 @@ export const CreateAssetInputSchema = Type.Object({
 })
 export type CreateAssetInput = Static<typeof CreateAssetInputSchema>
 
-export const UpdateAssetInputSchema = Type.Object({
+export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({
   quantity: Type.Optional(Quantity),
   price: Type.Optional(Price)
-})
+}))
 export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */

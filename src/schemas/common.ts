@@ -1,4 +1,4 @@
-import { Type, type TString } from '@sinclair/typebox'
+import { Type, type TObject, type TString } from '@sinclair/typebox'
 
 /** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (CONTRACT §7). */
 export const Timestamp = Type.String({ format: 'date-time' })
@@ -25,8 +25,8 @@ export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.Stri
 
 /** Every list is bounded (spec §8 leaves page sizes open): `limit` 1…1000 (default 1000), `offset` from 0. */
 export const PageQuerySchema = Type.Object({
-  limit: Type.Optional(Type.String({ pattern: '^(?:[1-9]\\d{0,2}|1000)$' })),
-  offset: Type.Optional(Type.String({ pattern: '^\\d{1,9}$' }))
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size (default 1000)' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Items to skip (default 0)' }))
 })
 
 export interface Page {
@@ -36,8 +36,16 @@ export interface Page {
 
 export const MAX_PAGE_SIZE = 1000
 
-export function pageOf (query: { limit?: string, offset?: string }): Page {
-  return { limit: query.limit === undefined ? MAX_PAGE_SIZE : Number(query.limit), offset: query.offset === undefined ? 0 : Number(query.offset) }
+export function pageOf (query: { limit?: number, offset?: number }): Page {
+  return { limit: query.limit ?? MAX_PAGE_SIZE, offset: query.offset ?? 0 }
+}
+
+/**
+ * An update body that must name at least one of its properties (CONTRACT §13): a PATCH that
+ * would change nothing is 400 `at least one of … must be provided`, not a silent 200.
+ */
+export function AtLeastOneOf<T extends TObject> (schema: T): T {
+  return { ...schema, anyOf: Object.keys(schema.properties).map(name => ({ required: [name] })) }
 }
 
 /** `value` trimmed, keeping `null` and `undefined` as they are (optional and nullable texts). */

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString, Timestamp, trimmed } from './common.js'
+import { AtLeastOneOf, NonBlankString, Timestamp, trimmed } from './common.js'
 
 /** Portfolio of spec §2.1; `totalValue` is the sum of its assets' `quantity × price`. */
 export const PortfolioSchema = Type.Object({
@@ -48,10 +48,10 @@ export const CreatePortfolioInputSchema = Type.Object({
 })
 export type CreatePortfolioInput = Static<typeof CreatePortfolioInputSchema>
 
-export const UpdatePortfolioInputSchema = Type.Object({
+export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({
   name: Type.Optional(NonBlankString(200)),
   description: Type.Optional(Type.Union([Description, Type.Null()]))
-})
+}))
 export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed (CONTRACT §5). */

@@ -8,6 +8,11 @@ import { AggregatorEventRepository } from './aggregator-events.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
 
+/** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
+export class StoreOpenError extends Error {
+  override name = 'StoreOpenError'
+}
+
 export interface StoreOptions extends ConnectOptions {
   /** Load the demo portfolios on the first start of an empty store. */
   demoData?: boolean
@@ -44,8 +49,9 @@ export class Store {
       if (options.demoData === true) await store.demo.loadOnce()
       return store
     } catch (error) {
-      await db.destroy()
-      throw error
+      await db.destroy().catch(() => {})
+      // The driver's reason (refused, unknown host, bad password…), never the URL: it may hold a password.
+      throw new StoreOpenError(`Cannot open the database of DATABASE_URL (${engine}): ${(error as Error).message.split('\n')[0] ?? ''}`)
     }
   }
 

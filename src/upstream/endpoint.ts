@@ -11,11 +11,13 @@ function refuse (reason: string): never {
 
 /**
  * An upstream path a caller may name (spec §4.4, §4.5): relative, without a scheme, a host,
- * `//`, dot segments (also percent-encoded), backslashes, CR/LF, NUL, a query or a fragment.
- * Returns it with one leading slash. Anything else is 400 before a byte goes upstream.
+ * `//`, dot segments or `;` (also percent-encoded), backslashes, CR/LF, NUL, a query or a
+ * fragment; with `leadingSlash: false` (the proxy's path after `/proxy/`), not starting with `/`
+ * either. Returns it with one leading slash. Anything else is 400 before a byte goes upstream.
  */
-export function relativeEndpoint (raw: string): string {
+export function relativeEndpoint (raw: string, { leadingSlash = true }: { leadingSlash?: boolean } = {}): string {
   if (raw.length === 0 || raw.length > MAX_ENDPOINT_LENGTH) refuse(`must be 1 to ${MAX_ENDPOINT_LENGTH} characters`)
+  if (!leadingSlash && raw.startsWith('/')) refuse('must not start with / (it would name another host)')
   if (!PATH_CHARACTERS.test(raw)) refuse('must be a plain path (no query, fragment, spaces, backslashes or control characters)')
   if (SCHEME.test(raw)) refuse('must be a relative path, not a URL')
   if (raw.includes('//')) refuse('must not contain //')
@@ -27,7 +29,7 @@ export function relativeEndpoint (raw: string): string {
   }
   // Anything that decodes to a separator, a control character or another escape could be
   // read differently upstream; a path a frontend needs never has it.
-  if (/[%\\/?#]/.test(decoded.replaceAll('/', '')) || /[\u0000-\u001f\u007f]/.test(decoded)) {
+  if (/[%\\/?#;]/.test(decoded.replaceAll('/', '')) || /[\u0000-\u001f\u007f]/.test(decoded)) {
     refuse('must not encode separators, escapes or control characters')
   }
   const segments = decoded.split('/')

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
+import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -26,6 +26,8 @@ export interface AggregatorModuleOptions {
   allowedMethods: readonly string[]
   /** The `x-webhook-secret` the webhook sender presents; without one every delivery is accepted. */
   webhookSecret?: string
+  /** Accept webhooks while the aggregator has no credentials (development); otherwise 503 like the relay (CONTRACT §13). */
+  webhooksWithoutCredentials?: boolean
 }
 
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
@@ -131,13 +133,14 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   })
 
   async function verifyWebhookSecret (request: FastifyRequest): Promise<void> {
+    if (!aggregator.configured && options.webhooksWithoutCredentials !== true) throw new AggregatorNotConfiguredError()
     if (webhookSecret === undefined) return
     const presented = request.headers['x-webhook-secret']
     if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw new WebhookSecretError()
   }
 
   app.post('/webhook', {
-    schema: { summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401) } },
+    schema: { summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) } },
     onRequest: [verifyWebhookSecret],
     bodyLimit: WEBHOOK_BODY_LIMIT
   }, async request => {

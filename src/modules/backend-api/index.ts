@@ -4,7 +4,7 @@ import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { jsonObject, relayResponse, type JsonValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
 import { formatDuration } from '../../time.js'
 import {
@@ -40,6 +40,18 @@ function backendUser (body: JsonValue | undefined): { id: string, email: string 
   const id = user.id
   if (typeof id !== 'string' && typeof id !== 'number') return null
   return { id: String(id), email: stringOrNull(user.email), name: stringOrNull(user.name) }
+}
+
+/** `params` of a GET: each value must be a string, number or boolean, since it becomes the query. */
+function queryOf (params: Record<string, unknown>): Record<string, QueryValue> {
+  const query: Record<string, QueryValue> = {}
+  for (const [key, value] of Object.entries(params)) {
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new BadRequestError(`params.${key} must be a string, number or boolean with method GET`)
+    }
+    query[key] = value
+  }
+  return query
 }
 
 /** Relay to the Laravel backend API (spec §4.5), with the caller's own Bearer token. */
@@ -86,7 +98,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
-    const path = relativeEndpoint(request.params['*'])
+    const path = relativeEndpoint(request.params['*'], { leadingSlash: false })
     const { method, params = {}, headers = {} } = request.body
     const extra: Record<string, string> = {}
     for (const [name, value] of Object.entries(headers)) {
@@ -97,8 +109,8 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     // Laravel also reads a token from the query or the body: only the verified one may travel.
     if (Object.keys(params).some(key => key.toLowerCase() === 'token')) throw new BadRequestError('params.token is not allowed: the token travels only in Authorization')
     const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra), log: request.log }
-    if (method === 'GET') upstream.query = params
-    else upstream.json = params
+    if (method === 'GET') upstream.query = queryOf(params)
+    else upstream.json = params as JsonValue
     return relayResponse(reply, await backend.call(upstream))
   })
 }

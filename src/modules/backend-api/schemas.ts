@@ -21,11 +21,11 @@ export const ValidateTokenResultSchema = Type.Object({
 export const PROXY_HEADER_ALLOWLIST = ['accept-language', 'if-none-match', 'if-modified-since', 'x-request-id', 'x-correlation-id'] as const
 
 const HeaderValue = Type.String({ maxLength: 1024, pattern: '^[\\x20-\\x7e\\t]*$' })
-const QueryValue = Type.Union([Type.String({ maxLength: 4096 }), Type.Number(), Type.Boolean()])
 
 export const ProxyBodySchema = Type.Object({
   method: Type.Unsafe<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>({ type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
-  params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), QueryValue, { maxProperties: 100 })),
+  /** With GET, the query: strings, numbers or booleans. With another method, the JSON body: any object (CONTRACT §13). */
+  params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 100 })),
   headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))
 })
 export type ProxyBody = Static<typeof ProxyBodySchema>

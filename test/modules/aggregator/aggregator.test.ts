@@ -208,3 +208,11 @@ forEachEngine(t, 'without a configured secret (development) every delivery is ac
   t.equal(res.statusCode, 200)
   t.equal((await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).statusCode, 200)
 })
+
+t.test('in production without aggregator credentials the webhook is 503 NOT_CONFIGURED and stores nothing', async t => {
+  const app = await buildTestApp(t, { NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', JWT_SECRET: 'p'.repeat(40) })
+  const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', payload: { event: 'item/updated', eventId: 'anonymous', itemId: 'i1' } })
+  t.equal(res.statusCode, 503)
+  t.match(res.json(), { code: 'NOT_CONFIGURED', message: 'Agregador não configurado' })
+  t.equal(await app.store.aggregatorEvents.count(), 0)
+})

@@ -244,3 +244,27 @@ t.test('upstream log lines carry the request id of the request that caused them'
   const lines = logged.trim().split('\n').map(line => JSON.parse(line) as { msg: string, reqId?: string, upstream?: string, status?: number })
   t.match(lines.find(line => line.msg === 'upstream failed'), { reqId: 'trace-me-42', upstream: 'backend', status: 500 })
 })
+
+t.test('POST /backend-api/proxy/*: params of a GET are scalars (the query); of another method any object (the body)', async t => {
+  const { laravel, app } = await setup(t)
+  laravel.on('/api/orders', (_request, res) => sendJson(res, 201, { received: true }))
+  const nested = { items: [{ sku: 'A1', quantity: 2 }], customer: { id: 7 } }
+  const posted = await app.inject({ method: 'POST', url: '/backend-api/proxy/api/orders', headers: bearer(userToken()), payload: { method: 'POST', params: nested } })
+  t.equal(posted.statusCode, 201)
+  t.same(JSON.parse(laravel.received.at(-1)?.body ?? 'null'), nested, 'objects and arrays reach the backend as the JSON body')
+  const before = laravel.received.length
+  const refused = await app.inject({ method: 'POST', url: '/backend-api/proxy/api/orders', headers: bearer(userToken()), payload: { method: 'GET', params: nested } })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json(), { code: 'BAD_REQUEST', message: /params.items must be a string, number or boolean/ })
+  t.equal(laravel.received.length, before, 'nothing sent')
+})
+
+t.test('a proxy path that starts with / or holds ; is 400 and reaches nothing', async t => {
+  const { laravel, app } = await setup(t)
+  for (const path of ['//evil.example/api/me', '/%2Fevil.example/api/me', 'api/me;jsessionid=1', 'api/me%3Bx']) {
+    const res = await app.inject({ method: 'POST', url: `/backend-api/proxy/${path}`, headers: bearer(userToken()), payload: { method: 'GET' } })
+    t.equal(res.statusCode, 400, path)
+    t.equal(res.json().code, 'BAD_REQUEST', path)
+  }
+  t.equal(laravel.received.length, 0)
+})

@@ -142,11 +142,15 @@ forEachEngine(t, 'asset routes need the API key', async (t, engine) => {
   }
 })
 
-forEachEngine(t, 'PATCH /portfolio-assets/:id with nothing to change returns the asset unchanged', async (t, engine) => {
+forEachEngine(t, 'PATCH /portfolio-assets/:id that names nothing updatable is 400 and changes nothing (CONTRACT §13)', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
   const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()
-  const res = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload: {} })
-  t.equal(res.statusCode, 200)
-  t.match(res.json(), { id: asset.id, quantity: 100, price: 37.5 })
+  for (const payload of [{}, { name: 'x' }]) {
+    const res = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload })
+    t.equal(res.statusCode, 400)
+    t.match(res.json(), { code: 'VALIDATION_FAILED', message: ['at least one of quantity, price must be provided'] })
+  }
+  const after = (await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}`, headers: apiKey() })).json()
+  t.equal(after.updatedAt, asset.updatedAt, 'updatedAt untouched')
 })

@@ -1,0 +1,50 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
+import { UnsupportedMediaTypeError } from '../errors.js'
+
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
+
+/** The `charset` parameter of a Content-Type header, lower-cased; undefined when absent. */
+function charsetOf (contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '')
+  return match?.[1]?.toLowerCase()
+}
+
+/**
+ * Refuses query parameters a route does not define: `?user=1` (a typo of `userId`) must not
+ * silently list everything (CONTRACT §13, class-validator's `property user should not exist`).
+ */
+function refuseUndefinedQueryParameters (route: RouteOptions): void {
+  const schema = route.schema ?? {}
+  const query = schema.querystring as { properties?: Record<string, unknown> } | undefined
+  const names = Object.keys(query?.properties ?? {})
+  route.schema = {
+    ...schema,
+    // `not: {}` matches nothing: a route without parameters takes none.
+    querystring: { type: 'object', ...query, properties: query?.properties ?? {}, propertyNames: names.length === 0 ? { not: {} } : { enum: names } }
+  }
+}
+
+async function strictInputs (app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', refuseUndefinedQueryParameters)
+
+  // JSON in UTF-8 only (RFC 8259 §8.1): another declared charset is 415 rather than mojibake.
+  // A GET or DELETE that declares JSON but sends nothing is served as if it had no body.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
+    const charset = charsetOf(request.headers['content-type'])
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      done(new UnsupportedMediaTypeError(), undefined)
+      return
+    }
+    if (body.length === 0 && BODYLESS_METHODS.has(request.method)) {
+      done(null, undefined)
+      return
+    }
+    parseJson(request, body as string, done)
+  })
+}
+
+/** Inputs to the letter of CONTRACT §13: undefined query parameters refused, JSON only in UTF-8. Register before the routes. */
+export default fp(strictInputs, { name: 'bff-strict-inputs', fastify: '5.x' })

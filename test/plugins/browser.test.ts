@@ -1,0 +1,67 @@
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { apiKey, buildTestApp, testNeeding } from '../helper.js'
+
+const CHROMIUM = '/usr/bin/chromium'
+const needs = [existsSync(CHROMIUM) ? '' : 'Debian\'s chromium (apt-get install chromium)']
+
+/**
+ * Headless Chromium on a closed network. Host names that are not `localhost` are mapped to
+ * 127.0.0.1 by the browser itself, so pages load as from any other host (not a "potentially
+ * trustworthy" origin) while every server still listens on loopback only.
+ */
+async function chromiumDom (url: string, profile: string): Promise<string> {
+  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.bff.test 127.0.0.1',
+    `--user-data-dir=${fileURLToPath(new URL(`../../.tap/${profile}`, import.meta.url))}`, '--virtual-time-budget=10000', '--dump-dom', url]
+  const { stdout } = await promisify(execFile)(CHROMIUM, flags, { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
+  return stdout
+}
+
+testNeeding(t, '/docs renders over plain HTTP on a host that is not localhost (no upgrade to HTTPS)', needs, async t => {
+  const app = await buildTestApp(t)
+  const url = new URL(await app.listen({ port: 0, host: '127.0.0.1' }))
+  const dom = await chromiumDom(`http://docs.bff.test:${url.port}/docs/`, 'chromium-docs-host')
+  t.match(dom, 'BFF Service', 'Swagger UI rendered the document')
+  t.match(dom, /class="opblock /, 'operations are listed')
+})
+
+testNeeding(t, 'a page on a CORS_ORIGINS origin creates, patches and deletes a portfolio with fetch and reads x-request-id', needs, async t => {
+  // The frontend: a page of its own origin, calling the API on another.
+  const page = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    response.end(`<!doctype html><html><body><pre id="out">pending</pre><script>
+      const api = location.search.slice(1)
+      const headers = { 'x-api-key': ${JSON.stringify(apiKey()['x-api-key'])}, 'content-type': 'application/json', 'x-request-id': 'from-the-page-1' }
+      const steps = []
+      ;(async () => {
+        const created = await fetch(api + '/portfolios', { method: 'POST', headers, body: JSON.stringify({ name: 'From a browser', userId: 'web' }) })
+        const portfolio = await created.json()
+        steps.push({ step: 'create', status: created.status, requestId: created.headers.get('x-request-id') })
+        const patched = await fetch(api + '/portfolios/' + portfolio.id, { method: 'PATCH', headers, body: JSON.stringify({ name: 'Renamed in a browser' }) })
+        steps.push({ step: 'patch', status: patched.status, name: (await patched.json()).name })
+        const deleted = await fetch(api + '/portfolios/' + portfolio.id, { method: 'DELETE', headers: { 'x-api-key': headers['x-api-key'] } })
+        steps.push({ step: 'delete', status: deleted.status })
+      })().catch(error => steps.push({ error: String(error) })).finally(() => { document.getElementById('out').textContent = JSON.stringify(steps) })
+    </script></body></html>`)
+  })
+  await new Promise<void>(resolve => page.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => page.close(() => resolve())))
+  const pagePort = (page.address() as AddressInfo).port
+
+  const app = await buildTestApp(t, { CORS_ORIGINS: `http://app.bff.test:${pagePort}` })
+  const apiPort = new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port
+  const dom = await chromiumDom(`http://app.bff.test:${pagePort}/?http://api.bff.test:${apiPort}`, 'chromium-cors')
+  const out = /<pre id="out">([^<]*)<\/pre>/.exec(dom)?.[1] ?? ''
+  const steps = JSON.parse(out.replaceAll('&quot;', '"')) as Array<Record<string, unknown>>
+  t.same(steps, [
+    { step: 'create', status: 201, requestId: 'from-the-page-1' },
+    { step: 'patch', status: 200, name: 'Renamed in a browser' },
+    { step: 'delete', status: 200 }
+  ])
+})
