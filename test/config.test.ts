@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { ConfigError, ConfigSchema, loadConfig } from '../src/config.js'
 import { loadOrCreateDevSecrets } from '../src/dev-secrets.js'
 
 const strongSecret = 'x'.repeat(64)
@@ -112,4 +112,10 @@ t.test('development secrets are made once and kept', async t => {
   t.ok(first.jwtSecret.length >= 32)
   t.equal(statSync(join(dir, 'dev-secrets.json')).mode & 0o777, 0o600, 'readable by the owner only')
   t.same(JSON.parse(readFileSync(join(dir, 'dev-secrets.json'), 'utf8')), first)
+})
+
+t.test('.env.example lists every variable of the configuration schema, and nothing else', async t => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+  const listed = [...example.matchAll(/^([A-Z_]+)=/gm)].map(match => match[1]).sort()
+  t.same(listed, Object.keys(ConfigSchema.properties).sort())
 })

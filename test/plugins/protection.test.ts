@@ -89,8 +89,11 @@ t.test('no token, API key or secret reaches the log, even at trace level', async
   await app.inject({ method: 'GET', url: '/portfolios', headers: { 'x-api-key': 'wrong-key-value' } })
   await app.inject({ method: 'POST', url: '/aggregator/webhook', headers: { 'x-webhook-secret': 'hook-secret-value' }, payload: { event: 'x', eventId: 'e' } })
   await app.inject({ method: 'POST', url: '/auth/validate-token', payload: { token } })
+  // Credentials sent in the query string are refused, and must not be logged either.
+  await app.inject({ method: 'GET', url: `/auth/profile?token=${token}&api_key=query-key-value&x-webhook-secret=query-hook-value` })
   t.ok(logged.length > 0)
-  for (const secret of [token.split('.')[2] ?? 'never', apiKey()['x-api-key'] ?? 'never', 'wrong-key-value', 'hook-secret-value']) {
+  t.match(logged, /token=\[redacted\]/, 'the URL is logged with the value masked')
+  for (const secret of [token.split('.')[2] ?? 'never', apiKey()['x-api-key'] ?? 'never', 'wrong-key-value', 'hook-secret-value', 'query-key-value', 'query-hook-value']) {
     t.notMatch(logged, secret, 'a secret is not in the log')
   }
 })
