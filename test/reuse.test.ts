@@ -1,6 +1,15 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, quotesPlugin, portfolioAssetsPlugin } from '../src/index.js'
+import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, quotesPlugin, portfolioAssetsPlugin, type AuthPluginOptions } from '../src/index.js'
+
+/** What a host gives the auth plugin: its own secret and key. */
+const HOST_AUTH: AuthPluginOptions = {
+  jwtSecret: 'host-secret',
+  jwtAlgorithm: 'HS256',
+  leewaySeconds: 0,
+  providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
+  apiKeys: ['host-key']
+}
 
 t.test('a host app registers one domain plugin alone, under its own prefix and store', async t => {
   const host = Fastify()
@@ -10,13 +19,7 @@ t.test('a host app registers one domain plugin alone, under its own prefix and s
     void reply.code(error.statusCode ?? 500).send({ hostError: error.message })
   })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
-  await host.register(authPlugin, {
-    jwtSecret: 'host-secret',
-    jwtAlgorithm: 'HS256',
-    leewaySeconds: 0,
-    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
-    apiKeys: ['host-key']
-  })
+  await host.register(authPlugin, HOST_AUTH)
   await host.register(portfoliosPlugin, { prefix: '/api/v2/carteiras' })
   host.get('/mine', async () => ({ host: true }))
   await host.ready()
@@ -44,13 +47,7 @@ t.test('a host that registers the quotes plugin serves the asset routes with the
   const host = Fastify()
   t.teardown(() => host.close())
   await host.register(storePlugin, { url: 'sqlite::memory:' })
-  await host.register(authPlugin, {
-    jwtSecret: 'host-secret',
-    jwtAlgorithm: 'HS256',
-    leewaySeconds: 0,
-    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
-    apiKeys: ['host-key']
-  })
+  await host.register(authPlugin, HOST_AUTH)
   await host.register(quotesPlugin, { provider: 'offline', quoteTtlSeconds: 60 })
   await host.register(portfolioAssetsPlugin, { prefix: '/ativos' })
   await host.ready()

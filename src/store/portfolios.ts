@@ -50,16 +50,13 @@ const DETAIL_SQL: Record<StoreEngine, string> = {
 
 const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
 
+/** The fields a portfolio and its detail share, from a row with its summed total. */
+function portfolioFields (row: Pick<PortfolioRow, 'id' | 'name' | 'description' | 'user_id' | 'total_value'>): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
+  return { id: row.id, name: row.name, description: row.description, userId: row.user_id, totalValue: Number(row.total_value) }
+}
+
 function toPortfolio (row: PortfolioRow): Portfolio {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    userId: row.user_id,
-    totalValue: Number(row.total_value),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }
+  return { ...portfolioFields(row), createdAt: row.created_at, updatedAt: row.updated_at }
 }
 
 async function portfolioById (executor: Executor, id: string): Promise<Portfolio | undefined> {
@@ -100,14 +97,8 @@ export class PortfolioRepository {
   async detail (id: string): Promise<PortfolioDetail | undefined> {
     const row = (await this.selectDetail([id, id]))[0]
     if (row === undefined) return undefined
-    return {
-      id: row.id,
-      name: row.name,
-      description: row.description,
-      userId: row.user_id,
-      totalValue: Number(row.total_value),
-      assets: typeof row.assets === 'string' ? JSON.parse(row.assets) as PortfolioDetail['assets'] : row.assets
-    }
+    const assets = typeof row.assets === 'string' ? JSON.parse(row.assets) as PortfolioDetail['assets'] : row.assets
+    return { ...portfolioFields(row), assets }
   }
 
   async value (id: string): Promise<PortfolioValue | undefined> {
