@@ -41,3 +41,17 @@ t.test('the OpenAPI document lists the codes as an enum of the error body', asyn
   const text = JSON.stringify(doc)
   t.match(text, /"enum":\["VALIDATION_FAILED","BAD_REQUEST","TOKEN_INVALID","TOKEN_EXPIRED","SUBJECT_MISSING"/)
 })
+
+t.test('a body over the limit is a 413 the client can read, over real HTTP with fetch (sized and chunked)', async t => {
+  const app = await buildTestApp(t)
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const headers = { ...apiKey(), 'content-type': 'application/json' }
+  const body = JSON.stringify({ name: 'x'.repeat(8 * 1024 * 1024), userId: 'u' })
+  const sized = await fetch(`${url}/portfolios`, { method: 'POST', headers, body })
+  t.equal(sized.status, 413)
+  t.match(await sized.json(), { code: 'PAYLOAD_TOO_LARGE' })
+  const chunks = new ReadableStream({ start (controller) { controller.enqueue(new TextEncoder().encode(body)); controller.close() } })
+  const chunked = await fetch(`${url}/portfolios`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit)
+  t.equal(chunked.status, 413)
+  t.match(await chunked.json(), { code: 'PAYLOAD_TOO_LARGE' })
+})
