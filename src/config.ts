@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import envSchema from 'env-schema'
 import { Type, type Static } from '@sinclair/typebox'
 import { providerConfig } from './tokens.js'
+import { JWT_ALGORITHMS, type JwtAlgorithm } from './schemas/auth.js'
 import type { AuthPluginOptions } from './plugins/auth.js'
 import type { ProtectionPluginOptions } from './plugins/protection.js'
 import type { QuotesPluginOptions } from './plugins/quotes.js'
@@ -24,7 +25,7 @@ export const ConfigSchema = Type.Object({
   NODE_ENV: Type.Unsafe<'development' | 'test' | 'production'>({ type: 'string', enum: ['development', 'test', 'production'], default: 'development' }),
   LOG_LEVEL: Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  JWT_ALGORITHM: Type.Unsafe<'HS256' | 'HS384' | 'HS512'>({ type: 'string', enum: ['HS256', 'HS384', 'HS512'], default: 'HS256' }),
+  JWT_ALGORITHM: Type.Unsafe<JwtAlgorithm>({ type: 'string', enum: [...JWT_ALGORITHMS], default: 'HS256' }),
   JWT_TTL: Type.Integer({ minimum: 1, default: 3600 }),
   JWT_LEEWAY: Type.Integer({ minimum: 0, maximum: 86_400, default: 0 }),
   JWT_DEFAULT_TYPE: Type.Optional(Type.Unsafe<'user' | 'client'>({ type: 'string', enum: ['user', 'client'] })),

@@ -92,7 +92,6 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 export function errorCodeOf (error: { code?: unknown }, status: number): ErrorCode {
   const own = typeof error.code === 'string' ? CODE_OF_ERROR[error.code] : undefined
   if (own !== undefined) return own
-  if (status >= 500 && status !== 502 && status !== 503 && status !== 504) return 'INTERNAL_ERROR'
   return CODE_OF_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST')
 }
 
