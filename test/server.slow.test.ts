@@ -14,12 +14,18 @@ const serverEntry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
 const tokenEntry = fileURLToPath(new URL('../src/cli/token.ts', import.meta.url))
 const tsx = import.meta.resolve('tsx')
 
+/** Every process a test started; whatever still runs when the file ends (a failed or timed-out test) is killed. */
+const started = new Set<ChildProcessWithoutNullStreams>()
+t.teardown(() => { for (const child of started) if (child.exitCode === null) child.kill('SIGKILL') })
+
 function run (entry: string, env: Record<string, string>, args: string[] = []): ChildProcessWithoutNullStreams {
   const cwd = mkdtempSync(join(tmpdir(), 'bff-server-'))
-  return spawn(process.execPath, ['--import', tsx, entry, ...args], {
+  const child = spawn(process.execPath, ['--import', tsx, entry, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY_MS: '0', ...env }
   })
+  started.add(child)
+  return child
 }
 
 function collect (child: ChildProcessWithoutNullStreams): { out: () => string, err: () => string, exit: Promise<number | null> } {
@@ -98,6 +104,7 @@ t.test('development start prints its generated secrets with a warning, and npm r
   const cwd = mkdtempSync(join(tmpdir(), 'bff-dev-'))
   const env = { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_URL: 'sqlite::memory:' }
   const server = spawn(process.execPath, ['--import', tsx, serverEntry], { cwd, env })
+  started.add(server)
   const { err, exit } = collect(server)
   const port = await listening(server)
   t.match(err(), /WARNING: development secrets/)
