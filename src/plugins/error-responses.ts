@@ -165,9 +165,12 @@ function statusOf (error: FastifyError): number {
   return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500
 }
 
-/** The text for the caller: Fastify's own 415 names the type sent, ours says what to send. */
+/**
+ * The text for the caller: a 5xx of ours keeps its fixed message, any other says nothing of its
+ * internals; Fastify's own 415 names the type sent, ours says what to send.
+ */
 function messageOf (error: FastifyError, status: number): string {
-  if (status >= 500) return Messages.internal
+  if (status >= 500 && !isCodedError(error)) return Messages.internal
   return status === 415 ? UNSUPPORTED_MEDIA_TYPE_MESSAGE : error.message
 }
 
@@ -196,7 +199,7 @@ async function errorResponses (app: FastifyInstance): Promise<void> {
       return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
     }
     if (status >= 500) request.log.warn({ err: error }, error.message)
-    return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), status >= 500 ? error.message : messageOf(error, status)))
+    return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
   })
 
   app.setNotFoundHandler((request, reply) => {
@@ -215,7 +218,7 @@ export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' 
  */
 const ErrorResponseSchema = Type.Partial(ErrorBodySchema, {
   additionalProperties: true,
-  description: 'Error body of spec §7.2: statusCode, message (an array for validation failures), error, timestamp, path'
+  description: 'Error body of spec §7.2: statusCode, code (CONTRACT §9, for programs), message (an array for validation failures), error, timestamp, path'
 })
 
 /** Response schemas for the error statuses a route can answer with. */

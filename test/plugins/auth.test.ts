@@ -268,3 +268,17 @@ t.test('requirePrincipal refuses a request without one', async t => {
   const res = await app.inject({ url: '/misconfigured' })
   t.equal(res.statusCode, 401)
 })
+
+t.test('a token verified before is refused once it expires: the verified-token cache never outlives exp', async t => {
+  const app = await guardedApp(t)
+  const token = userToken({ expOffset: 2 })
+  const exp = Number(JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).exp)
+  const first = await app.inject({ url: '/any', headers: bearer(token) })
+  t.equal(first.statusCode, 200, 'verified, and now cached')
+  // Wait for the wall clock to pass exp (a state, not a duration: no assertion on time).
+  while (Date.now() < (exp + 1) * 1000) await new Promise(resolve => setTimeout(resolve, 100))
+  const later = await app.inject({ url: '/any', headers: bearer(token) })
+  t.equal(later.statusCode, 401)
+  t.equal(later.json().message, TEXTS.tokenExpired)
+  t.equal((await app.inject({ url: '/any', headers: bearer(token) })).statusCode, 401, 'and stays refused')
+})
