@@ -13,7 +13,7 @@ export const ErrorBodySchema = Type.Object({
   error: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
   path: Type.String()
-})
+}, { title: 'ErrorBody', description: 'Error body of spec §7.2: statusCode, code (CONTRACT §9, for programs), message (an array for validation failures), error, timestamp, path' })
 export type ErrorBody = Static<typeof ErrorBodySchema>
 
 interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[], required?: string[] }
@@ -216,10 +216,12 @@ export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' 
  * kept, so that a host app that mounts a module with its own error handler can still answer in
  * its own format (a strict schema would fail to serialize it).
  */
-const ErrorResponseSchema = Type.Partial(ErrorBodySchema, {
-  additionalProperties: true,
-  description: 'Error body of spec §7.2: statusCode, code (CONTRACT §9, for programs), message (an array for validation failures), error, timestamp, path'
-})
+const ErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties: true })
+
+/** The OpenAPI document shows the body the service itself answers, every field present. */
+export function documentedErrorSchema (schema: unknown): unknown {
+  return schema === ErrorResponseSchema ? ErrorBodySchema : schema
+}
 
 /** Response schemas for the error statuses a route can answer with. */
 export function errorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof ErrorResponseSchema> {

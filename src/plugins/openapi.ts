@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import { documentedErrorSchema, ErrorBodySchema } from './error-responses.js'
 
 export const SECURITY_SCHEMES = {
   bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token of the Laravel backend API (tymon/jwt-auth, HS256)' },
@@ -38,6 +39,87 @@ export function registeredRoutes (app: FastifyInstance): readonly RegisteredRout
   return registered.get(app) ?? []
 }
 
+/** What any route can answer whatever it does: a bad query or body, the body limits, the rate limit, load shedding. */
+const ANY_ROUTE_ERRORS = [400, 413, 415, 429, 500, 503] as const
+
+const ERROR_DESCRIPTIONS: Record<string, string> = {
+  400: 'Invalid request: `message` lists every failing rule (VALIDATION_FAILED, BAD_REQUEST)',
+  401: 'Missing, invalid or expired credential (TOKEN_INVALID, TOKEN_EXPIRED, SUBJECT_MISSING, API_KEY_INVALID, WEBHOOK_SECRET_INVALID)',
+  403: 'The principal may not do this (FORBIDDEN_PRINCIPAL, FORBIDDEN)',
+  404: 'Nothing has this id or path (NOT_FOUND)',
+  413: 'The body is over 1 MiB (PAYLOAD_TOO_LARGE)',
+  415: 'The body is not JSON in UTF-8: send Content-Type application/json (UNSUPPORTED_MEDIA_TYPE)',
+  429: 'Too many requests: wait Retry-After seconds (RATE_LIMITED)',
+  500: 'Unexpected error; the request id is in x-request-id (INTERNAL_ERROR)',
+  502: 'The upstream failed or could not be reached (UPSTREAM_UNAVAILABLE)',
+  503: 'Not serving now: overloaded, draining, store down or not configured (OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED)',
+  504: 'The upstream did not answer in time (UPSTREAM_TIMEOUT)'
+}
+
+const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer' } }
+
+/** A route's schema as documented: the strict error body, and the errors any route can answer. */
+function documentedSchema (schema: FastifySchema & { hide?: boolean }): FastifySchema {
+  if (schema.hide === true) return schema
+  const own = Object.entries(schema.response ?? {}).map(([status, response]) => [status, documentedErrorSchema(response)])
+  return { ...schema, response: { ...Object.fromEntries(ANY_ROUTE_ERRORS.map(status => [status, ErrorBodySchema])), ...Object.fromEntries(own) } }
+}
+
+/**
+ * A route as documented: `/portfolios/` (a module's root to Fastify) as `/portfolios`, the wildcard
+ * of `/backend-api/proxy/*` as a parameter named `path` (OpenAPI names must be words).
+ */
+function documentedRoute (schema: FastifySchema, url: string): { schema: FastifySchema, url: string } {
+  const documented = documentedSchema(schema)
+  if (url.endsWith('*') && isObject(documented.params) && isObject(documented.params.properties)) {
+    const { '*': wildcard, ...properties } = documented.params.properties
+    const params = { ...documented.params, properties: { ...properties, path: { ...(wildcard as JsonObject), description: 'The path on the upstream; it may hold `/`' } }, required: ['path'] }
+    return { schema: { ...documented, params }, url: url.replace(/\*$/, ':path') }
+  }
+  return { schema: documented, url: url.length > 1 ? url.replace(/\/$/, '') : url }
+}
+
+type JsonObject = Record<string, unknown>
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null
+
+/**
+ * Every schema with a `title` becomes a named component referenced with `$ref`, so that client
+ * generators give it a type of its own (CONTRACT §12). Titles are unique: a second, different
+ * schema under a name already taken stops the document.
+ */
+function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
+  if (Array.isArray(node)) return node.map(item => hoistNamedSchemas(item, components))
+  if (!isObject(node)) return node
+  const hoisted = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)]))
+  const name = node.title
+  if (typeof name !== 'string') return hoisted
+  const known = components[name]
+  if (known !== undefined && JSON.stringify(known) !== JSON.stringify(hoisted)) throw new Error(`Two different schemas are named ${name}`)
+  components[name] = hoisted
+  return { $ref: `#/components/schemas/${name}` }
+}
+
+interface DocumentedOperation { summary?: string, requestBody?: { content?: JsonObject }, parameters?: JsonObject[], responses?: Record<string, { description?: string, content?: JsonObject, headers?: JsonObject }> }
+
+/** Named components, a description for every answer, Retry-After where the service sends it. */
+function finishDocument (document: { paths?: Record<string, Record<string, DocumentedOperation>>, components?: JsonObject }): typeof document {
+  const components: JsonObject = {}
+  for (const operation of Object.values(document.paths ?? {}).flatMap(path => Object.values(path))) {
+    if (operation.requestBody?.content !== undefined) operation.requestBody.content = hoistNamedSchemas(operation.requestBody.content, components) as JsonObject
+    if (operation.parameters !== undefined) operation.parameters = hoistNamedSchemas(operation.parameters, components) as JsonObject[]
+    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+      if (response.content !== undefined) response.content = hoistNamedSchemas(response.content, components) as JsonObject
+      const description = ERROR_DESCRIPTIONS[status]
+      if (description !== undefined) response.description = description
+      else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
+      if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': RETRY_AFTER }
+    }
+  }
+  const schemas = isObject(document.components?.schemas) ? document.components.schemas : {}
+  document.components = { ...document.components, schemas: { ...schemas, ...components } }
+  return document
+}
+
 export interface OpenApiPluginOptions {
   version: string
   /** Serves Swagger UI at /docs and the document at /docs/json. */
@@ -52,14 +134,18 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
   })
   await app.register(swagger, {
     // A module's root route is `/portfolios/` to Fastify; frontends call `/portfolios`.
-    transform: ({ schema, url }) => ({ schema, url: url.length > 1 ? url.replace(/\/$/, '') : url }),
+    transform: ({ schema, url }) => documentedRoute(schema, url),
+    // Only OpenAPI is produced here, never Swagger 2.
+    transformObject: document => finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as Parameters<typeof finishDocument>[0]),
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'BFF Service',
         version: options.version,
-        description: 'Backend-for-Frontend between frontends, a Laravel API (tymon/jwt-auth tokens) and Pluggy. Every error has the body {statusCode, message, error, timestamp, path}.'
+        description: 'Backend-for-Frontend between frontends, a Laravel API (tymon/jwt-auth tokens) and Pluggy. Every error has the body ErrorBody; programs branch on its `code`.'
       },
+      // Relative: the document is served by the service it describes, wherever that is.
+      servers: [{ url: '/', description: 'The service that serves this document' }],
       components: { securitySchemes: SECURITY_SCHEMES }
     }
   })

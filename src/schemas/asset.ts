@@ -21,11 +21,11 @@ export const AssetSchema = Type.Object({
   portfolioId: Type.String(),
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}, { title: 'PortfolioAsset' })
 export type Asset = Static<typeof AssetSchema>
 
 /** List items carry the fields of spec §4.3. */
-export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'])
+export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'], { title: 'PortfolioAssetListItem' })
 
 export const CreateAssetInputSchema = Type.Object({
   name: NonBlankString(200),
@@ -34,13 +34,13 @@ export const CreateAssetInputSchema = Type.Object({
   quantity: Quantity,
   price: Price,
   portfolioId: Type.String({ minLength: 1, maxLength: 64 })
-})
+}, { title: 'CreateAssetInput', examples: [{ name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 38.45, portfolioId: '<portfolio id>' }] })
 export type CreateAssetInput = Static<typeof CreateAssetInputSchema>
 
 export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({
   quantity: Type.Optional(Quantity),
   price: Type.Optional(Price)
-}))
+}, { title: 'UpdateAssetInput', examples: [{ quantity: 150 }] }))
 export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */

@@ -36,7 +36,7 @@ export const ProviderConfigSchema = Type.Object({
   clientProviderHash: Sha1Hex,
   autoCalculated: Type.Boolean(),
   models: Type.Object({ user: Type.String(), client: Type.String() })
-})
+}, { title: 'ProviderConfig' })
 export type ProviderConfig = Static<typeof ProviderConfigSchema>
 
 export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const

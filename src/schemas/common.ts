@@ -21,7 +21,7 @@ export function StringEnum<const T extends readonly string[]> (values: T) {
 export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 
 /** `{message, id}` of the delete routes. */
-export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() })
+export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() }, { title: 'Deleted' })
 
 /** Every list is bounded (spec §8 leaves page sizes open): `limit` 1…1000 (default 1000), `offset` from 0. */
 export const PageQuerySchema = Type.Object({

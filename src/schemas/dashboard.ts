@@ -36,5 +36,5 @@ export const DashboardSchema = Type.Object({
     pricePerUnit: Type.Number(),
     totalValue: Type.Number()
   }))
-})
+}, { title: 'AssetDashboard' })
 export type Dashboard = Static<typeof DashboardSchema>

@@ -10,11 +10,11 @@ export const PortfolioSchema = Type.Object({
   totalValue: Type.Number(),
   createdAt: Timestamp,
   updatedAt: Timestamp
-})
+}, { title: 'Portfolio' })
 export type Portfolio = Static<typeof PortfolioSchema>
 
 /** `POST /portfolios` answers spec §4.2's fields, without `updatedAt`. */
-export const CreatedPortfolioSchema = Type.Omit(PortfolioSchema, ['updatedAt'])
+export const CreatedPortfolioSchema = Type.Omit(PortfolioSchema, ['updatedAt'], { title: 'CreatedPortfolio' })
 
 /** An asset as listed inside its portfolio (spec §4.2). */
 export const PortfolioAssetSummarySchema = Type.Object({
@@ -23,12 +23,12 @@ export const PortfolioAssetSummarySchema = Type.Object({
   symbol: Type.String(),
   quantity: Type.Number(),
   price: Type.Number()
-})
+}, { title: 'PortfolioAssetSummary' })
 
 export const PortfolioDetailSchema = Type.Composite([
   Type.Pick(PortfolioSchema, ['id', 'name', 'description', 'userId', 'totalValue']),
   Type.Object({ assets: Type.Array(PortfolioAssetSummarySchema) })
-])
+], { title: 'PortfolioDetail' })
 export type PortfolioDetail = Static<typeof PortfolioDetailSchema>
 
 export const PortfolioValueSchema = Type.Object({
@@ -36,7 +36,7 @@ export const PortfolioValueSchema = Type.Object({
   totalValue: Type.Number(),
   currency: Type.Literal('BRL'),
   lastUpdate: Timestamp
-})
+}, { title: 'PortfolioValue' })
 export type PortfolioValue = Static<typeof PortfolioValueSchema>
 
 const Description = Type.String({ maxLength: 2000 })
@@ -45,13 +45,13 @@ export const CreatePortfolioInputSchema = Type.Object({
   name: NonBlankString(200),
   description: Type.Optional(Type.Union([Description, Type.Null()])),
   userId: NonBlankString(200)
-})
+}, { title: 'CreatePortfolioInput', examples: [{ name: 'Aposentadoria', description: 'Carteira de longo prazo', userId: '42' }] })
 export type CreatePortfolioInput = Static<typeof CreatePortfolioInputSchema>
 
 export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({
   name: Type.Optional(NonBlankString(200)),
   description: Type.Optional(Type.Union([Description, Type.Null()]))
-}))
+}, { title: 'UpdatePortfolioInput', examples: [{ name: 'Aposentadoria 2040' }] }))
 export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed (CONTRACT §5). */

@@ -11,7 +11,7 @@ export const ProviderQuoteSchema = Type.Object({
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 
 /** Asset price quote of spec §2.3: the provider's price and who gave it. */
-export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String() })])
+export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String() })], { title: 'AssetQuote' })
 export type Quote = Static<typeof QuoteSchema>
 
 /** `YYYY-MM`, a calendar month in UTC. */

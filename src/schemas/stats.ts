@@ -8,5 +8,5 @@ export const StatsSchema = Type.Object({
   totalValue: Type.Number(),
   activeUsers: Type.Integer(),
   lastUpdate: Timestamp
-})
+}, { title: 'SystemStats' })
 export type Stats = Static<typeof StatsSchema>

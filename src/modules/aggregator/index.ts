@@ -74,7 +74,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
 
   app.post('/', {
     schema: {
-      summary: 'Relays a call to the aggregator (allowed paths and methods only)',
+      operationId: 'relayToAggregator', summary: 'Relays a call to the aggregator (allowed paths and methods only)',
       body: AggregatorRelayBodySchema,
       response: { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
     },
@@ -107,7 +107,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
 
   app.post('/connect_token', {
     schema: {
-      summary: 'Creates a connect token for the calling principal',
+      operationId: 'createConnectToken', summary: 'Creates a connect token for the calling principal',
       body: ConnectTokenBodySchema,
       response: { 201: ConnectTokenSchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
     },
@@ -140,7 +140,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   }
 
   app.post('/webhook', {
-    schema: { summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) } },
+    schema: { operationId: 'receiveAggregatorWebhook', summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) } },
     onRequest: [verifyWebhookSecret],
     bodyLimit: WEBHOOK_BODY_LIMIT
   }, async request => {

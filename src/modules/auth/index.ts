@@ -44,16 +44,16 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   const guarded = errorSchemas(401, 403)
 
   app.get('/health', {
-    schema: { summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } }
+    schema: { operationId: 'getHealth', summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {
-    schema: { summary: 'Profile of the calling principal', response: { 200: ProfileSchema, ...unauthorized } },
+    schema: { operationId: 'getProfile', summary: 'Profile of the calling principal', response: { 200: ProfileSchema, ...unauthorized } },
     onRequest: bearer
   }, async request => ({ message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }))
 
   app.get('/me', {
-    schema: { summary: 'The calling principal with its claims', response: { 200: MeSchema, ...unauthorized } },
+    schema: { operationId: 'getMe', summary: 'The calling principal with its claims', response: { 200: MeSchema, ...unauthorized } },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)
@@ -61,7 +61,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   })
 
   app.get('/user/dashboard', {
-    schema: { summary: 'Dashboard of a user (users only)', response: { 200: UserDashboardSchema, ...guarded } },
+    schema: { operationId: 'getUserDashboard', summary: 'Dashboard of a user (users only)', response: { 200: UserDashboardSchema, ...guarded } },
     onRequest: [app.verifyJwt, app.requireUser]
   }, async request => {
     const principal = requirePrincipal(request)
@@ -69,7 +69,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   })
 
   app.get('/client/dashboard', {
-    schema: { summary: 'Dashboard of a client (clients only)', response: { 200: ClientDashboardSchema, ...guarded } },
+    schema: { operationId: 'getClientDashboard', summary: 'Dashboard of a client (clients only)', response: { 200: ClientDashboardSchema, ...guarded } },
     onRequest: [app.verifyJwt, app.requireClient]
   }, async request => {
     const principal = requirePrincipal(request)
@@ -77,13 +77,13 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   })
 
   app.get('/client/test', {
-    schema: { summary: 'Plain-text probe for clients', response: { 200: Type.String(), ...guarded } },
+    schema: { operationId: 'testClient', summary: 'Plain-text probe for clients', response: { 200: { description: 'The text OK', content: { 'text/plain': { schema: Type.String() } } }, ...guarded } },
     onRequest: [app.verifyJwt, app.requireClient]
   }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'))
 
   app.post('/validate-token', {
     schema: {
-      summary: 'Explains how to send a token (does not verify it)',
+      operationId: 'validateToken', summary: 'Explains how to send a token (does not verify it)',
       security: [],
       body: Type.Optional(ValidateTokenBodySchema),
       response: { 200: ValidateTokenResponseSchema, ...errorSchemas(400) }
@@ -102,7 +102,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   if (!options.devRoutes) return
 
   app.get('/token/debug', {
-    schema: { summary: 'Everything the service reads from the token (development only)', response: { 200: TokenDebugSchema, ...unauthorized } },
+    schema: { operationId: 'debugToken', summary: 'Everything the service reads from the token (development only)', response: { 200: TokenDebugSchema, ...unauthorized } },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)
@@ -125,7 +125,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   })
 
   app.get('/laravel-compatibility', {
-    schema: { summary: 'How the token maps to the Laravel claims (development only)', response: { 200: LaravelCompatibilitySchema, ...unauthorized } },
+    schema: { operationId: 'getLaravelCompatibility', summary: 'How the token maps to the Laravel claims (development only)', response: { 200: LaravelCompatibilitySchema, ...unauthorized } },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)

@@ -8,33 +8,33 @@ export const HealthSchema = Type.Object({
   status: Type.Literal('OK'),
   timestamp: Timestamp,
   message: Type.String()
-})
+}, { title: 'Health' })
 
 export const PrincipalSummarySchema = Type.Object({
   id: Type.String(),
   type: PrincipalTypeSchema,
   expiresAt: Timestamp,
   issuedAt: Timestamp
-})
+}, { title: 'PrincipalSummary' })
 
 export const ProfileSchema = Type.Object({
   message: Type.String(),
   user: PrincipalSummarySchema
-})
+}, { title: 'Profile' })
 
 export const UserDashboardSchema = Type.Object({
   message: Type.String(),
   userId: Type.String(),
   userType: PrincipalTypeSchema,
   payload: JwtPayloadSchema
-})
+}, { title: 'UserDashboard' })
 
 export const ClientDashboardSchema = Type.Object({
   message: Type.String(),
   clientId: Type.String(),
   userType: PrincipalTypeSchema,
   payload: JwtPayloadSchema
-})
+}, { title: 'ClientDashboard' })
 
 export const MeSchema = Type.Object({
   id: Type.String(),
@@ -42,7 +42,7 @@ export const MeSchema = Type.Object({
   expiresAt: Timestamp,
   issuedAt: Timestamp,
   payload: JwtPayloadSchema
-})
+}, { title: 'Me' })
 
 export const TokenDebugSchema = Type.Object({
   message: Type.String(),
@@ -53,17 +53,17 @@ export const TokenDebugSchema = Type.Object({
   extractedFields: Type.Object({ uuid: NullableString, email: NullableString, name: NullableString }),
   laravelCompatible: Type.Boolean(),
   instructions: Type.Object({ message: Type.String(), example: Type.String() })
-})
+}, { title: 'TokenDebug' })
 
 export const ValidateTokenBodySchema = Type.Object({
   token: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()]))
-})
+}, { title: 'ValidateTokenInput', examples: [{ token: '<JWT>' }] })
 export type ValidateTokenBody = Static<typeof ValidateTokenBodySchema>
 
 export const ValidateTokenResponseSchema = Type.Union([
   Type.Object({ valid: Type.Literal(false), error: Type.String() }),
   Type.Object({ message: Type.String(), example: Type.String() })
-])
+], { title: 'ValidateTokenAnswer' })
 
 export const LaravelCompatibilitySchema = Type.Object({
   message: Type.String(),
@@ -85,4 +85,4 @@ export const LaravelCompatibilitySchema = Type.Object({
     sameAlgorithm: Type.Boolean(),
     tokenValidity: Type.String()
   })
-})
+}, { title: 'LaravelCompatibility' })

@@ -62,7 +62,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(502, 504) }
 
   app.get('/health', {
-    schema: { summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
+    schema: { operationId: 'getBackendHealth', summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
   }, async request => {
     const principal = requirePrincipal(request)
     const { reachable: connected, durationMs } = await backend.probe(options.paths.health, request.log)
@@ -74,7 +74,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   })
 
   app.post('/validate-token', {
-    schema: { summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
+    schema: { operationId: 'validateTokenAtBackend', summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
   }, async request => {
     const principal = requirePrincipal(request)
     const response = await backend.call({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal), log: request.log })
@@ -83,7 +83,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   })
 
   app.get('/user/profile', {
-    schema: { summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
+    schema: { operationId: 'getBackendUserProfile', summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
     return relayResponse(reply, await backend.call({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal), log: request.log }))
@@ -91,7 +91,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
 
   app.post('/proxy/*', {
     schema: {
-      summary: 'Relays a call to any backend API path with the caller\'s token',
+      operationId: 'proxyToBackend', summary: 'Relays a call to any backend API path with the caller\'s token',
       params: ProxyParamsSchema,
       body: ProxyBodySchema,
       response: { ...relayed, ...errorSchemas(400, 401) }

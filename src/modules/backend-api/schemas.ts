@@ -4,18 +4,18 @@ export const BackendHealthSchema = Type.Object({
   status: Type.Literal('OK'),
   laravel: Type.Object({ connected: Type.Boolean(), responseTime: Type.String() }),
   token: Type.Object({ valid: Type.Boolean(), expiresIn: Type.String() })
-})
+}, { title: 'BackendHealth' })
 
 export const BackendUserSchema = Type.Object({
   id: Type.String(),
   email: Type.Union([Type.String(), Type.Null()]),
   name: Type.Union([Type.String(), Type.Null()])
-})
+}, { title: 'BackendUser' })
 
 export const ValidateTokenResultSchema = Type.Object({
   valid: Type.Boolean(),
   user: Type.Union([BackendUserSchema, Type.Null()])
-})
+}, { title: 'BackendTokenValidation' })
 
 /** Headers a frontend may add to a proxied call; everything else is refused (Host, Authorization, Cookie, hop-by-hop, X-Forwarded-*…). */
 export const PROXY_HEADER_ALLOWLIST = ['accept-language', 'if-none-match', 'if-modified-since', 'x-request-id', 'x-correlation-id'] as const
@@ -27,7 +27,7 @@ export const ProxyBodySchema = Type.Object({
   /** With GET, the query: strings, numbers or booleans. With another method, the JSON body: any object (CONTRACT §13). */
   params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 100 })),
   headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))
-})
+}, { title: 'BackendProxyInput', examples: [{ method: 'GET', params: { page: 1 } }] })
 export type ProxyBody = Static<typeof ProxyBodySchema>
 
 export const ProxyParamsSchema = Type.Object({ '*': Type.String({ maxLength: 2048 }) })

@@ -30,7 +30,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
 
   app.post('/', {
     schema: {
-      summary: 'Exclude a transaction (idempotent per client and transaction)',
+      operationId: 'excludeTransaction', summary: 'Exclude a transaction (idempotent per client and transaction)',
       body: CreateExclusionInputSchema,
       response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
     }
@@ -42,7 +42,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   })
 
   app.get('/', {
-    schema: { summary: 'Exclusions of one client', querystring: ListExclusionsQuerySchema, response: { 200: Type.Array(ExcludedTransactionSchema), ...errors } }
+    schema: { operationId: 'listExcludedTransactions', summary: 'Exclusions of one client', querystring: ListExclusionsQuerySchema, response: { 200: Type.Array(ExcludedTransactionSchema), ...errors } }
   }, async request => {
     const clientId = request.query.client_id.trim()
     assertOwnClient(requirePrincipal(request), clientId)
@@ -50,7 +50,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   })
 
   app.delete('/:id', {
-    schema: { summary: 'Remove an exclusion', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+    schema: { operationId: 'deleteExcludedTransaction', summary: 'Remove an exclusion', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
     const { id } = request.params
     const existing = await exclusions.get(id)

@@ -20,15 +20,15 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   const AssetList = Type.Array(AssetListItemSchema)
 
   app.get('/', {
-    schema: { summary: 'List assets, optionally of one portfolio', querystring: ListAssetsQuerySchema, response: { 200: AssetList, ...errors } }
+    schema: { operationId: 'listAssets', summary: 'List assets, optionally of one portfolio', querystring: ListAssetsQuerySchema, response: { 200: AssetList, ...errors } }
   }, async request => await assets.list({ portfolioId: request.query.portfolioId }, pageOf(request.query)))
 
   app.get('/type/:type', {
-    schema: { summary: 'List assets of one type', params: AssetTypeParamsSchema, querystring: PageQuerySchema, response: { 200: AssetList, ...errors } }
+    schema: { operationId: 'listAssetsByType', summary: 'List assets of one type', params: AssetTypeParamsSchema, querystring: PageQuerySchema, response: { 200: AssetList, ...errors } }
   }, async request => await assets.list({ type: request.params.type }, pageOf(request.query)))
 
   app.get('/price/:symbol', {
-    schema: { summary: 'Current price quote of a ticker', params: SymbolParamsSchema, response: { 200: QuoteSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
+    schema: { operationId: 'getQuote', summary: 'Current price quote of a ticker', params: SymbolParamsSchema, response: { 200: QuoteSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
   }, async request => {
     const symbol = request.params.symbol.toUpperCase()
     const quote = await app.quotes.quote(symbol, request.log)
@@ -37,15 +37,15 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   })
 
   app.get('/:id/dashboard', {
-    schema: { summary: 'Position, history and buys of one asset', params: IdParamsSchema, response: { 200: DashboardSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
+    schema: { operationId: 'getAssetDashboard', summary: 'Position, history and buys of one asset', params: IdParamsSchema, response: { 200: DashboardSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
   }, async request => orNotFound(await assetDashboard(assets, app.quotes, request.params.id, request.log), 'Ativo'))
 
   app.get('/:id', {
-    schema: { summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
+    schema: { operationId: 'getAsset', summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
   }, async request => orNotFound(await assets.get(request.params.id), 'Ativo'))
 
   app.post('/', {
-    schema: { summary: 'Add an asset to a portfolio', body: CreateAssetInputSchema, response: { 201: AssetSchema, ...errors } }
+    schema: { operationId: 'createAsset', summary: 'Add an asset to a portfolio', body: CreateAssetInputSchema, response: { 201: AssetSchema, ...errors } }
   }, async (request, reply) => {
     const asset = await assets.create(createAssetInput(request.body))
     if (asset === undefined) throw new NotFoundError('Portfolio')
@@ -53,11 +53,11 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   })
 
   app.patch('/:id', {
-    schema: { summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetInputSchema, response: { 200: AssetSchema, ...errors } }
+    schema: { operationId: 'updateAsset', summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetInputSchema, response: { 200: AssetSchema, ...errors } }
   }, async request => orNotFound(await assets.update(request.params.id, request.body), 'Ativo'))
 
   app.delete('/:id', {
-    schema: { summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+    schema: { operationId: 'deleteAsset', summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
     if (!await assets.delete(request.params.id)) throw new NotFoundError('Ativo')
     return { message: 'Ativo removido com sucesso', id: request.params.id }

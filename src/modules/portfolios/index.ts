@@ -25,27 +25,27 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
-    schema: { summary: 'List portfolios, optionally of one user', querystring: ListPortfoliosQuerySchema, response: { 200: Type.Array(PortfolioSchema), ...errors } }
+    schema: { operationId: 'listPortfolios', summary: 'List portfolios, optionally of one user', querystring: ListPortfoliosQuerySchema, response: { 200: Type.Array(PortfolioSchema), ...errors } }
   }, async request => await portfolios.list({ userId: request.query.userId }, pageOf(request.query)))
 
   app.get('/:id', {
-    schema: { summary: 'A portfolio with its assets', params: IdParamsSchema, response: { 200: PortfolioDetailSchema, ...errors } }
+    schema: { operationId: 'getPortfolio', summary: 'A portfolio with its assets', params: IdParamsSchema, response: { 200: PortfolioDetailSchema, ...errors } }
   }, async request => orNotFound(await portfolios.detail(request.params.id), 'Portfolio'))
 
   app.get('/:id/value', {
-    schema: { summary: 'Total value of a portfolio', params: IdParamsSchema, response: { 200: PortfolioValueSchema, ...errors } }
+    schema: { operationId: 'getPortfolioValue', summary: 'Total value of a portfolio', params: IdParamsSchema, response: { 200: PortfolioValueSchema, ...errors } }
   }, async request => orNotFound(await portfolios.value(request.params.id), 'Portfolio'))
 
   app.post('/', {
-    schema: { summary: 'Create a portfolio', body: CreatePortfolioInputSchema, response: { 201: CreatedPortfolioSchema, ...errors } }
+    schema: { operationId: 'createPortfolio', summary: 'Create a portfolio', body: CreatePortfolioInputSchema, response: { 201: CreatedPortfolioSchema, ...errors } }
   }, async (request, reply) => reply.code(201).send(await portfolios.create(createPortfolioInput(request.body))))
 
   app.patch('/:id', {
-    schema: { summary: 'Rename or describe a portfolio', params: IdParamsSchema, body: UpdatePortfolioInputSchema, response: { 200: PortfolioSchema, ...errors } }
+    schema: { operationId: 'updatePortfolio', summary: 'Rename or describe a portfolio', params: IdParamsSchema, body: UpdatePortfolioInputSchema, response: { 200: PortfolioSchema, ...errors } }
   }, async request => orNotFound(await portfolios.update(request.params.id, updatePortfolioInput(request.body)), 'Portfolio'))
 
   app.delete('/:id', {
-    schema: { summary: 'Delete a portfolio and its assets', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+    schema: { operationId: 'deletePortfolio', summary: 'Delete a portfolio and its assets', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
     if (!await portfolios.delete(request.params.id)) throw new NotFoundError('Portfolio')
     return { message: 'Portfolio removido com sucesso', id: request.params.id }

@@ -22,7 +22,7 @@ const UPSTREAM_PROBE_TTL_MS = 10_000
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('system', null))
   app.get('/provider-config', {
-    schema: { summary: 'Provider hashes that tell users from clients', response: { 200: ProviderConfigSchema } }
+    schema: { operationId: 'getProviderConfig', summary: 'Provider hashes that tell users from clients', response: { 200: ProviderConfigSchema } }
   }, async () => app.providerConfig)
 
   let probed: { at: number, result: Promise<{ backend: { reachable: boolean, responseTime: string }, aggregator: { reachable: boolean, responseTime: string, configured: boolean } }> } | undefined
@@ -39,7 +39,7 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
   }
 
   app.get('/ready', {
-    schema: { summary: 'Readiness for a load balancer: 503 while draining or without the store', security: [], response: { 200: ReadySchema, ...errorSchemas(503) } }
+    schema: { operationId: 'getReadiness', summary: 'Readiness for a load balancer: 503 while draining or without the store', security: [], response: { 200: ReadySchema, ...errorSchemas(503) } }
   }, async request => {
     if (app.lifecycle.draining) throw new DrainingError()
     try {
@@ -52,14 +52,14 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
   })
 
   app.get('/stats', {
-    schema: { summary: 'Counts and total value of the store', security: [{ apiKey: [] }], response: { 200: StatsSchema, ...errorSchemas(401) } },
+    schema: { operationId: 'getStats', summary: 'Counts and total value of the store', security: [{ apiKey: [] }], response: { 200: StatsSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
   }, async () => await app.store.stats.get())
 
   if (!options.devRoutes) return
 
   app.post('/reset', {
-    schema: { summary: 'Reload the demo portfolios (development only)', security: [{ apiKey: [] }], response: { 200: ResetSchema, ...errorSchemas(401) } },
+    schema: { operationId: 'resetDemoData', summary: 'Reload the demo portfolios (development only)', security: [{ apiKey: [] }], response: { 200: ResetSchema, ...errorSchemas(401) } },
     onRequest: [app.verifyApiKey]
   }, async () => {
     await app.store.demo.reset()

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { Timestamp } from '../../schemas/common.js'
 
-export const ResetSchema = Type.Object({ message: Type.String() })
+export const ResetSchema = Type.Object({ message: Type.String() }, { title: 'Reset' })
 
 const Reachability = Type.Object({ reachable: Type.Boolean(), responseTime: Type.String() })
 
@@ -14,4 +14,4 @@ export const ReadySchema = Type.Object({
     aggregator: Type.Composite([Reachability, Type.Object({ configured: Type.Boolean() })])
   }),
   timestamp: Timestamp
-})
+}, { title: 'Readiness' })

@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process'
+import { copyFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import t from 'tap'
+import openapiTS, { astToString } from 'openapi-typescript'
+import { buildTestApp, TEST_API_KEYS } from '../helper.js'
+
+const run = promisify(execFile)
+const bin = (name: string): string => new URL(`../../node_modules/.bin/${name}`, import.meta.url).pathname
+
+/**
+ * CONTRACT §12, checked with the tools a frontend team uses: Redocly's linter finds no error, and
+ * a client written against the types openapi-typescript generates type-checks and works.
+ */
+t.test('the OpenAPI document lints clean and generates a client that compiles and works', async t => {
+  const app = await buildTestApp(t)
+  const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as Record<string, unknown>
+  const dir = t.testdir({})
+  const documentPath = join(dir, 'openapi.json')
+  await writeFile(documentPath, JSON.stringify(document))
+
+  const lint = await run(bin('redocly'), ['lint', '--format=json', documentPath], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', NO_COLOR: '1' } }).catch((error: { stdout: string }) => error)
+  const report = JSON.parse(lint.stdout.slice(lint.stdout.indexOf('{'))) as { totals: { errors: number }, problems: Array<{ severity: string, message: string, ruleId: string }> }
+  t.equal(report.totals.errors, 0, `redocly: ${JSON.stringify(report.problems.filter(problem => problem.severity === 'error'))}`)
+
+  await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(document as never)))
+  await copyFile(new URL('../fixtures/generated-client/client.ts', import.meta.url), join(dir, 'client.ts'))
+  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], strict: true, noEmit: true, skipLibCheck: true, noUncheckedIndexedAccess: true, types: [] },
+    files: ['client.ts', 'api.ts']
+  }))
+  const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(() => '', (error: { stdout: string }) => error.stdout)
+  t.equal(compiled, '', 'the client type-checks against the generated types')
+
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  // Typed here by hand: the client's own types exist only once generated.
+  const client = await import(join(dir, 'client.ts')) as { run: (baseUrl: string, apiKey: string) => Promise<{ created: { id: string }, read: { id: string }, missing: string, missingMessage: unknown }> }
+  const result = await client.run(address, TEST_API_KEYS[0] ?? '')
+  t.match(result.created, { name: 'Generated client', userId: 'client-user', totalValue: 0 })
+  t.equal(result.read.id, result.created.id)
+  t.equal(result.missing, 'NOT_FOUND')
+  t.equal(result.missingMessage, 'Portfolio não encontrado')
+})
+
+t.test('every operation has a unique camelCase operationId and every entity is a named component', async t => {
+  const app = await buildTestApp(t)
+  const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as {
+    servers?: unknown[]
+    paths: Record<string, Record<string, { operationId?: string, responses: Record<string, { description: string, content?: Record<string, { schema: { $ref?: string } }> }> }>>
+    components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> }
+  }
+  t.ok((document.servers ?? []).length > 0, 'servers')
+  const ids = Object.values(document.paths).flatMap(path => Object.values(path).map(operation => operation.operationId))
+  t.ok(ids.every(id => id !== undefined && /^[a-z][a-zA-Z0-9]*$/.test(id)), 'camelCase operationIds')
+  t.equal(new Set(ids).size, ids.length, 'unique operationIds')
+  for (const name of ['Portfolio', 'PortfolioDetail', 'PortfolioAsset', 'PortfolioValue', 'AssetQuote', 'AssetDashboard', 'ExcludedTransaction', 'SystemStats', 'ProviderConfig', 'ConnectToken', 'ErrorBody']) {
+    t.ok(document.components.schemas[name], `component ${name}`)
+  }
+  t.ok((document.components.schemas.ErrorBody?.properties?.code?.enum ?? []).includes('TOKEN_EXPIRED'), 'ErrorBody.code is the enum of CONTRACT §9')
+  for (const [path, operations] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const status of ['400', '413', '415', '429', '500', '503']) t.ok(operation.responses[status], `${method} ${path} documents ${status}`)
+      for (const [status, response] of Object.entries(operation.responses)) {
+        t.not(response.description, 'Default Response', `${method} ${path} ${status} is described`)
+        const schema = response.content?.['application/json']?.schema
+        if (/^[45]\d\d$/.test(status)) t.equal(schema?.$ref, '#/components/schemas/ErrorBody', `${method} ${path} ${status} is an ErrorBody`)
+      }
+    }
+  }
+  t.equal(document.paths['/portfolios/{id}']?.get?.responses['200']?.content?.['application/json']?.schema.$ref, '#/components/schemas/PortfolioDetail')
+  t.same(Object.keys(document.paths['/auth/client/test']?.get?.responses['200']?.content ?? {}), ['text/plain'])
+})
