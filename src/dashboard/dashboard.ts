@@ -1,6 +1,7 @@
 import { monthKey, monthsBetween, type MonthKey, type MonthlyClose } from '../quotes/provider.js'
 import type { Lot } from '../schemas/asset.js'
 import type { Dashboard } from '../schemas/dashboard.js'
+import { decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal } from '../money.js'
 
 export type { Lot } from '../schemas/asset.js'
 export type { Dashboard } from '../schemas/dashboard.js'
@@ -40,10 +41,6 @@ function byDate (a: Lot, b: Lot): number {
   return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
 }
 
-function percentage (part: number, whole: number): number {
-  return whole === 0 ? 0 : (part / whole) * 100
-}
-
 /**
  * The price of a month: the current quote in the current month; before that, the last close at
  * or before the month (a gap repeats the previous close); before any close, `fallback`.
@@ -58,23 +55,32 @@ function priceIn (month: MonthKey, current: MonthKey, lastQuote: number, closes:
   return price
 }
 
+interface Holding {
+  quantity: Decimal
+  /** The sum of the lots' values as answered (each rounded to cents), so the figures add up. */
+  invested: Decimal
+}
+
 /** Quantity and invested value of the lots bought up to the end of `month`. */
-function holdingAt (lots: readonly Lot[], month: MonthKey): { quantity: number, invested: number } {
-  let quantity = 0
-  let invested = 0
-  for (const lot of lots) {
-    if (lot.date.slice(0, 7) > month) continue
-    quantity += lot.quantity
-    invested += lot.quantity * lot.price
+function holdingAt (lots: readonly Lot[], month: MonthKey): Holding {
+  const held = lots.filter(lot => lot.date.slice(0, 7) <= month)
+  return {
+    quantity: sum(held.map(lot => decimal(lot.quantity))),
+    invested: sum(held.map(lot => positionValue(lot.quantity, lot.price)))
   }
-  return { quantity, invested }
+}
+
+/** `quantity × price`, exact and rounded to cents. */
+function valueOf (quantity: Decimal, price: number): Decimal {
+  return roundMoney(quantity.times(price))
 }
 
 /**
  * The asset dashboard of spec §2.4, computed from the stored lots and the provider's prices
- * (rules and a worked example in the README):
- * - invested = Σ lot quantity × lot price; averagePrice = invested / quantity;
- *   grossValue = quantity × lastQuote; result = grossValue − invested; resultPercentage = result / invested × 100.
+ * (rules and a worked example in the README), in exact decimals (CONTRACT §11):
+ * - invested = Σ lot quantity × lot price (each rounded to cents, as `transactions` shows it);
+ *   averagePrice = invested / quantity (8 decimals); grossValue = quantity × lastQuote (cents);
+ *   result = grossValue − invested; resultPercentage = result / invested × 100 (2 decimals).
  * - one history entry per month from the first lot's month to the current one, with the lots
  *   held at the end of that month valued at that month's price.
  */
@@ -88,8 +94,8 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   const firstLot = lots[0]
 
   const { quantity, invested } = holdingAt(lots, current)
-  const grossValue = quantity * own.lastQuote
-  const result = grossValue - invested
+  const grossValue = valueOf(quantity, own.lastQuote)
+  const result = grossValue.minus(invested)
 
   const months = firstLot === undefined ? [] : monthsBetween(firstLot.date.slice(0, 7), current)
   const benchmarkAt = (month: MonthKey): number | undefined => {
@@ -102,15 +108,15 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   const monthlyHistory: Dashboard['monthlyHistory'] = []
   const historicalChart: Dashboard['historicalChart'] = []
   for (const month of months) {
-    let portfolioBalance = 0
-    let balance = 0
-    let held = { quantity: 0, invested: 0 }
+    let portfolioBalance = decimal(0)
+    let balance = decimal(0)
+    let held: Holding = { quantity: decimal(0), invested: decimal(0) }
     for (const entry of portfolio) {
       const holding = holdingAt(entry.lots, month)
-      if (holding.quantity === 0) continue
-      const fallback = holding.invested / holding.quantity
-      const value = holding.quantity * priceIn(month, current, entry.lastQuote, entry.closes, fallback)
-      portfolioBalance += value
+      if (holding.quantity.eq(0)) continue
+      const fallback = unitAmount(holding.invested.div(holding.quantity))
+      const value = valueOf(holding.quantity, priceIn(month, current, entry.lastQuote, entry.closes, fallback))
+      portfolioBalance = portfolioBalance.plus(value)
       if (entry === own) {
         balance = value
         held = holding
@@ -119,13 +125,13 @@ export function buildDashboard (input: DashboardInput): Dashboard {
     const benchmark = benchmarkAt(month)
     monthlyHistory.push({
       month: longLabel(month),
-      currentBalance: balance,
-      quantity: held.quantity,
-      returnPercentage: percentage(balance - held.invested, held.invested),
+      currentBalance: balance.toNumber(),
+      quantity: held.quantity.toNumber(),
+      returnPercentage: percentage(balance.minus(held.invested), held.invested),
       portfolioPercentage: percentage(balance, portfolioBalance),
-      ibovPercentage: benchmark === undefined || benchmarkStart === undefined ? 0 : percentage(benchmark - benchmarkStart, benchmarkStart)
+      ibovPercentage: benchmark === undefined || benchmarkStart === undefined ? 0 : percentage(decimal(benchmark).minus(benchmarkStart), decimal(benchmarkStart))
     })
-    historicalChart.push({ month: shortLabel(month), appliedValue: held.invested, grossBalance: balance })
+    historicalChart.push({ month: shortLabel(month), appliedValue: held.invested.toNumber(), grossBalance: balance.toNumber() })
   }
 
   return {
@@ -134,11 +140,11 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       name: input.asset.name,
       imageUrl: input.asset.imageUrl,
       quantity: input.asset.quantity,
-      averagePrice: quantity === 0 ? 0 : invested / quantity,
-      lastQuote: own.lastQuote,
-      investedValue: invested,
-      grossValue,
-      result,
+      averagePrice: quantity.eq(0) ? 0 : unitAmount(invested.div(quantity)),
+      lastQuote: unitAmount(own.lastQuote),
+      investedValue: invested.toNumber(),
+      grossValue: grossValue.toNumber(),
+      result: result.toNumber(),
       resultPercentage: percentage(result, invested)
     },
     monthlyHistory,
@@ -150,7 +156,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       description: `Compra de ${lot.quantity} ${input.asset.symbol}`,
       quantity: lot.quantity,
       pricePerUnit: lot.price,
-      totalValue: lot.quantity * lot.price
+      totalValue: money(positionValue(lot.quantity, lot.price))
     }))
   }
 }

@@ -104,6 +104,9 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
       return [params.pattern === '\\S'
         ? `${propertyName(issue.instancePath, root)} should not be empty`
         : `${propertyName(issue.instancePath, root)} must match ${String(params.pattern)} regular expression`]
+    case 'maxDecimals':
+      // class-validator's IsNumber({ maxDecimalPlaces }) says no more than this.
+      return [typePhrase(propertyName(issue.instancePath, root), 'number')]
     case 'maxItems':
       return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} elements`]
     case 'minItems':

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { jsonObject, type JsonObject, type UpstreamClient } from '../upstream/client.js'
 import { UpstreamUnavailableError } from '../errors.js'
+import { unitAmount } from '../money.js'
 import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
 /** brapi's `range` that covers `since` (monthly interval), from UPSTREAMS §2's list. */
@@ -50,7 +51,8 @@ export class BrapiQuotes implements QuoteProvider {
     const time = result.regularMarketTime
     return {
       symbol: typeof result.symbol === 'string' ? result.symbol : symbol,
-      price,
+      // A unit price keeps at most 8 decimals (CONTRACT §11).
+      price: unitAmount(price),
       currency: typeof result.currency === 'string' ? result.currency : 'BRL',
       lastUpdate: typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? new Date(time).toISOString() : this.now().toISOString()
     }
@@ -65,7 +67,7 @@ export class BrapiQuotes implements QuoteProvider {
     for (const entry of history) {
       if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof entry.date !== 'number' || typeof entry.close !== 'number' || !Number.isFinite(entry.close)) continue
       const month = monthKey(new Date(entry.date * 1000))
-      if (month >= since) byMonth.set(month, entry.close)
+      if (month >= since) byMonth.set(month, unitAmount(entry.close))
     }
     return [...byMonth].sort(([a], [b]) => (a < b ? -1 : 1)).map(([month, close]) => ({ month, close }))
   }

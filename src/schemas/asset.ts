@@ -1,13 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { UNIT_DECIMALS } from '../money.js'
 import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
 export type AssetType = Static<typeof AssetTypeSchema>
 
-/** Bounds keep `quantity × price` and every sum finite (CONTRACT §5: quantity > 0, price ≥ 0). */
-export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12 })
-export const Price = Type.Number({ minimum: 0, maximum: 1e12 })
+/**
+ * Bounds keep `quantity × price` and every sum finite (CONTRACT §5: quantity > 0, price ≥ 0);
+ * both have at most 8 decimals (CONTRACT §11).
+ */
+export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, maxDecimals: UNIT_DECIMALS, description: 'At most 8 decimals' })
+export const Price = Type.Number({ minimum: 0, maximum: 1e12, maxDecimals: UNIT_DECIMALS, description: 'Unit price in BRL, at most 8 decimals' })
 
 /** Portfolio asset of spec §2.2; `totalValue` is `quantity × price`. */
 export const AssetSchema = Type.Object({

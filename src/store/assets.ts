@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto'
-import type { Selectable, Transaction } from 'kysely'
+import type { Selectable, Transaction, Updateable } from 'kysely'
 import type { Database, PortfolioAssetsTable } from './database.js'
 import { now, type StoreHandle } from './handle.js'
 import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
+import { BadRequestError } from '../errors.js'
+import { decimal, money, positionValue } from '../money.js'
 
 export interface AssetFilter {
   portfolioId?: string
@@ -17,7 +19,20 @@ export interface Holding {
   lots: Lot[]
 }
 
-function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
+/**
+ * The largest value of one asset: 10 trillion BRL. Sums of such values stay exact integers of
+ * cents in the database and in a JavaScript number.
+ */
+const MAX_POSITION_VALUE = 1e13
+
+/** An asset's value in integer cents; over the maximum is a 400 and nothing is written. */
+function valueCents (quantity: number, price: number): number {
+  const value = positionValue(quantity, price)
+  if (value.gt(MAX_POSITION_VALUE)) throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
+  return value.times(100).toNumber()
+}
+
+function toAsset (row: Omit<Selectable<PortfolioAssetsTable>, 'value_cents'>): Asset {
   return {
     id: row.id,
     name: row.name,
@@ -25,7 +40,7 @@ function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
     type: row.type,
     quantity: row.quantity,
     price: row.price,
-    totalValue: row.quantity * row.price,
+    totalValue: money(positionValue(row.quantity, row.price)),
     portfolioId: row.portfolio_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at
@@ -43,14 +58,14 @@ export async function insertLot (trx: Transaction<Database>, assetId: string, ti
 async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, quantity: number): Promise<void> {
   const lots = await trx.selectFrom('asset_lots').select(['id', 'quantity']).where('asset_id', '=', assetId)
     .orderBy('date').orderBy('seq').execute()
-  let remaining = quantity
+  // Decimal arithmetic: what is left of a lot has at most 8 decimals, and an emptied lot is exactly 0.
+  let remaining = decimal(quantity)
   for (const lot of lots) {
-    if (remaining <= 0) break
-    const taken = Math.min(lot.quantity, remaining)
-    remaining -= taken
-    // What is left of a lot within rounding of zero is nothing.
-    if (lot.quantity - taken <= lot.quantity * 1e-12) await trx.deleteFrom('asset_lots').where('id', '=', lot.id).execute()
-    else await trx.updateTable('asset_lots').set({ quantity: lot.quantity - taken }).where('id', '=', lot.id).execute()
+    if (remaining.lte(0)) break
+    const left = decimal(lot.quantity).minus(remaining)
+    remaining = left.lt(0) ? left.neg() : decimal(0)
+    if (left.lte(0)) await trx.deleteFrom('asset_lots').where('id', '=', lot.id).execute()
+    else await trx.updateTable('asset_lots').set({ quantity: left.toNumber() }).where('id', '=', lot.id).execute()
   }
 }
 
@@ -88,6 +103,7 @@ export class AssetRepository {
         type: input.type,
         quantity: input.quantity,
         price: input.price,
+        value_cents: valueCents(input.quantity, input.price),
         created_at: timestamp,
         updated_at: timestamp
       }
@@ -109,16 +125,17 @@ export class AssetRepository {
       const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
         .returning(['quantity', 'price']).executeTakeFirst()
       if (before === undefined) return undefined
-      const changes: Partial<PortfolioAssetsTable> = {}
+      const changes: Updateable<PortfolioAssetsTable> = {}
       if (input.quantity !== undefined) changes.quantity = input.quantity
       if (input.price !== undefined) changes.price = input.price
+      if (Object.keys(changes).length > 0) changes.value_cents = valueCents(input.quantity ?? before.quantity, input.price ?? before.price)
       const row = Object.keys(changes).length === 0
         ? await trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
         : await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
       if (input.quantity !== undefined && input.quantity > before.quantity) {
-        await insertLot(trx, id, timestamp, input.quantity - before.quantity, row.price)
+        await insertLot(trx, id, timestamp, decimal(input.quantity).minus(before.quantity).toNumber(), row.price)
       } else if (input.quantity !== undefined && input.quantity < before.quantity) {
-        await takeFromOldestLots(trx, id, before.quantity - input.quantity)
+        await takeFromOldestLots(trx, id, decimal(before.quantity).minus(input.quantity).toNumber())
       }
       await touchPortfolio(trx, row.portfolio_id, timestamp)
       return toAsset(row)

@@ -1,3 +1,4 @@
+import type { ColumnType } from 'kysely'
 import type { AssetType } from '../schemas/asset.js'
 
 /** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
@@ -18,6 +19,11 @@ export interface PortfolioAssetsTable {
   type: AssetType
   quantity: number
   price: number
+  /**
+   * `quantity × price` in integer cents, rounded half away from zero from the exact product
+   * (CONTRACT §11), kept so that every sum is exact in SQL. PostgreSQL answers a bigint as text.
+   */
+  value_cents: ColumnType<number | string, number, number>
   created_at: string
   updated_at: string
 }

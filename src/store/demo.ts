@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { decimal, positionCents, sum } from '../money.js'
 import type { Transaction } from 'kysely'
 import type { Database } from './database.js'
 import { insertLot } from './assets.js'
@@ -28,8 +29,10 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
     }).execute()
     for (const { lots, ...asset } of portfolio.assets) {
       const assetId = randomUUID()
-      const quantity = lots.reduce((sum, lot) => sum + lot.quantity, 0)
-      await trx.insertInto('portfolio_assets').values({ id: assetId, portfolio_id: portfolioId, ...asset, quantity, created_at: timestamp, updated_at: timestamp }).execute()
+      const quantity = sum(lots.map(lot => decimal(lot.quantity))).toNumber()
+      await trx.insertInto('portfolio_assets').values({
+        id: assetId, portfolio_id: portfolioId, ...asset, quantity, value_cents: positionCents(quantity, asset.price), created_at: timestamp, updated_at: timestamp
+      }).execute()
       for (const lot of lots) await insertLot(trx, assetId, timestamp, lot.quantity, lot.price, monthsBefore(seededAt, lot.monthsAgo))
     }
   }

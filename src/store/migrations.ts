@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { positionCents, unitAmount } from '../money.js'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
@@ -91,6 +92,27 @@ const migrations: Record<string, Migration> = {
         insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
         select id, id, substr(created_at, 1, 10), 1, quantity, price, created_at from portfolio_assets
       `.execute(db)
+    }
+  },
+  '0004-exact-money': {
+    /**
+     * CONTRACT §11: quantities and prices at most 8 decimals (lots split by float subtraction
+     * had more), and each asset's value in integer cents, computed here as the service does.
+     */
+    async up (untyped: Kysely<unknown>) {
+      const db = untyped as Kysely<{
+        portfolio_assets: { id: string, quantity: number, price: number, value_cents: number }
+        asset_lots: { id: string, quantity: number, price: number }
+      }>
+      await db.schema.alterTable('portfolio_assets').addColumn('value_cents', 'bigint', col => col.notNull().defaultTo(0)).execute()
+      for (const asset of await db.selectFrom('portfolio_assets').select(['id', 'quantity', 'price']).execute()) {
+        const quantity = unitAmount(asset.quantity)
+        const price = unitAmount(asset.price)
+        await db.updateTable('portfolio_assets').set({ quantity, price, value_cents: positionCents(quantity, price) }).where('id', '=', asset.id).execute()
+      }
+      for (const lot of await db.selectFrom('asset_lots').select(['id', 'quantity', 'price']).execute()) {
+        await db.updateTable('asset_lots').set({ quantity: unitAmount(lot.quantity), price: unitAmount(lot.price) }).where('id', '=', lot.id).execute()
+      }
     }
   }
 }

@@ -4,6 +4,7 @@ import type { StoreEngine } from './connect.js'
 import type { PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
+import { fromCents } from '../money.js'
 import type {
   CreatePortfolioInput,
   Portfolio,
@@ -13,16 +14,16 @@ import type {
 } from '../schemas/portfolio.js'
 
 /** A portfolio's total, computed by the database from its assets (CONTRACT §6). */
-const portfolioTotal = sql<number>`coalesce((select sum(pa.quantity * pa.price) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
+const portfolioTotal = sql<number | string>`coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
 
-type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number }
+type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
 
 interface DetailRow {
   id: string
   name: string
   description: string | null
   user_id: string
-  total_value: number
+  total_value: number | string
   /** JSON text on SQLite, parsed by the driver on PostgreSQL. */
   assets: string | PortfolioDetail['assets']
 }
@@ -34,14 +35,14 @@ interface DetailRow {
 const DETAIL_SQL: Record<StoreEngine, string> = {
   sqlite: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]') as assets
     from portfolios p left join (
-      select portfolio_id, sum(quantity * price) as total_value,
+      select portfolio_id, sum(value_cents) as total_value,
         json_group_array(json_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
       from portfolio_assets where portfolio_id = ? group by portfolio_id
     ) a on a.portfolio_id = p.id
     where p.id = ?`,
   postgres: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]'::json) as assets
     from portfolios p left join (
-      select portfolio_id, sum(quantity * price) as total_value,
+      select portfolio_id, sum(value_cents) as total_value,
         json_agg(json_build_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
       from portfolio_assets where portfolio_id = ? group by portfolio_id
     ) a on a.portfolio_id = p.id
@@ -52,7 +53,7 @@ const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, crea
 
 /** The fields a portfolio and its detail share, from a row with its summed total. */
 function portfolioFields (row: Pick<PortfolioRow, 'id' | 'name' | 'description' | 'user_id' | 'total_value'>): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
-  return { id: row.id, name: row.name, description: row.description, userId: row.user_id, totalValue: Number(row.total_value) }
+  return { id: row.id, name: row.name, description: row.description, userId: row.user_id, totalValue: fromCents(row.total_value) }
 }
 
 function toPortfolio (row: PortfolioRow): Portfolio {
@@ -108,7 +109,7 @@ export class PortfolioRepository {
       .executeTakeFirst()
     if (row === undefined) return undefined
     // Asset writes touch their portfolio's updated_at, so it is the value's last change.
-    return { portfolioId: row.id, totalValue: Number(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
+    return { portfolioId: row.id, totalValue: fromCents(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
   }
 
   /** Stores a new portfolio and answers it from what was written (a new portfolio's total is 0). */

@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { fromCents } from '../money.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
 
@@ -26,11 +27,11 @@ export class StatsRepository {
   }
 
   private async aggregate (): Promise<Stats> {
-    const row = await sql<{ total_portfolios: number, total_assets: number, total_value: number, active_users: number, last_update: string | null }>`
+    const row = await sql<{ total_portfolios: number, total_assets: number, total_value: number | string, active_users: number, last_update: string | null }>`
       select
         cast((select count(*) from portfolios) as integer) as total_portfolios,
         cast((select count(*) from portfolio_assets) as integer) as total_assets,
-        coalesce((select sum(quantity * price) from portfolio_assets), 0) as total_value,
+        coalesce((select sum(value_cents) from portfolio_assets), 0) as total_value,
         cast((select count(distinct user_id) from portfolios) as integer) as active_users,
         (select max(updated_at) from portfolios) as last_update
     `.execute(this.handle.db)
@@ -40,7 +41,7 @@ export class StatsRepository {
     return {
       totalPortfolios: Number(stats.total_portfolios),
       totalAssets: Number(stats.total_assets),
-      totalValue: Number(stats.total_value),
+      totalValue: fromCents(stats.total_value),
       activeUsers: Number(stats.active_users),
       lastUpdate: stats.last_update ?? now()
     }

@@ -1,26 +1,37 @@
 import t from 'tap'
 import fc from 'fast-check'
+import Big from 'big.js'
 import { buildDashboard, longLabel, shortLabel, type AssetPrices, type Dashboard, type Lot } from '../../src/dashboard/dashboard.js'
 import { monthKey, monthsBetween, type MonthKey } from '../../src/quotes/provider.js'
 import { Store } from '../../src/store/store.js'
 
 const NOW = new Date('2026-11-15T12:00:00Z')
-const RELATIVE = 1e-9
 
-/**
- * Equal within 1e-9 relative error. A difference (result, a return) can be far smaller than
- * the numbers it comes from; `scale` names their size, so rounding in them is not a failure.
- */
-function near (a: number, b: number, scale = 0): boolean {
-  return a === b || Math.abs(a - b) <= RELATIVE * Math.max(Math.abs(a), Math.abs(b), scale)
+/** Rounding half away from zero, written here with integers rather than taken from the service. */
+function rounded (value: Big, decimals: number): Big {
+  const scaled = value.times(new Big(10).pow(decimals))
+  const whole = scaled.abs().plus(0.5).round(0, Big.roundDown)
+  return (scaled.lt(0) ? whole.neg() : whole).div(new Big(10).pow(decimals))
 }
+
+/** The decimal places of a number as answered (its shortest decimal form). */
+function places (value: number): number {
+  const [, fraction = ''] = String(value).split('e')[0]?.split('.') ?? []
+  const exponent = Number(String(value).split('e')[1] ?? 0)
+  return Math.max(0, fraction.length - exponent)
+}
+
+const exact = (value: number): Big => new Big(value)
+const sumOf = (values: number[]): Big => values.reduce((total, value) => total.plus(value), new Big(0))
 
 function monthsAgo (count: number): MonthKey {
   return monthKey(new Date(Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth() - count, 1)))
 }
 
-const price = fc.double({ min: 0.01, max: 1e6, noNaN: true, noDefaultInfinity: true })
-const quantity = fc.double({ min: 0.0001, max: 1e6, noNaN: true, noDefaultInfinity: true })
+/** Decimals of at most 8 places, as the API accepts them (CONTRACT §11). */
+const eightPlaces = (min: number, max: number): fc.Arbitrary<number> => fc.integer({ min: min * 1e8, max: max * 1e8 }).map(units => units / 1e8)
+const price = eightPlaces(0.01, 1e6)
+const quantity = eightPlaces(0.0001, 1e6)
 const lot = fc.record({ monthsAgo: fc.integer({ min: 0, max: 35 }), day: fc.integer({ min: 1, max: 28 }), quantity, price })
 const closes = fc.dictionary(fc.integer({ min: 0, max: 40 }).map(String), price, { maxKeys: 40 })
   .map(byMonth => Object.entries(byMonth).map(([ago, close]) => ({ month: monthsAgo(Number(ago)), close })).sort((a, b) => (a.month < b.month ? -1 : 1)))
@@ -38,60 +49,75 @@ function toPrices (assets: Array<{ lots: Array<{ monthsAgo: number, day: number,
 
 function dashboardOf (prices: AssetPrices[], index: number, benchmark: { lastQuote: number, closes: AssetPrices['closes'] } | undefined): Dashboard {
   const own = prices[index] as AssetPrices
-  const quantityHeld = own.lots.reduce((sum, l) => sum + l.quantity, 0)
+  const quantityHeld = sumOf(own.lots.map(l => l.quantity)).toNumber()
   return buildDashboard({ asset: { id: own.assetId, symbol: `SYM${index}`, name: `Asset ${index}`, quantity: quantityHeld, imageUrl: 'https://x/y.svg' }, portfolio: prices, benchmark, now: NOW })
 }
 
-t.test('dashboard invariants hold for random lots and price series (1e-9 relative)', async t => {
+function check (condition: boolean, message: string): void {
+  if (!condition) throw new Error(message)
+}
+
+/** A percentage as answered: 2 places, within half a cent of the exact ratio. */
+function checkPercentage (answered: number, part: Big, whole: Big, name: string): void {
+  check(places(answered) <= 2, `${name} has at most 2 decimals`)
+  check(whole.eq(0) ? answered === 0 : exact(answered).eq(rounded(part.div(whole).times(100), 2)), `${name} = ${part.toString()} / ${whole.toString()} × 100, rounded`)
+}
+
+t.test('dashboard figures are exact decimals that add up, for random lots and price series', async t => {
   fc.assert(fc.property(portfolio, ({ assets, benchmark }) => {
     const prices = toPrices(assets)
     const dashboards = prices.map((_, index) => dashboardOf(prices, index, benchmark))
-    const sharesByMonth = new Map<string, number>()
+    const balancesByMonth = new Map<string, { shares: number[], balances: number[] }>()
     dashboards.forEach((dashboard, index) => {
       const own = prices[index] as AssetPrices
       const lots = [...own.lots].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))
-      const held = lots.reduce((sum, l) => sum + l.quantity, 0)
-      const invested = lots.reduce((sum, l) => sum + l.quantity * l.price, 0)
+      const held = sumOf(lots.map(l => l.quantity))
       const info = dashboard.basicInfo
-      // basicInfo
-      if (!near(info.investedValue, invested)) throw new Error('investedValue is the sum of the lots')
-      if (!near(info.averagePrice * info.quantity, info.investedValue)) throw new Error('averagePrice = investedValue / quantity')
-      if (!near(info.grossValue, held * own.lastQuote)) throw new Error('grossValue = quantity × lastQuote')
-      if (info.lastQuote !== own.lastQuote) throw new Error('lastQuote comes from the provider')
-      const scale = info.grossValue + info.investedValue
-      if (!near(info.result, info.grossValue - info.investedValue, scale)) throw new Error('result = gross − invested')
-      if (!near(info.resultPercentage, info.result / info.investedValue * 100, scale / info.investedValue * 100)) throw new Error('resultPercentage = result / invested × 100')
+      // transactions: each total is the exact product rounded half away from zero to cents
+      for (const tx of dashboard.transactions) {
+        check(tx.type === 'BUY', 'buys only')
+        check(exact(tx.totalValue).eq(rounded(exact(tx.quantity).times(tx.pricePerUnit), 2)), `transaction total ${tx.totalValue} = ${tx.quantity} × ${tx.pricePerUnit}, rounded`)
+      }
+      check(sumOf(dashboard.transactions.map(tx => tx.quantity)).eq(held), 'transactions add up to the quantity')
+      check(dashboard.transactions.every((tx, n, all) => n === 0 || (all[n - 1]?.date ?? '') <= tx.date), 'transactions in date order')
+      // basicInfo: money to the cent, unit prices to 8 places, and the figures add up as shown
+      for (const name of ['investedValue', 'grossValue', 'result'] as const) check(places(info[name]) <= 2, `${name} has at most 2 decimals`)
+      check(exact(info.investedValue).eq(sumOf(dashboard.transactions.map(tx => tx.totalValue))), 'investedValue is the sum of the transactions shown')
+      check(exact(info.grossValue).eq(rounded(held.times(own.lastQuote), 2)), 'grossValue = quantity × lastQuote, rounded')
+      check(exact(info.result).eq(exact(info.grossValue).minus(info.investedValue)), 'result = gross − invested, exactly')
+      check(info.lastQuote === own.lastQuote, 'lastQuote comes from the provider')
+      check(exact(info.averagePrice).eq(rounded(exact(info.investedValue).div(held), 8)), 'averagePrice = invested / quantity, 8 places')
+      checkPercentage(info.resultPercentage, exact(info.result), exact(info.investedValue), 'resultPercentage')
       // one entry per month, first lot to now
       const months = monthsBetween((lots[0] as Lot).date.slice(0, 7), monthKey(NOW))
-      if (dashboard.monthlyHistory.length !== months.length || dashboard.historicalChart.length !== months.length) throw new Error('one entry per month')
-      let previousQuantity = 0
+      check(dashboard.monthlyHistory.length === months.length && dashboard.historicalChart.length === months.length, 'one entry per month')
       months.forEach((month, m) => {
         const entry = dashboard.monthlyHistory[m]
         const chart = dashboard.historicalChart[m]
         if (entry === undefined || chart === undefined) throw new Error('missing month')
-        if (entry.month !== longLabel(month) || chart.month !== shortLabel(month)) throw new Error('labels')
-        const upTo = lots.filter(l => l.date.slice(0, 7) <= month)
-        const q = upTo.reduce((sum, l) => sum + l.quantity, 0)
-        const applied = upTo.reduce((sum, l) => sum + l.quantity * l.price, 0)
-        if (!near(entry.quantity, q)) throw new Error('quantity held at the end of the month')
-        if (entry.quantity < previousQuantity) throw new Error('buys only: quantity never falls')
-        previousQuantity = entry.quantity
-        if (!near(chart.appliedValue, applied)) throw new Error('appliedValue is what was invested by then')
-        if (chart.grossBalance !== entry.currentBalance) throw new Error('the chart shows the same balance')
-        if (!near(entry.returnPercentage, (entry.currentBalance - applied) / applied * 100, (entry.currentBalance + applied) / applied * 100)) throw new Error('returnPercentage')
-        if (entry.portfolioPercentage < 0 || entry.portfolioPercentage > 100 + 1e-9) throw new Error('share within 0–100')
-        sharesByMonth.set(month, (sharesByMonth.get(month) ?? 0) + entry.portfolioPercentage)
-        if (m === 0 && entry.ibovPercentage !== 0) throw new Error('the benchmark starts at 0 %')
+        check(entry.month === longLabel(month) && chart.month === shortLabel(month), 'labels')
+        const upTo = dashboard.transactions.filter(tx => tx.date.slice(0, 7) <= month)
+        check(exact(entry.quantity).eq(sumOf(upTo.map(tx => tx.quantity))), 'quantity held at the end of the month')
+        check(exact(chart.appliedValue).eq(sumOf(upTo.map(tx => tx.totalValue))), 'appliedValue is what was invested by then, as shown')
+        check(places(entry.currentBalance) <= 2, 'currentBalance has at most 2 decimals')
+        check(chart.grossBalance === entry.currentBalance, 'the chart shows the same balance')
+        checkPercentage(entry.returnPercentage, exact(entry.currentBalance).minus(chart.appliedValue), exact(chart.appliedValue), 'returnPercentage')
+        check(places(entry.portfolioPercentage) <= 2 && entry.portfolioPercentage >= 0 && entry.portfolioPercentage <= 100, 'share within 0–100, 2 places')
+        check(places(entry.ibovPercentage) <= 2, 'ibovPercentage has at most 2 decimals')
+        const byMonth = balancesByMonth.get(month) ?? { shares: [], balances: [] }
+        byMonth.shares.push(entry.portfolioPercentage)
+        byMonth.balances.push(entry.currentBalance)
+        balancesByMonth.set(month, byMonth)
+        if (m === 0) check(entry.ibovPercentage === 0, 'the benchmark starts at 0 %')
       })
       const last = dashboard.monthlyHistory.at(-1)
-      if (last === undefined || !near(last.currentBalance, info.grossValue)) throw new Error('the current month is the current position')
-      // transactions
-      if (!near(dashboard.transactions.reduce((sum, tx) => sum + tx.quantity, 0), held)) throw new Error('transactions add up to the quantity')
-      if (dashboard.transactions.some(tx => tx.type !== 'BUY' || !near(tx.totalValue, tx.quantity * tx.pricePerUnit))) throw new Error('transaction totals')
-      if (dashboard.transactions.some((tx, n, all) => n > 0 && (all[n - 1]?.date ?? '') > tx.date)) throw new Error('transactions in date order')
+      check(last !== undefined && last.currentBalance === info.grossValue, 'the current month is the current position')
     })
-    for (const [month, total] of sharesByMonth) {
-      if (Math.abs(total - 100) > 1e-9 * 100) throw new Error(`the shares of ${month} add up to ${total}, not 100`)
+    // Each asset's share is its balance over the portfolio's, rounded: together within rounding of 100.
+    for (const [month, { shares, balances }] of balancesByMonth) {
+      const portfolioBalance = sumOf(balances)
+      if (portfolioBalance.eq(0)) continue
+      shares.forEach((share, n) => checkPercentage(share, exact(balances[n] ?? 0), portfolioBalance, `share of ${month}`))
     }
   }), { numRuns: 300 })
   t.pass('300 random portfolios')
@@ -106,7 +132,7 @@ t.test('the benchmark return is measured from the first month', async t => {
     const startMonth = [...(prices[0] as AssetPrices).lots].sort((a, b) => (a.date < b.date ? -1 : 1))[0]?.date.slice(0, 7) ?? ''
     const before = benchmark.closes.filter(c => c.month <= startMonth).at(-1)?.close ?? benchmark.closes[0]?.close ?? benchmark.lastQuote
     const start = startMonth === monthKey(NOW) ? benchmark.lastQuote : before
-    if (!near(current.ibovPercentage, (benchmark.lastQuote - start) / start * 100, (benchmark.lastQuote + start) / start * 100)) throw new Error('current benchmark return')
+    checkPercentage(current.ibovPercentage, exact(benchmark.lastQuote).minus(start), exact(start), 'current benchmark return')
   }), { numRuns: 300 })
   t.pass('300 random cases')
 })
@@ -124,13 +150,12 @@ t.test('quantity changes up and down keep the lots equal to the quantity (FIFO)'
     for (const change of changes) {
       const updated = await store.assets.update(asset.id, { quantity: change.quantity, ...(change.price === undefined ? {} : { price: change.price }) })
       if (updated === undefined) throw new Error('asset vanished')
-      if (change.quantity > current.quantity) buys.push({ quantity: change.quantity - current.quantity, price: updated.price })
+      if (change.quantity > current.quantity) buys.push({ quantity: exact(change.quantity).minus(current.quantity).toNumber(), price: updated.price })
       current = { quantity: updated.quantity, price: updated.price }
       const lots = await store.assets.lots(asset.id)
-      const total = lots.reduce((sum, l) => sum + l.quantity, 0)
-      if (!near(total, updated.quantity) && Math.abs(total - updated.quantity) > 1e-9 * Math.max(...buys.map(b => b.quantity))) {
-        throw new Error(`lots ${total} ≠ quantity ${updated.quantity}`)
-      }
+      const total = sumOf(lots.map(l => l.quantity))
+      check(total.eq(updated.quantity), `lots ${total.toString()} = quantity ${updated.quantity}, exactly`)
+      check(lots.every(l => places(l.quantity) <= 8), 'lots keep at most 8 decimals')
       if (lots.some(l => !(l.quantity > 0))) throw new Error('no empty or negative lot remains')
       // FIFO: what remains is the newest buys, the oldest of them possibly in part.
       const prices = lots.map(l => l.price)

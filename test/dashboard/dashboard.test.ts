@@ -21,7 +21,7 @@ t.test('the README\'s worked example', async t => {
     name: 'Petrobras PN',
     imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg',
     quantity: 150,
-    averagePrice: 5000 / 150,
+    averagePrice: 33.33333333,
     lastQuote: 40,
     investedValue: 5000,
     grossValue: 6000,
@@ -31,7 +31,7 @@ t.test('the README\'s worked example', async t => {
   t.same(dashboard.monthlyHistory, [
     { month: 'Set.2026', currentBalance: 3000, quantity: 100, returnPercentage: -6.25, portfolioPercentage: 100, ibovPercentage: 0 },
     { month: 'Out.2026', currentBalance: 5250, quantity: 150, returnPercentage: 5, portfolioPercentage: 100, ibovPercentage: 5 },
-    { month: 'Nov.2026', currentBalance: 6000, quantity: 150, returnPercentage: 20, portfolioPercentage: 6000 / 6500 * 100, ibovPercentage: 10 }
+    { month: 'Nov.2026', currentBalance: 6000, quantity: 150, returnPercentage: 20, portfolioPercentage: 92.31, ibovPercentage: 10 }
   ])
   t.same(dashboard.historicalChart, [
     { month: 'Set/26', appliedValue: 3200, grossBalance: 3000 },

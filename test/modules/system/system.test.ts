@@ -1,3 +1,4 @@
+import Big from 'big.js'
 import t from 'tap'
 import { apiKey, buildDataApp, buildTestApp, forEachEngine, tymon } from '../../helper.js'
 import { DEMO_PORTFOLIOS } from '../../../src/store/demo-data.js'
@@ -51,10 +52,12 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(res.json(), { message: 'Dados resetados com sucesso' })
   const portfolios = (await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json()
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
-  const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets).reduce((sum, a) => sum + a.lots.reduce((q, lot) => q + lot.quantity, 0) * a.price, 0)
+  // Each asset's value rounded to cents, summed exactly (CONTRACT §11).
+  const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets)
+    .reduce((sum, a) => sum.plus(a.lots.reduce((q, lot) => q.plus(lot.quantity), new Big(0)).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
   const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
   t.equal(stats.totalAssets, DEMO_PORTFOLIOS.flatMap(p => p.assets).length)
-  t.ok(Math.abs(stats.totalValue - expected) < 1e-6, 'the total is the sum of the demo assets')
+  t.equal(stats.totalValue, expected, 'the total is the exact sum of the demo assets')
   t.equal(stats.activeUsers, 2)
   t.equal((await app.inject({ method: 'POST', url: '/reset' })).statusCode, 401)
 

@@ -1,0 +1,67 @@
+import Big from 'big.js'
+
+/**
+ * Exact money (CONTRACT §11). Quantities and unit prices have at most 8 decimals; every other
+ * amount has at most 2, rounded half away from zero from the exact decimal value — never from a
+ * binary float. JSON numbers arrive as doubles: a double's shortest decimal form (what
+ * `String(n)` prints, and what big.js reads) is the decimal the client wrote, for every value
+ * of up to 15 significant digits, so the arithmetic starts from what was sent.
+ */
+export const UNIT_DECIMALS = 8
+export const MONEY_DECIMALS = 2
+/** big.js's ROUND_HALF_UP: to the nearest neighbour, away from zero when equidistant. */
+const HALF_AWAY_FROM_ZERO = 1
+
+export type Decimal = Big
+
+export function decimal (value: number | string | Big): Big {
+  return new Big(value)
+}
+
+/** Decimal places in the shortest decimal form of `value` (`0.1` → 1, `1e-9` → 9). */
+export function decimalsOf (value: number): number {
+  if (!Number.isFinite(value)) return Infinity
+  const big = new Big(value)
+  return Math.max(0, big.c.length - big.e - 1)
+}
+
+/** An exact amount rounded to cents, half away from zero. */
+export function roundMoney (value: Big): Big {
+  return value.round(MONEY_DECIMALS, HALF_AWAY_FROM_ZERO)
+}
+
+/** An amount of money as answered: 2 decimals, half away from zero. */
+export function money (value: Big): number {
+  return roundMoney(value).toNumber()
+}
+
+/** A quantity or a unit price as answered: 8 decimals, half away from zero. */
+export function unitAmount (value: Big | number): number {
+  return new Big(value).round(UNIT_DECIMALS, HALF_AWAY_FROM_ZERO).toNumber()
+}
+
+/** `quantity × price` of one position, exact and then rounded to cents. */
+export function positionValue (quantity: number, price: number): Big {
+  return roundMoney(new Big(quantity).times(price))
+}
+
+/** The same value in integer cents, as the store keeps it for exact sums. */
+export function positionCents (quantity: number, price: number): number {
+  return positionValue(quantity, price).times(100).toNumber()
+}
+
+/** A sum of integer cents (exact below 2^53, about 90 trillion) as an amount of money. */
+export function fromCents (cents: number | bigint | string): number {
+  return new Big(String(cents)).div(100).toNumber()
+}
+
+/** `part / whole × 100`, 2 decimals; 0 for a zero whole. */
+export function percentage (part: Big, whole: Big): number {
+  return whole.eq(0) ? 0 : money(part.div(whole).times(100))
+}
+
+export function sum (values: Iterable<Big>): Big {
+  let total = new Big(0)
+  for (const value of values) total = total.plus(value)
+  return total
+}
