@@ -60,6 +60,9 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
+  AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
+  CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
+  AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 8000, default: 0 })
 })
 
@@ -185,7 +188,8 @@ function pluginOptions (env: Environment): AppConfig {
         { user: env.JWT_USER_MODEL, client: env.JWT_CLIENT_MODEL },
         { user: env.JWT_USER_PROVIDER_HASH, client: env.JWT_CLIENT_PROVIDER_HASH }
       ),
-      apiKeys: commaList(env.API_KEYS)
+      apiKeys: commaList(env.API_KEYS),
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE
     },
     // Demo portfolios only in development: a test or production store starts empty.
     store: { url: env.DATABASE_URL, demoData: env.NODE_ENV === 'development' },

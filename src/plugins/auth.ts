@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import {
   ApiKeyInvalidError,
@@ -19,6 +19,7 @@ import {
   type ProviderConfig,
   type TokenData
 } from '../schemas/auth.js'
+import { rateLimited, WindowCounter } from '../budget.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
 
@@ -46,6 +47,8 @@ export interface AuthPluginOptions {
   providers: ProviderConfig
   /** Accepted `x-api-key` values; several at once allow rotation. */
   apiKeys: readonly string[]
+  /** Failed authentications per client IP per minute before further failures are 429 (CONTRACT §1; 60 when absent). */
+  authFailuresPerMinute?: number
 }
 
 declare module 'fastify' {
@@ -63,6 +66,11 @@ declare module 'fastify' {
     /** onRequest guard: `x-api-key` is one of the configured keys. */
     verifyApiKey: onRequestAsyncHookHandler
     providerConfig: ProviderConfig
+    /**
+     * What a guard throws when a credential is refused: `error` (a 401), or a 429 once the
+     * client's IP has failed more than `AUTH_FAILURES_PER_MINUTE` times this minute.
+     */
+    refuseCredential: (request: FastifyRequest, reply: FastifyReply, error: Error) => Error
   }
 }
 
@@ -167,20 +175,32 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   }
 
   const apiKeyDigests = options.apiKeys.map(sha256)
+  // Failures only: a valid credential from a throttled IP keeps working (OWASP API4).
+  const failures = new WindowCounter(options.authFailuresPerMinute ?? 60)
+  function refuseCredential (request: FastifyRequest, reply: FastifyReply, error: Error): Error {
+    const wait = failures.hit(request.ip)
+    return wait === undefined ? error : rateLimited(reply, wait)
+  }
+  app.decorate('refuseCredential', refuseCredential)
 
   app.decorateRequest('principal', null)
   app.decorate('providerConfig', options.providers)
 
-  app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {
-    const token = bearerToken(request.headers.authorization)
+  app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest, reply: FastifyReply) {
+    try {
+      request.principal = principalOf(bearerToken(request.headers.authorization))
+    } catch (error) {
+      throw refuseCredential(request, reply, error as Error)
+    }
+  })
+
+  /** The principal of a Bearer token, from the cache or verified; throws the 401 to answer. */
+  function principalOf (token: string | null): Principal {
     if (token === null) throw new TokenInvalidError()
     const now = Date.now()
     const known = verified.get(token, now)
     if (known === 'expired') throw new TokenExpiredError()
-    if (known !== undefined) {
-      request.principal = known
-      return
-    }
+    if (known !== undefined) return known
     let claims: Record<string, unknown>
     try {
       claims = app.jwt.verify<Record<string, unknown>>(token)
@@ -192,8 +212,8 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new TokenInvalidError()
     const principal = principalFrom(claims, token)
     verified.set(token, principal, principal.payload.exp * 1000 + leewayMs)
-    request.principal = principal
-  })
+    return principal
+  }
 
   app.decorate('requireUser', async function requireUser (request: FastifyRequest) {
     if (requirePrincipal(request).type !== 'user') throw new ForbiddenPrincipalError()
@@ -203,14 +223,14 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     if (requirePrincipal(request).type !== 'client') throw new ForbiddenPrincipalError()
   })
 
-  app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest) {
+  app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest, reply: FastifyReply) {
     const presented = request.headers['x-api-key']
-    if (typeof presented !== 'string' || presented.length === 0) throw new ApiKeyInvalidError()
+    if (typeof presented !== 'string' || presented.length === 0) throw refuseCredential(request, reply, new ApiKeyInvalidError())
     // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
     const digest = sha256(presented)
     let valid = false
     for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
-    if (!valid) throw new ApiKeyInvalidError()
+    if (!valid) throw refuseCredential(request, reply, new ApiKeyInvalidError())
   })
 }
 

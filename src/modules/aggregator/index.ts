@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
@@ -132,11 +132,11 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     return reply.code(201).send({ accessToken, expiresIn: CONNECT_TOKEN_LIFETIME_SECONDS, itemId: itemId ?? null })
   })
 
-  async function verifyWebhookSecret (request: FastifyRequest): Promise<void> {
+  async function verifyWebhookSecret (request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!aggregator.configured && options.webhooksWithoutCredentials !== true) throw new AggregatorNotConfiguredError()
     if (webhookSecret === undefined) return
     const presented = request.headers['x-webhook-secret']
-    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw new WebhookSecretError()
+    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw app.refuseCredential(request, reply, new WebhookSecretError())
   }
 
   app.post('/webhook', {
