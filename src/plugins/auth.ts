@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { hash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
@@ -89,6 +90,26 @@ export function requirePrincipal (request: FastifyRequest): Principal {
 }
 
 const checkPayload = TypeCompiler.Compile(JwtPayloadSchema)
+
+/**
+ * What fast-jwt lets through and RFC 7515/7519 do not: every segment in canonical base64url (no
+ * padding, no stray bits in the last character, so one token has one spelling), a header and
+ * payload in UTF-8, and a `typ`, when present, of JWT.
+ */
+function wellFormed (token: string): boolean {
+  const segments = token.split('.')
+  if (segments.length !== 3) return false
+  const decoded = segments.map(segment => Buffer.from(segment, 'base64url'))
+  if (decoded.some((bytes, index) => bytes.toString('base64url') !== segments[index])) return false
+  const [header, payload] = decoded as [Buffer, Buffer, Buffer]
+  if (!isUtf8(header) || !isUtf8(payload)) return false
+  try {
+    const typ: unknown = (JSON.parse(header.toString('utf8')) as { typ?: unknown }).typ
+    return typ === undefined || (typeof typ === 'string' && typ.toUpperCase() === 'JWT')
+  } catch {
+    return false
+  }
+}
 const REQUIRED_BY_VERIFIER = ['iss', 'iat', 'exp', 'nbf', 'jti']
 const VERIFIED_TOKEN_CACHE_SIZE = 10_000
 
@@ -150,7 +171,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   function principalFrom (claims: Record<string, unknown>, rawToken: string): Principal {
     const custom = claims
-    if (claims.sub === undefined || claims.sub === null || claims.sub === '') throw new SubjectMissingError()
+    if (claims.sub === undefined || claims.sub === null || (typeof claims.sub === 'string' && claims.sub.trim() === '')) throw new SubjectMissingError()
     if (!checkPayload.Check(claims)) throw new TokenInvalidError()
     // tymon rejects a token issued in the future; fast-jwt only checks `iat` for maxAge.
     if (claims.iat * 1000 > Date.now() + leewayMs) throw new TokenInvalidError()
@@ -201,6 +222,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     const known = verified.get(token, now)
     if (known === 'expired') throw new TokenExpiredError()
     if (known !== undefined) return known
+    if (!wellFormed(token)) throw new TokenInvalidError()
     let claims: Record<string, unknown>
     try {
       claims = app.jwt.verify<Record<string, unknown>>(token)

@@ -3,12 +3,18 @@ import { Type, type Static } from '@sinclair/typebox'
 export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')])
 export type PrincipalType = Static<typeof PrincipalTypeSchema>
 
+/**
+ * NumericDate claims are whole seconds (tymon writes integers), at most the last second a
+ * JavaScript Date holds: a float, `1e20` or a negative time is no time at all.
+ */
+const NumericDate = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000 })
+
 /** Claims of a tymon/jwt-auth token (spec §2.6, CONTRACT §8); custom claims pass through. */
 export const JwtPayloadSchema = Type.Object({
   iss: Type.String(),
-  iat: Type.Number(),
-  exp: Type.Number(),
-  nbf: Type.Number(),
+  iat: NumericDate,
+  exp: NumericDate,
+  nbf: NumericDate,
   sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
   jti: Type.String({ minLength: 1 }),
   prv: Type.Optional(Type.String())

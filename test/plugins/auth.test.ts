@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import errorResponses from '../../src/plugins/error-responses.js'
@@ -160,6 +161,45 @@ t.test('tokens the verifier must refuse (RFC 8725, CONTRACT §8)', async t => {
     t.equal(res.json().message, TEXTS.tokenInvalid, `${name} → ${TEXTS.tokenInvalid}`)
     t.notMatch(res.body, valid, `${name}: the token is not echoed`)
   }
+})
+
+t.test('tokens refused to the letter of RFC 7515/7519, with the right secret (CONTRACT §8)', async t => {
+  const app = await guardedApp(t)
+  const claims = tymonClaims()
+  const valid = signToken(claims)
+  const [head, body, signature] = valid.split('.') as [string, string, string]
+  // The last of 43 characters carries 2 unused bits: a neighbour in the alphabet decodes to the same bytes.
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+  const last = alphabet[alphabet.indexOf(signature.at(-1) ?? 'A') ^ 1] ?? ''
+  const sameBytes = `${signature.slice(0, -1)}${last}`
+  t.same(Buffer.from(sameBytes, 'base64url'), Buffer.from(signature, 'base64url'), 'the altered signature decodes to the same bytes')
+  const signed = (headBytes: Buffer, payloadBytes: Buffer): string => {
+    const input = `${headBytes.toString('base64url')}.${payloadBytes.toString('base64url')}`
+    return `${input}.${createHmac('sha256', tymon.secret).update(input).digest('base64url')}`
+  }
+  const json = JSON.stringify(claims)
+  const notUtf8 = Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from(',"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+
+  const cases: Array<[string, string, string]> = [
+    ['a signature in non-canonical base64url', `${head}.${body}.${sameBytes}`, TEXTS.tokenInvalid],
+    ['a padded signature', `${valid}=`, TEXTS.tokenInvalid],
+    ['a payload that is not UTF-8', signed(Buffer.from(JSON.stringify({ typ: 'JWT', alg: 'HS256' })), notUtf8), TEXTS.tokenInvalid],
+    ['exp as a float', signToken({ ...claims, exp: claims.exp + 0.5 }), TEXTS.tokenInvalid],
+    ['exp of 1e20', signToken({ ...claims, exp: 1e20 }), TEXTS.tokenInvalid],
+    ['iat as a float', signToken({ ...claims, iat: claims.iat - 0.25 }), TEXTS.tokenInvalid],
+    ['nbf as a float', signToken({ ...claims, nbf: claims.nbf - 0.25 }), TEXTS.tokenInvalid],
+    ['typ JWS', signToken(claims, { header: { typ: 'JWS', alg: 'HS256' } }), TEXTS.tokenInvalid],
+    ['typ of another kind', signToken(claims, { header: { typ: 'at+jwt', alg: 'HS256' } }), TEXTS.tokenInvalid],
+    ['typ that is not a string', signToken(claims, { header: { typ: 1, alg: 'HS256' } }), TEXTS.tokenInvalid],
+    ['a blank sub', signToken({ ...claims, sub: '   ' }), TEXTS.subjectMissing]
+  ]
+  for (const [name, token, message] of cases) {
+    const res = await app.inject({ method: 'GET', url: '/any', headers: bearer(token) })
+    t.equal(res.statusCode, 401, `${name} → 401`)
+    t.equal(res.json().message, message, `${name} → ${message}`)
+  }
+  const withoutTyp = await app.inject({ method: 'GET', url: '/any', headers: bearer(signToken(claims, { header: { alg: 'HS256' } })) })
+  t.equal(withoutTyp.statusCode, 200, 'typ is optional')
 })
 
 t.test('a token only in the query string, a body field or a cookie is not read', async t => {
