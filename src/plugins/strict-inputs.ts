@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify'
-import { UnsupportedMediaTypeError } from '../errors.js'
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors.js'
 
 const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
 
@@ -8,6 +8,34 @@ const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS'])
 function charsetOf (contentType: string | undefined): string | undefined {
   const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '')
   return match?.[1]?.toLowerCase()
+}
+
+/** JSON nested deeper than this is refused before any route sees it (CONTRACT §13). */
+export const MAX_JSON_DEPTH = 32
+
+/** A UTF-16 surrogate without its pair: no character at all, and invalid in UTF-8 downstream. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
+
+/**
+ * Why a parsed JSON body is refused, or `undefined`. Iterative, so a body of 100 000 brackets
+ * costs a loop, never the stack of whatever later walks it (storing, relaying, logging).
+ */
+export function jsonBodyProblem (body: unknown): string | undefined {
+  const pending: Array<[unknown, number]> = [[body, 1]]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return 'body must not contain unpaired UTF-16 surrogates'
+      continue
+    }
+    if (typeof value !== 'object' || value === null) continue
+    if (depth > MAX_JSON_DEPTH) return `body must not be nested deeper than ${MAX_JSON_DEPTH} levels`
+    for (const [key, child] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return 'body must not contain unpaired UTF-16 surrogates'
+      pending.push([child, depth + 1])
+    }
+  }
+  return undefined
 }
 
 /** The query schema of every route without parameters: one object, so Ajv compiles it once. */
@@ -45,7 +73,11 @@ async function strictInputs (app: FastifyInstance): Promise<void> {
       done(null, undefined)
       return
     }
-    parseJson(request, body as string, done)
+    parseJson(request, body as string, (error, parsed) => {
+      const problem = error === null ? jsonBodyProblem(parsed) : undefined
+      if (problem !== undefined) done(new BadRequestError(problem), undefined)
+      else done(error, parsed)
+    })
   })
 }
 

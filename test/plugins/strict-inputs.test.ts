@@ -1,5 +1,7 @@
 import t from 'tap'
-import { apiKey, buildTestApp } from '../helper.js'
+import { jsonBodyProblem } from '../../src/plugins/strict-inputs.js'
+import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../fixtures/fake-pluggy.js'
+import { apiKey, assertErrorBody, bearer, buildTestApp, userToken } from '../helper.js'
 
 t.test('a query parameter the route does not define is 400 in class-validator wording', async t => {
   const app = await buildTestApp(t)
@@ -51,4 +53,46 @@ t.test('415 says what to send; JSON in another charset than UTF-8 is 415', async
   }
   const utf8 = await app.inject({ method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json; charset=UTF-8' }, payload: '{"name":"P","userId":"u"}' })
   t.equal(utf8.statusCode, 201)
+})
+
+t.test('a body nested deeper than 32 levels is 400 on every route, and nothing is stored or relayed', async t => {
+  const pluggy = await startFakePluggy(t)
+  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET, AGGREGATOR_WEBHOOK_SECRET: 'hook' })
+  const nested = (depth: number): string => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`
+  const deepArray = `[${'['.repeat(9999)}${']'.repeat(9999)}]`
+  const webhook = (body: string): string => `{"event":"item/updated","itemId":"i","data":${body}}`
+  const relay = (body: string): string => `{"endpoint":"/connectors","method":"GET","filter":${body}}`
+
+  const cases: Array<[string, string, Record<string, string>, string]> = [
+    ['/aggregator/webhook', webhook(deepArray), { 'x-webhook-secret': 'hook' }, 'a webhook 10 000 levels deep'],
+    ['/aggregator', relay(nested(40)), bearer(userToken()), 'a relay call 40 levels deep'],
+    ['/portfolios', `{"name":"x","userId":"u","description":${nested(33)}}`, apiKey(), 'a create 34 levels deep']
+  ]
+  for (const [url, payload, headers, name] of cases) {
+    const res = await app.inject({ method: 'POST', url, payload, headers: { ...headers, 'content-type': 'application/json' } })
+    t.equal(res.statusCode, 400, name)
+    assertErrorBody(t, res.json(), 400, url)
+    t.equal(res.json().message, 'body must not be nested deeper than 32 levels', name)
+  }
+  t.same(pluggy.received.filter(r => r.path !== '/auth'), [], 'nothing reached the aggregator')
+  t.equal(await app.store.aggregatorEvents.count(), 0, 'no event stored')
+
+  // 32 levels are fine (the relay passes its fields on as the query of a GET).
+  t.same(jsonBodyProblem(JSON.parse(nested(32))), undefined)
+  t.match(jsonBodyProblem(JSON.parse(nested(33))), /deeper than 32/)
+  const atLimit = await app.inject({ method: 'POST', url: '/aggregator/webhook', headers: { 'x-webhook-secret': 'hook', 'content-type': 'application/json' }, payload: webhook(nested(31)) })
+  t.equal(atLimit.statusCode, 200, 'a webhook 32 levels deep is stored')
+})
+
+t.test('an unpaired UTF-16 surrogate in a body is 400; a pair (an emoji) is a character', async t => {
+  const app = await buildTestApp(t)
+  for (const payload of ['{"name":"\\ud800","userId":"u"}', '{"name":"x\\udc00y","userId":"u"}', '{"name":"x","userId":"u","\\ud83d":1}']) {
+    const res = await app.inject({ method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json' }, payload })
+    t.equal(res.statusCode, 400, payload)
+    t.equal(res.json().message, 'body must not contain unpaired UTF-16 surrogates')
+    t.equal(res.json().code, 'BAD_REQUEST')
+  }
+  const emoji = await app.inject({ method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json' }, payload: '{"name":"\\ud83d\\udcb0 Reserva","userId":"u"}' })
+  t.equal(emoji.statusCode, 201)
+  t.equal(emoji.json().name, '💰 Reserva')
 })
