@@ -4,6 +4,15 @@ import { UpstreamUnavailableError } from '../errors.js'
 import { unitAmount } from '../money.js'
 import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
+function isPrice (value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+}
+
+function unusable (log: FastifyBaseLogger, what: string): Error {
+  log.warn({ upstream: 'brapi' }, `brapi answered ${what}`)
+  return new UpstreamUnavailableError()
+}
+
 /** brapi's `range` that covers `since` (monthly interval), from UPSTREAMS §2's list. */
 export function rangeCovering (since: MonthKey, now: Date): string {
   const [year, month] = since.split('-').map(Number) as [number, number]
@@ -17,8 +26,10 @@ export function rangeCovering (since: MonthKey, now: Date): string {
 
 /**
  * brapi.dev (UPSTREAMS §2): `GET /api/quote/{ticker}` with the token as a Bearer header (never
- * in the query, where it would end up in logs). A 404, or a 2xx without a usable result, means
- * the ticker is unknown; other failures are 502/504 like the relays.
+ * in the query, where it would end up in logs). A 404 means the ticker is unknown, a `null`
+ * price that brapi has no quote for it; other failures are 502/504 like the relays, and so is
+ * an answer the service cannot use (a 2xx without a result, a negative price): logged, never
+ * served.
  */
 export class BrapiQuotes implements QuoteProvider {
   readonly source = 'brapi.dev'
@@ -40,14 +51,17 @@ export class BrapiQuotes implements QuoteProvider {
       throw new UpstreamUnavailableError()
     }
     const results = jsonObject(response.body)?.results
-    return jsonObject(Array.isArray(results) ? results[0] : undefined)
+    const result = jsonObject(Array.isArray(results) ? results[0] : undefined)
+    if (result === undefined) throw unusable(log, 'a 2xx without a result')
+    return result
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
     const result = await this.result(symbol, log)
     const price = result?.regularMarketPrice
     // A null price is "no quote", never a price of 0.
-    if (result === undefined || typeof price !== 'number' || !Number.isFinite(price)) return undefined
+    if (result === undefined || price === null || price === undefined) return undefined
+    if (!isPrice(price)) throw unusable(log, 'a price that is not a non-negative number')
     const time = result.regularMarketTime
     return {
       symbol: typeof result.symbol === 'string' ? result.symbol : symbol,
@@ -65,7 +79,9 @@ export class BrapiQuotes implements QuoteProvider {
     // The last close seen in each month wins.
     const byMonth = new Map<MonthKey, number>()
     for (const entry of history) {
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof entry.date !== 'number' || typeof entry.close !== 'number' || !Number.isFinite(entry.close)) continue
+      // A month without a close is a gap (the dashboard repeats the previous one); a bad close is garbage.
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof entry.date !== 'number' || entry.close === null) continue
+      if (!isPrice(entry.close)) throw unusable(log, 'a close that is not a non-negative number')
       const month = monthKey(new Date(entry.date * 1000))
       if (month >= since) byMonth.set(month, unitAmount(entry.close))
     }

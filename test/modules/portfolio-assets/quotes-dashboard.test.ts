@@ -52,7 +52,12 @@ t.test('brapi failures map like the relays: 5xx and refusals → 502, timeout �
   brapi.on('AUTH3', (_req, res) => sendJson(res, 401, { message: 'token inválido' }))
   brapi.on('SLOW3', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, {}) })
   brapi.on('HTML3', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<html/>') })
-  for (const [symbol, status, message] of [['BOOM3', 502, TEXTS.upstreamUnavailable], ['AUTH3', 502, TEXTS.upstreamUnavailable], ['HTML3', 502, TEXTS.upstreamUnavailable], ['SLOW3', 504, TEXTS.upstreamTimeout]] as const) {
+  brapi.on('EMPTY3', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end() })
+  brapi.on('NONE3', (_req, res) => sendJson(res, 200, { results: [] }))
+  brapi.on('NEG3', (_req, res) => sendJson(res, 200, { results: [{ symbol: 'NEG3', currency: 'BRL', regularMarketPrice: -1.5 }] }))
+  brapi.on('TEXT3', (_req, res) => sendJson(res, 200, { results: [{ symbol: 'TEXT3', currency: 'BRL', regularMarketPrice: '12.3' }] }))
+  const garbage = ['HTML3', 'EMPTY3', 'NONE3', 'NEG3', 'TEXT3'].map(symbol => [symbol, 502, TEXTS.upstreamUnavailable] as const)
+  for (const [symbol, status, message] of [['BOOM3', 502, TEXTS.upstreamUnavailable], ['AUTH3', 502, TEXTS.upstreamUnavailable], ...garbage, ['SLOW3', 504, TEXTS.upstreamTimeout]] as const) {
     const res = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
     t.equal(res.statusCode, status, symbol)
     t.equal(res.json().message, message)
@@ -155,6 +160,18 @@ forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every 
     const total = values.reduce((sum, share) => sum.plus(share), new Big(0))
     t.ok(total.minus(100).abs().lte(0.005 * values.length), `the current shares of portfolio ${portfolio} add up to 100 (${total.toString()})`)
   }
+})
+
+t.test('a negative monthly close from brapi is 502 on the dashboard, never used', async t => {
+  const { app, brapi } = await brapiApp(t)
+  brapi.prices.set('PETR4', 40)
+  brapi.prices.set('^BVSP', 130_000)
+  brapi.histories.set('PETR4', [[monthStart(1), -35]])
+  const portfolio = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId: 'u' } })).json()
+  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Ativo', symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 30, portfolioId: portfolio.id } })).json()
+  const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id as string}/dashboard`, headers: apiKey() })
+  t.equal(res.statusCode, 502)
+  t.equal(res.json().code, 'UPSTREAM_UNAVAILABLE')
 })
 
 t.test('a symbol the provider does not know is valued at its stored price', async t => {
