@@ -70,7 +70,7 @@ export async function addCors (app: FastifyInstance, origins: readonly string[])
     origin: origins.length === 0 ? false : [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id'],
-    exposedHeaders: ['x-request-id', 'Retry-After', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+    exposedHeaders: ['x-request-id', 'Retry-After', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     maxAge: 600,
     credentials: false
   })

@@ -28,6 +28,22 @@ export interface UpstreamResponse {
   /** The parsed JSON body; `undefined` when the upstream sent none. */
   body: JsonValue | undefined
   durationMs: number
+  /** The upstream's rate-limit headers (`Retry-After`, `RateLimit-*`), which a relay passes on. */
+  rateLimitHeaders: Record<string, string>
+}
+
+/**
+ * Headers that tell a caller when to come back, relayed with the answer that carries them.
+ * `x-ratelimit-*` stay behind: on an answer of this service they describe its own limit.
+ */
+const RATE_LIMIT_HEADER = /^(retry-after|ratelimit(-[a-z]+)?)$/
+
+function rateLimitHeadersOf (headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const found: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (RATE_LIMIT_HEADER.test(name) && value !== undefined) found[name] = Array.isArray(value) ? value.join(', ') : value
+  }
+  return found
 }
 
 export interface UpstreamClientOptions {
@@ -165,9 +181,10 @@ export class UpstreamClient {
       log.warn({ upstream: this.name, method: request.method, path: url.pathname, status, body: text.slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
       throw new UpstreamUnavailableError()
     }
-    if (text.length === 0 || request.expectJson === false) return { status, body: undefined, durationMs }
+    const rateLimitHeaders = rateLimitHeadersOf(response.headers)
+    if (text.length === 0 || request.expectJson === false) return { status, body: undefined, durationMs, rateLimitHeaders }
     try {
-      return { status, body: JSON.parse(text) as JsonValue, durationMs }
+      return { status, body: JSON.parse(text) as JsonValue, durationMs, rateLimitHeaders }
     } catch {
       log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
       throw new UpstreamUnavailableError()
@@ -177,6 +194,6 @@ export class UpstreamClient {
 
 /** Answers with the upstream's status and JSON body, as received (no body when it sent none). */
 export function relayResponse (reply: FastifyReply, response: UpstreamResponse): FastifyReply {
-  reply.code(response.status)
+  reply.code(response.status).headers(response.rateLimitHeaders)
   return response.body === undefined ? reply.send() : reply.send(response.body)
 }

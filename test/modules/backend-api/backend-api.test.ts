@@ -129,6 +129,23 @@ t.test('an upstream redirect is passed back, never followed', async t => {
   t.equal(elsewhere.received.length, 0, 'the redirect target received nothing (no token leaked)')
 })
 
+t.test('an upstream 429 is relayed with its Retry-After and RateLimit headers, nothing else of its headers', async t => {
+  const { laravel, app } = await setup(t)
+  laravel.on('/api/busy', (_req, res) => {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '30', 'ratelimit-limit': '60', 'ratelimit-remaining': '0', 'ratelimit-reset': '30', 'x-ratelimit-limit': '60', 'set-cookie': 'laravel_session=secret' })
+    res.end(JSON.stringify({ message: 'Too Many Attempts.' }))
+  })
+  const res = await app.inject({ method: 'POST', url: '/backend-api/proxy/api/busy', headers: bearer(userToken()), payload: { method: 'GET' } })
+  t.equal(res.statusCode, 429)
+  t.same(res.json(), { message: 'Too Many Attempts.' })
+  t.equal(res.headers['retry-after'], '30')
+  t.equal(res.headers['ratelimit-limit'], '60')
+  t.equal(res.headers['ratelimit-remaining'], '0')
+  t.equal(res.headers['ratelimit-reset'], '30')
+  t.not(res.headers['x-ratelimit-limit'], '60', 'x-ratelimit-* describe this service\'s own limit')
+  t.equal(res.headers['set-cookie'], undefined, 'other upstream headers stay behind')
+})
+
 t.test('upstream failures: 5xx → 502 without its body, timeout → 504 promptly, down → 502', async t => {
   const { laravel, app } = await setup(t, { BACKEND_TIMEOUT_MS: '300' })
   laravel.on('/api/boom', (_req, res) => sendJson(res, 500, { message: 'Server Error', trace: ['/var/www/app/Http/Controller.php:12 SECRET_DB_PASSWORD'] }))
