@@ -8,7 +8,7 @@ import strictInputs from './plugins/strict-inputs.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import { echoRequestId, requestId } from './logging.js'
-import { maxDecimalsKeyword, schemaCompilers } from './schema-compilers.js'
+import { schemaCompilers } from './schema-compilers.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -46,8 +46,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
         // error handler see the schema of a missing property; no coercion: `123` is not a string.
         allErrors: true,
         verbose: true,
-        coerceTypes: false,
-        keywords: [maxDecimalsKeyword]
+        coerceTypes: false
       }
     }
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -38,6 +38,26 @@ export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BF
 export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Content-Type must be application/json'
 export const UnsupportedMediaTypeError = createError('BFF_UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE_MESSAGE, 415)
 
+export interface ValidationIssue {
+  keyword: string
+  instancePath: string
+  schemaPath: string
+  params: Record<string, unknown>
+  message: string
+}
+
+/**
+ * A rule checked in code rather than by the schema, failing as Fastify's schema validation does
+ * (`validation`, `validationContext`), so every error handler — ours or a host's — sees the same.
+ */
+export class ValidationError extends Error {
+  readonly statusCode = 400
+  readonly code = 'FST_ERR_VALIDATION'
+  constructor (readonly validationContext: string, readonly validation: ValidationIssue[]) {
+    super(validation.map(issue => `${validationContext}${issue.instancePath.replaceAll('/', '.')} ${issue.message}`).join(', '))
+  }
+}
+
 /** The machine-readable codes of CONTRACT §9, one on every error body. */
 export const ERROR_CODES = [
   'VALIDATION_FAILED', 'BAD_REQUEST',

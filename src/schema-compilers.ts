@@ -1,26 +1,12 @@
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import AjvCompiler from '@fastify/ajv-compiler'
 import type { FastifyServerOptions } from 'fastify'
-import { decimalsOf } from './money.js'
 
 type BuildValidators = ReturnType<typeof AjvCompiler>
 type ValidatorOptions = Parameters<BuildValidators>[1]
 
 type BuildSerializer = ReturnType<typeof SerializerSelector>
 type Serializer = (data: unknown) => string
-
-/**
- * `maxDecimals: n`: a number with at most n decimal places in its decimal form (CONTRACT §11).
- * JSON Schema's `multipleOf: 1e-8` cannot say it: Ajv divides binary floats, and `38.45` is not
- * a multiple of `1e-8` to a double.
- */
-export const maxDecimalsKeyword = {
-  keyword: 'maxDecimals',
-  type: 'number',
-  schemaType: 'number',
-  errors: false,
-  validate: (max: number, value: number): boolean => decimalsOf(value) <= max
-} as const
 
 /**
  * Validators: bodies exactly as sent (no coercion: `123` is not a string), but query strings and

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { UNIT_DECIMALS } from '../money.js'
+import { decimalsOf, UNIT_DECIMALS } from '../money.js'
+import { ValidationError } from '../errors.js'
 import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
@@ -8,10 +9,24 @@ export type AssetType = Static<typeof AssetTypeSchema>
 
 /**
  * Bounds keep `quantity × price` and every sum finite (CONTRACT §5: quantity > 0, price ≥ 0);
- * both have at most 8 decimals (CONTRACT §11).
+ * both have at most 8 decimals (CONTRACT §11), checked by {@link assertUnitAmounts}.
  */
-export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, maxDecimals: UNIT_DECIMALS, description: 'At most 8 decimals' })
-export const Price = Type.Number({ minimum: 0, maximum: 1e12, maxDecimals: UNIT_DECIMALS, description: 'Unit price in BRL, at most 8 decimals' })
+export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'At most 8 decimals' })
+export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit price in BRL, at most 8 decimals' })
+
+/**
+ * Quantities and prices have at most 8 decimals (CONTRACT §11). JSON Schema cannot say so
+ * exactly — `multipleOf: 1e-8` divides binary floats, and 38.45 is no multiple of 1e-8 to a
+ * double — and a keyword of our own would break host apps' validators, so it is checked here,
+ * after validation, failing as a validation error does.
+ */
+export function assertUnitAmounts (input: { quantity?: number, price?: number }): void {
+  const tooPrecise = (['quantity', 'price'] as const).filter(name => {
+    const value = input[name]
+    return value !== undefined && decimalsOf(value) > UNIT_DECIMALS
+  })
+  if (tooPrecise.length > 0) throw new ValidationError('body', tooPrecise.map(name => ({ keyword: 'maxDecimals', instancePath: `/${name}`, schemaPath: `#/properties/${name}`, params: { limit: UNIT_DECIMALS }, message: `must have at most ${UNIT_DECIMALS} decimals` })))
+}
 
 /** Portfolio asset of spec §2.2; `totalValue` is `quantity × price`. */
 export const AssetSchema = Type.Object({
@@ -49,6 +64,7 @@ export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */
 export function createAssetInput (input: CreateAssetInput): CreateAssetInput {
+  assertUnitAmounts(input)
   return { ...input, name: input.name.trim(), symbol: input.symbol.trim().toUpperCase() }
 }
 

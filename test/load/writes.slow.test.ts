@@ -1,3 +1,4 @@
+import Big from 'big.js'
 import t from 'tap'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -10,10 +11,6 @@ const CLIENTS = 50
 const PORTFOLIOS = 10
 
 interface Held { quantity: number, price: number, portfolioId: string }
-
-function near (a: number, b: number): boolean {
-  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
-}
 
 forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECONDS} s: nothing acknowledged is lost`, async (t, engine) => {
   const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-load-')), 'load.sqlite')}` : await freshDatabaseUrl(t, engine)
@@ -81,10 +78,13 @@ forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECO
 
   for (const portfolioId of portfolios) {
     const detail = (await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}`, headers })).json() as { totalValue: number, assets: Array<{ id: string, quantity: number, price: number }> }
-    const listed = detail.assets.reduce((sum, a) => sum + a.quantity * a.price, 0)
-    const expected = [...held.values()].filter(a => a.portfolioId === portfolioId).reduce((sum, a) => sum + a.quantity * a.price, 0)
-    t.ok(near(detail.totalValue, listed), `portfolio ${portfolioId}: totalValue ${detail.totalValue} = sum of its assets ${listed}`)
-    t.ok(near(detail.totalValue, expected), 'and of what the clients were told')
+    // Each asset's value to the cent, summed exactly (CONTRACT §11).
+    const valueOf = (assets: Array<{ quantity: number, price: number }>): number =>
+      assets.reduce((sum, a) => sum.plus(new Big(a.quantity).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
+    const listed = valueOf(detail.assets)
+    const expected = valueOf([...held.values()].filter(a => a.portfolioId === portfolioId))
+    t.equal(detail.totalValue, listed, `portfolio ${portfolioId}: totalValue ${detail.totalValue} = sum of its assets ${listed}`)
+    t.equal(detail.totalValue, expected, 'and of what the clients were told')
     t.equal(detail.assets.length, [...held.values()].filter(a => a.portfolioId === portfolioId).length)
   }
 })
