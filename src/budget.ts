@@ -1,30 +1,35 @@
-import type { FastifyReply } from 'fastify'
-import { RateLimitedError } from './errors.js'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
 
-/** Keys one window remembers at most: a flood of distinct keys cannot grow memory without bound. */
+/** Keys remembered at most: a flood of distinct keys cannot grow memory without bound. */
 const MAX_KEYS_PER_WINDOW = 100_000
 
 /**
- * Counts events per key in fixed one-minute windows, in this instance's memory: cheap enough to
- * run before any real work (a map lookup). A key first seen while the window is full is not
- * counted, which only lets it through: memory is bounded, the budget is best effort then.
+ * Counts events per key in one-minute windows, each starting at its key's first event (so a
+ * burst is never split by a wall-clock minute), in this instance's memory: cheap enough to run
+ * before any real work. When the map is full, ended windows are swept; a new key that still
+ * finds no room is not counted, which only lets it through: memory stays bounded.
  */
 export class WindowCounter {
-  private window = -1
-  private readonly counts = new Map<string, number>()
+  private readonly windows = new Map<string, { count: number, endsAtMs: number }>()
 
   constructor (private readonly limit: number, private readonly windowMs = 60_000) {}
 
   /** Counts one event of `key`: the seconds to wait when it is past the limit, else `undefined`. */
   hit (key: string, nowMs = Date.now()): number | undefined {
-    const window = Math.floor(nowMs / this.windowMs)
-    if (window !== this.window) {
-      this.window = window
-      this.counts.clear()
+    let window = this.windows.get(key)
+    if (window === undefined || window.endsAtMs <= nowMs) {
+      if (window === undefined && this.windows.size >= MAX_KEYS_PER_WINDOW) this.sweep(nowMs)
+      if (window === undefined && this.windows.size >= MAX_KEYS_PER_WINDOW) return undefined
+      window = { count: 0, endsAtMs: nowMs + this.windowMs }
+      this.windows.set(key, window)
     }
-    const count = (this.counts.get(key) ?? 0) + 1
-    if (this.counts.has(key) || this.counts.size < MAX_KEYS_PER_WINDOW) this.counts.set(key, count)
-    return count > this.limit ? secondsUntil((window + 1) * this.windowMs, nowMs) : undefined
+    window.count += 1
+    return window.count > this.limit ? secondsUntil(window.endsAtMs, nowMs) : undefined
+  }
+
+  private sweep (nowMs: number): void {
+    for (const [key, window] of this.windows) if (window.endsAtMs <= nowMs) this.windows.delete(key)
   }
 }
 
@@ -32,8 +37,37 @@ export function secondsUntil (endMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((endMs - nowMs) / 1000))
 }
 
-/** A 429 (CONTRACT §9 `RATE_LIMITED`) that says when to come back, in the body and in `Retry-After`. */
-export function rateLimited (reply: FastifyReply, seconds: number): Error {
-  reply.header('retry-after', String(seconds))
-  return new RateLimitedError(`${seconds} seconds`)
+/** Calls per minute that many callers share: `take()` is the seconds to wait, or `undefined` to go ahead. */
+export interface SharedBudget {
+  take: (log: FastifyBaseLogger) => Promise<number | undefined>
+}
+
+/** A budget of this instance alone. */
+export function localBudget (perMinute: number): SharedBudget {
+  const counter = new WindowCounter(perMinute)
+  return { take: async () => counter.hit('') }
+}
+
+/**
+ * A budget every instance shares through Redis: one counter that lives a minute from its first
+ * call (`SET … PX 60000 NX`, then `INCR`, in one transaction). When Redis fails, this instance
+ * counts alone rather than stop calling or call without limit.
+ */
+export function redisBudget (redis: Redis, name: string, perMinute: number): SharedBudget {
+  const fallback = localBudget(perMinute)
+  const key = `bff-budget:${name}`
+  return {
+    take: async log => {
+      try {
+        const results = await redis.multi().set(key, 0, 'PX', 60_000, 'NX').incr(key).pttl(key).exec()
+        const count = Number(results?.[1]?.[1])
+        const remainingMs = Number(results?.[2]?.[1])
+        if (!Number.isFinite(count) || !Number.isFinite(remainingMs)) throw new Error('no count from Redis')
+        return count > perMinute ? Math.max(1, Math.ceil(remainingMs / 1000)) : undefined
+      } catch (error) {
+        log.warn({ err: error, budget: name }, 'shared budget unavailable; counting locally')
+        return await fallback.take(log)
+      }
+    }
+  }
 }

@@ -207,7 +207,9 @@ function pluginOptions (env: Environment): AppConfig {
         timeoutMs: env.AGGREGATOR_TIMEOUT_MS,
         credentials: env.AGGREGATOR_CLIENT_ID === undefined || env.AGGREGATOR_CLIENT_SECRET === undefined
           ? undefined
-          : { clientId: env.AGGREGATOR_CLIENT_ID, clientSecret: env.AGGREGATOR_CLIENT_SECRET }
+          : { clientId: env.AGGREGATOR_CLIENT_ID, clientSecret: env.AGGREGATOR_CLIENT_SECRET },
+        requestsPerMinute: env.AGGREGATOR_REQUESTS_PER_MINUTE,
+        redisUrl: env.RATE_LIMIT_REDIS_URL
       }
     },
     quotes: env.QUOTES_PROVIDER === 'brapi'
@@ -222,7 +224,8 @@ function pluginOptions (env: Environment): AppConfig {
         allowedMethods: commaList(env.AGGREGATOR_ALLOWED_METHODS),
         webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET,
         // Outside production an unconfigured aggregator still takes webhooks (local testing).
-        webhooksWithoutCredentials: devRoutes
+        webhooksWithoutCredentials: devRoutes,
+        connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE
       }
     }
   }

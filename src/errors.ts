@@ -27,6 +27,11 @@ export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages
 export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>('BFF_QUOTE_NOT_FOUND', 'Cotação não encontrada para %s', 404)
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
 export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>('BFF_RATE_LIMITED', 'Muitas requisições; tente novamente em %s', 429)
+
+/** A 429 that knows how long to wait: the error handler sends it as `Retry-After`. */
+export function rateLimitedFor (seconds: number): Error & { retryAfterSeconds: number } {
+  return Object.assign(new RateLimitedError(`${seconds} seconds`), { retryAfterSeconds: seconds })
+}
 export const OverloadedError = createError('BFF_OVERLOADED', 'Serviço sobrecarregado; tente novamente em instantes', 503)
 export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco de dados indisponível', 503)
 export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)

@@ -3,14 +3,15 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import {
   ApiKeyInvalidError,
   ForbiddenPrincipalError,
   SubjectMissingError,
   TokenExpiredError,
-  TokenInvalidError
+  TokenInvalidError,
+  rateLimitedFor
 } from '../errors.js'
 import {
   JwtPayloadSchema,
@@ -20,7 +21,7 @@ import {
   type ProviderConfig,
   type TokenData
 } from '../schemas/auth.js'
-import { rateLimited, WindowCounter } from '../budget.js'
+import { WindowCounter } from '../budget.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
 
@@ -71,7 +72,7 @@ declare module 'fastify' {
      * What a guard throws when a credential is refused: `error` (a 401), or a 429 once the
      * client's IP has failed more than `AUTH_FAILURES_PER_MINUTE` times this minute.
      */
-    refuseCredential: (request: FastifyRequest, reply: FastifyReply, error: Error) => Error
+    refuseCredential: (request: FastifyRequest, error: Error) => Error
   }
 }
 
@@ -198,20 +199,20 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   const apiKeyDigests = options.apiKeys.map(sha256)
   // Failures only: a valid credential from a throttled IP keeps working (OWASP API4).
   const failures = new WindowCounter(options.authFailuresPerMinute ?? 60)
-  function refuseCredential (request: FastifyRequest, reply: FastifyReply, error: Error): Error {
+  function refuseCredential (request: FastifyRequest, error: Error): Error {
     const wait = failures.hit(request.ip)
-    return wait === undefined ? error : rateLimited(reply, wait)
+    return wait === undefined ? error : rateLimitedFor(wait)
   }
   app.decorate('refuseCredential', refuseCredential)
 
   app.decorateRequest('principal', null)
   app.decorate('providerConfig', options.providers)
 
-  app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest, reply: FastifyReply) {
+  app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {
     try {
       request.principal = principalOf(bearerToken(request.headers.authorization))
     } catch (error) {
-      throw refuseCredential(request, reply, error as Error)
+      throw refuseCredential(request, error as Error)
     }
   })
 
@@ -245,14 +246,14 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     if (requirePrincipal(request).type !== 'client') throw new ForbiddenPrincipalError()
   })
 
-  app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest, reply: FastifyReply) {
+  app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest) {
     const presented = request.headers['x-api-key']
-    if (typeof presented !== 'string' || presented.length === 0) throw refuseCredential(request, reply, new ApiKeyInvalidError())
+    if (typeof presented !== 'string' || presented.length === 0) throw refuseCredential(request, new ApiKeyInvalidError())
     // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
     const digest = sha256(presented)
     let valid = false
     for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
-    if (!valid) throw refuseCredential(request, reply, new ApiKeyInvalidError())
+    if (!valid) throw refuseCredential(request, new ApiKeyInvalidError())
   })
 }
 

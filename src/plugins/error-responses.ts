@@ -197,6 +197,8 @@ async function errorResponses (app: FastifyInstance): Promise<void> {
       return reply.code(400).send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
     }
     const status = statusOf(error)
+    const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds
+    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
     if (status >= 500 && !isCodedError(error)) {
       request.log.error({ err: error }, 'unhandled error')
       return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))

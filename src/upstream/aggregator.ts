@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { AggregatorNotConfiguredError, UpstreamUnavailableError } from '../errors.js'
+import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
+import type { SharedBudget } from '../budget.js'
 import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
@@ -34,7 +35,9 @@ export interface AggregatorCredentials {
 /**
  * The aggregator behind its API key: `POST /auth {clientId, clientSecret}` → `apiKey`, sent as
  * `X-API-KEY`. The key is cached and renewed before it expires and once after a 401/403; all
- * concurrent callers share one renewal in flight.
+ * concurrent callers share one renewal in flight. Every request, key exchanges included, spends
+ * from `budget` (the aggregator's own limit is per source IP, shared by every instance): past it
+ * the caller gets a 429 and nothing is sent.
  */
 export class AggregatorApi {
   private key: CachedKey | undefined
@@ -43,8 +46,18 @@ export class AggregatorApi {
   constructor (
     readonly client: UpstreamClient,
     private readonly credentials: AggregatorCredentials | undefined,
+    private readonly budget?: SharedBudget,
     private readonly now: () => number = Date.now
   ) {}
+
+  private async send (request: UpstreamRequest): Promise<UpstreamResponse> {
+    const wait = await this.budget?.take(request.log)
+    if (wait !== undefined) {
+      request.log.warn({ upstream: 'aggregator' }, 'aggregator budget spent for this minute')
+      throw rateLimitedFor(wait)
+    }
+    return await this.client.call(request)
+  }
 
   get configured (): boolean {
     return this.credentials !== undefined
@@ -53,10 +66,10 @@ export class AggregatorApi {
   /** A request with the API key (CONTRACT §4 applies); renews the key once and retries once if it was refused. */
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
     const key = await this.currentKey(request.log)
-    const response = await this.client.call(this.withKey(request, key.value))
+    const response = await this.send(this.withKey(request, key.value))
     if (response.status !== 401 && response.status !== 403) return response
     const renewed = await this.renew(key, request.log)
-    return await this.client.call(this.withKey(request, renewed.value))
+    return await this.send(this.withKey(request, renewed.value))
   }
 
   private withKey (request: UpstreamRequest, apiKey: string): UpstreamRequest {
@@ -78,7 +91,7 @@ export class AggregatorApi {
 
   private async exchange (log: FastifyBaseLogger): Promise<CachedKey> {
     if (this.credentials === undefined) throw new AggregatorNotConfiguredError()
-    const response = await this.client.call({
+    const response = await this.send({
       method: 'POST',
       path: 'auth',
       json: { clientId: this.credentials.clientId, clientSecret: this.credentials.clientSecret },

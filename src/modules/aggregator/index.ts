@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError } from '../../errors.js'
+import type { FastifyRequest } from 'fastify'
+import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
+import { WindowCounter } from '../../budget.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -28,6 +29,8 @@ export interface AggregatorModuleOptions {
   webhookSecret?: string
   /** Accept webhooks while the aggregator has no credentials (development); otherwise 503 like the relay (CONTRACT §13). */
   webhooksWithoutCredentials?: boolean
+  /** `POST /connect_token` calls per principal per minute (CONTRACT §1; 10 when absent). */
+  connectTokensPerMinute?: number
 }
 
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
@@ -63,6 +66,27 @@ export function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
 }
 
+/** The aggregator's pagination (UPSTREAMS §1): `page` from 1, `pageSize` 1–500. */
+const PAGINATION = { page: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, pageSize: { minimum: 1, maximum: 500 } } as const
+
+/**
+ * Checks `page` and `pageSize` before they leave, in class-validator's wording: integers (a
+ * number, or its digits in a string), within bounds. `Infinity`, negatives and text are 400.
+ */
+function assertPagination (fields: Record<string, JsonValue>): void {
+  const issues: ValidationIssue[] = []
+  for (const [name, { minimum, maximum }] of Object.entries(PAGINATION)) {
+    const value = fields[name]
+    if (value === undefined) continue
+    const number = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value
+    const at = { instancePath: `/${name}`, schemaPath: `#/properties/${name}` }
+    if (typeof number !== 'number' || !Number.isSafeInteger(number)) issues.push({ ...at, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' })
+    else if (number < minimum) issues.push({ ...at, keyword: 'minimum', params: { limit: minimum }, message: `must be >= ${minimum}` })
+    else if (number > maximum) issues.push({ ...at, keyword: 'maximum', params: { limit: maximum }, message: `must be <= ${maximum}` })
+  }
+  if (issues.length > 0) throw new ValidationError('body', issues)
+}
+
 /** Aggregator relay, connect token and webhook receiver (spec §4.4, §6; CONTRACT §3, §6). */
 const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
@@ -71,6 +95,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   const ownership = new ItemOwnership(aggregator)
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
+  const connectTokens = new WindowCounter(options.connectTokensPerMinute ?? 10)
 
   app.post('/', {
     schema: {
@@ -88,6 +113,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       !FORBIDDEN_PATHS.some(prefix => underPrefix(path, prefix))
     if (!allowed) throw new ForbiddenError(ENDPOINT_NOT_ALLOWED)
     const fields = rest as Record<string, JsonValue>
+    assertPagination(fields)
     const upstream: UpstreamRequest = { method, path, log: request.log }
     if (method === 'GET') {
       const query: Record<string, QueryValue> = {}
@@ -114,6 +140,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    // Each principal's allowance, before anything reaches the aggregator (OWASP API6).
+    const wait = connectTokens.hit(`${principal.type}:${principal.id}`)
+    if (wait !== undefined) throw rateLimitedFor(wait)
     const itemId = request.body?.itemId
     if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId, request.log)
     const response = await aggregator.call({
@@ -132,11 +161,11 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     return reply.code(201).send({ accessToken, expiresIn: CONNECT_TOKEN_LIFETIME_SECONDS, itemId: itemId ?? null })
   })
 
-  async function verifyWebhookSecret (request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async function verifyWebhookSecret (request: FastifyRequest): Promise<void> {
     if (!aggregator.configured && options.webhooksWithoutCredentials !== true) throw new AggregatorNotConfiguredError()
     if (webhookSecret === undefined) return
     const presented = request.headers['x-webhook-secret']
-    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw app.refuseCredential(request, reply, new WebhookSecretError())
+    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw app.refuseCredential(request, new WebhookSecretError())
   }
 
   app.post('/webhook', {
