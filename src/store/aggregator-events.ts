@@ -6,15 +6,21 @@ export interface WebhookEvent {
   eventKey: string
   event: string
   itemId: string | null
-  status: string | null
   /** The payload as received, serialised. */
   payload: string
 }
 
-export interface AggregatorItem {
+/** An item as the aggregator itself reported it (never as a webhook claimed). */
+export interface VerifiedItem {
   itemId: string
-  status: string | null
+  status: string
+  clientUserId: string | null
+  /** The event that made the service ask. */
   lastEvent: string
+}
+
+export interface AggregatorItem extends Omit<VerifiedItem, 'status'> {
+  status: string | null
   updatedAt: string
 }
 
@@ -23,39 +29,32 @@ export class AggregatorEventRepository {
   constructor (private readonly handle: StoreHandle) {}
 
   /**
-   * Stores a webhook event once per `eventKey` and, for item events, keeps the item's latest
-   * event and status (a status-less event keeps the status known before). A redelivery stores
-   * nothing and answers `stored: false`.
+   * Stores a webhook event once per `eventKey`; a redelivery stores nothing and answers
+   * `stored: false`. Items change only through {@link saveVerifiedItem}.
    */
   async record (event: WebhookEvent): Promise<{ stored: boolean }> {
-    return await this.handle.db.transaction().execute(async trx => {
-      const receivedAt = now()
-      const inserted = await trx.insertInto('aggregator_webhook_events').values({
-        id: randomUUID(),
-        event_key: event.eventKey,
-        event: event.event,
-        item_id: event.itemId,
-        payload: event.payload,
-        received_at: receivedAt
-      }).onConflict(oc => oc.column('event_key').doNothing()).returning('id').executeTakeFirst()
-      if (inserted === undefined) return { stored: false }
-      if (event.itemId !== null) {
-        await trx.insertInto('aggregator_items')
-          .values({ item_id: event.itemId, status: event.status, last_event: event.event, updated_at: receivedAt })
-          .onConflict(oc => oc.column('item_id').doUpdateSet(eb => ({
-            status: event.status === null ? eb.ref('aggregator_items.status') : eb.val(event.status),
-            last_event: eb.ref('excluded.last_event'),
-            updated_at: eb.ref('excluded.updated_at')
-          })))
-          .execute()
-      }
-      return { stored: true }
-    })
+    const inserted = await this.handle.db.insertInto('aggregator_webhook_events').values({
+      id: randomUUID(),
+      event_key: event.eventKey,
+      event: event.event,
+      item_id: event.itemId,
+      payload: event.payload,
+      received_at: now()
+    }).onConflict(oc => oc.column('event_key').doNothing()).returning('id').executeTakeFirst()
+    return { stored: inserted !== undefined }
+  }
+
+  /** Keeps what the aggregator reported of an item. */
+  async saveVerifiedItem (item: VerifiedItem): Promise<void> {
+    const values = { item_id: item.itemId, status: item.status, client_user_id: item.clientUserId, last_event: item.lastEvent, updated_at: now() }
+    await this.handle.db.insertInto('aggregator_items').values(values)
+      .onConflict(oc => oc.column('item_id').doUpdateSet({ status: values.status, client_user_id: values.client_user_id, last_event: values.last_event, updated_at: values.updated_at }))
+      .execute()
   }
 
   async item (itemId: string): Promise<AggregatorItem | undefined> {
     const row = await this.handle.db.selectFrom('aggregator_items').selectAll().where('item_id', '=', itemId).executeTakeFirst()
-    return row === undefined ? undefined : { itemId: row.item_id, status: row.status, lastEvent: row.last_event, updatedAt: row.updated_at }
+    return row === undefined ? undefined : { itemId: row.item_id, status: row.status, clientUserId: row.client_user_id, lastEvent: row.last_event, updatedAt: row.updated_at }
   }
 
   async count (): Promise<number> {

@@ -52,10 +52,12 @@ export interface AggregatorWebhookEventsTable {
   received_at: string
 }
 
-/** The latest known state of each aggregator item, from its webhooks. */
+/** The state of each aggregator item as the aggregator reported it when a webhook named it. */
 export interface AggregatorItemsTable {
   item_id: string
   status: string | null
+  /** The aggregator's `clientUserId` of the item (migration 5). */
+  client_user_id: string | null
   last_event: string
   updated_at: string
 }

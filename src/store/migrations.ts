@@ -114,6 +114,12 @@ const migrations: Record<string, Migration> = {
         await db.updateTable('asset_lots').set({ quantity: unitAmount(lot.quantity), price: unitAmount(lot.price) }).where('id', '=', lot.id).execute()
       }
     }
+  },
+  '0005-verified-aggregator-items': {
+    /** Items are now what the aggregator reports (issue 13): its `clientUserId` too. */
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('aggregator_items').addColumn('client_user_id', 'text').execute()
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
 import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
 import { WindowCounter } from '../../budget.js'
 import { requirePrincipal } from '../../plugins/auth.js'
@@ -39,13 +39,6 @@ const FORBIDDEN_PATHS = ['/auth', '/webhooks', '/connect_token']
 export const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
 export const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
 const WEBHOOK_BODY_LIMIT = 64 * 1024
-
-/** Item statuses an event name states by itself (Pluggy's flat item events carry none). */
-const STATUS_OF_EVENT: Record<string, string> = {
-  'item/updated': 'UPDATED',
-  'item/waiting_user_input': 'WAITING_USER_INPUT',
-  'item/waiting_user_action': 'WAITING_USER_ACTION'
-}
 
 function sha256 (text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
@@ -175,11 +168,50 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   }, async request => {
     const body = request.body
     const itemId = body.itemId ?? body.data?.itemId ?? null
-    const status = body.data?.status ?? STATUS_OF_EVENT[body.event] ?? null
-    const { stored } = await aggregatorEvents.record({ eventKey: webhookEventKey(body), event: body.event, itemId, status, payload: JSON.stringify(body) })
+    const { stored } = await aggregatorEvents.record({ eventKey: webhookEventKey(body), event: body.event, itemId, payload: JSON.stringify(body) })
     request.log.info({ event: body.event, itemId, stored }, stored ? 'webhook event stored' : 'webhook redelivery acknowledged')
+    // The sender hears back at once; the item is checked after (a redelivery is not checked twice).
+    if (stored && itemId !== null) track(verifyItem(itemId, body.event, request.log))
     return { received: true as const }
   })
+
+  /** Verifications still running: closing waits for them, so none is cut off at shutdown. */
+  const verifying = new Set<Promise<void>>()
+  function track (verification: Promise<void>): void {
+    verifying.add(verification)
+    void verification.finally(() => verifying.delete(verification))
+  }
+  app.addHook('onClose', async () => { await Promise.allSettled([...verifying]) })
+
+  /**
+   * A webhook is a notice, not a fact (OWASP API10): whoever holds the secret could claim any
+   * status. The item is read from the aggregator (`GET /items/{id}`, with the cached key) and
+   * its own status and `clientUserId` are kept; an item the aggregator does not know changes
+   * nothing. Failures are logged: the event itself is already stored.
+   */
+  async function verifyItem (itemId: string, event: string, log: FastifyBaseLogger): Promise<void> {
+    if (!aggregator.configured) {
+      log.warn({ itemId }, 'webhook item not verified: the aggregator has no credentials')
+      return
+    }
+    try {
+      const response = await aggregator.call({ method: 'GET', path: `items/${encodeURIComponent(itemId)}`, log })
+      const item = jsonObject(response.body)
+      if (response.status === 404) {
+        log.warn({ itemId, event }, 'webhook about an item the aggregator does not know: no item changed')
+        return
+      }
+      if (response.status !== 200 || typeof item?.status !== 'string') {
+        log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
+        return
+      }
+      const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
+      await aggregatorEvents.saveVerifiedItem({ itemId, status: item.status, clientUserId, lastEvent: event })
+      log.info({ itemId, event, itemStatus: item.status }, 'webhook item verified')
+    } catch (error) {
+      log.warn({ err: error, itemId, event }, 'webhook item verification failed: no item changed')
+    }
+  }
 }
 
 export default fp(aggregatorModule, {

@@ -1,6 +1,10 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
-import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, userToken, TEXTS } from '../../helper.js'
+import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, freshDatabaseUrl, userToken, TEXTS } from '../../helper.js'
+import { Store } from '../../../src/store/store.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { sendJson } from '../../fixtures/fake-server.js'
 
@@ -163,7 +167,7 @@ t.test('the aggregator key and secret never reach responses or logs', async t =>
   }
 })
 
-forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once, latest item status', async (t, engine) => {
+forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once', async (t, engine) => {
   const app = await buildDataApp(t, engine, { AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' })
   const post = async (payload: unknown, secret: string | null = 'hook-secret') => await app.inject({
     method: 'POST', url: '/aggregator/webhook', payload: payload as Record<string, unknown>, headers: secret === null ? {} : { 'x-webhook-secret': secret }
@@ -180,18 +184,13 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   t.same(spec.json(), { received: true })
   t.same((await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } })).json(), { received: true }, 'a redelivery is acknowledged')
   t.equal(await app.store.aggregatorEvents.count(), 1, '…and not stored twice')
-  t.match(await app.store.aggregatorEvents.item('i1'), { itemId: 'i1', status: 'UPDATED', lastEvent: 'item.updated' })
 
   const flat = { event: 'item/waiting_user_input', eventId: 'evt-1', itemId: 'i1', id: 'i1', triggeredBy: 'SYNC' }
   t.equal((await post(flat)).statusCode, 200)
   t.equal((await post({ ...flat, triggeredBy: 'USER' })).statusCode, 200, 'the same eventId is one event')
   t.equal(await app.store.aggregatorEvents.count(), 2)
-  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/waiting_user_input' })
-
-  t.equal((await post({ event: 'item/login_succeeded', eventId: 'evt-2', itemId: 'i1' })).statusCode, 200)
-  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'WAITING_USER_INPUT', lastEvent: 'item/login_succeeded' }, 'an event without a status keeps the last status')
   t.equal((await post({ event: 'connector/status_updated', eventId: 'evt-3', data: { status: 'UNSTABLE' } })).statusCode, 200, 'unknown kinds are stored too')
-  t.equal(await app.store.aggregatorEvents.count(), 4)
+  t.equal(await app.store.aggregatorEvents.count(), 3)
 
   for (const bad of [{}, { event: '' }, { event: 5 }, { event: 'x', data: 'nope' }, [1]]) {
     const res = await post(bad)
@@ -199,7 +198,29 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   }
   const huge = await post({ event: 'x', pad: 'x'.repeat(70 * 1024) })
   t.equal(huge.statusCode, 413)
-  t.equal(await app.store.aggregatorEvents.count(), 4)
+  t.equal(await app.store.aggregatorEvents.count(), 3)
+})
+
+forEachEngine(t, 'a webhook is a notice: the item is read from the aggregator, once per event, and an unknown item changes nothing', async (t, engine) => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('i1', 'client-7')
+  pluggy.itemStatuses.set('i1', 'LOGIN_ERROR')
+  const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-webhook-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const app = await buildTestApp(t, { DATABASE_URL: url, AGGREGATOR_URL: pluggy.url, ...credentials, AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' })
+  const post = async (payload: Record<string, unknown>): Promise<number> => (await app.inject({ method: 'POST', url: '/aggregator/webhook', payload, headers: { 'x-webhook-secret': 'hook-secret' } })).statusCode
+  // The sender claims a status; the aggregator says otherwise.
+  t.equal(await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }), 200)
+  t.equal(await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }), 200, 'a redelivery')
+  t.equal(await post({ event: 'item/updated', eventId: 'e-unknown', itemId: 'forged-item' }), 200, 'an item the aggregator does not know is acknowledged')
+  // Closing waits for the verifications in flight; the store then shows what they kept.
+  await app.close()
+  t.equal(pluggy.received.filter(r => r.path === '/items/i1').length, 1, 'one verification per event, none for the redelivery')
+  t.equal(pluggy.received.filter(r => r.path === '/items/forged-item').length, 1)
+  const store = await Store.open(url)
+  t.teardown(() => store.close())
+  t.match(await store.aggregatorEvents.item('i1'), { itemId: 'i1', status: 'LOGIN_ERROR', clientUserId: 'client-7', lastEvent: 'item.updated' })
+  t.equal(await store.aggregatorEvents.item('forged-item'), undefined, 'no item was made up')
+  t.equal(await store.aggregatorEvents.count(), 2, 'both events are stored')
 })
 
 forEachEngine(t, 'without a configured secret (development) every delivery is accepted', async (t, engine) => {
