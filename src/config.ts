@@ -63,7 +63,8 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
-  SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, maximum: 8000, default: 0 })
+  /** Unset: 5000 in production (a balancer's checks see `/ready` turn 503), 0 elsewhere. */
+  SHUTDOWN_DRAIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 }))
 })
 
 type ConfigValues = Static<typeof ConfigSchema>
@@ -80,6 +81,8 @@ export interface AppConfig {
   env: Environment
   /** Development-only routes exist (CONTRACT §2: outside production). */
   devRoutes: boolean
+  /** After SIGTERM, how long `/ready` says 503 while the instance still serves. */
+  shutdownDrainMs: number
   auth: AuthPluginOptions
   store: { url: string, demoData: boolean }
   protection: ProtectionPluginOptions
@@ -173,12 +176,19 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
   return pluginOptions({ ...values, JWT_SECRET, API_KEYS })
 }
 
+/**
+ * Long enough for a balancer checking `/ready` every 2 s to see two failures, and for an idle
+ * keep-alive connection of a balancer with a shorter idle timeout to close (docs/deploy.md).
+ */
+const PRODUCTION_DRAIN_MS = 5000
+
 /** Each plugin's options from the variables: the one place where they are split and combined. */
 function pluginOptions (env: Environment): AppConfig {
   const devRoutes = env.NODE_ENV !== 'production'
   return {
     env,
     devRoutes,
+    shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_MS : 0),
     auth: {
       jwtSecret: env.JWT_SECRET,
       jwtAlgorithm: env.JWT_ALGORITHM,

@@ -4,7 +4,16 @@ import { StoreOpenError } from './store/store.js'
 import { loadOrCreateDevSecrets } from './dev-secrets.js'
 import { loggingOptions } from './logging.js'
 
-const SHUTDOWN_DEADLINE_MS = 10_000
+/** Time for in-flight requests once the drain is over; past it the process exits 1. */
+const IN_FLIGHT_DEADLINE_MS = 10_000
+/**
+ * How long closing leaves idle connections open. Node's `server.close()` closes them at once,
+ * and a connection accepted an instant before, whose request is not read yet, counts as idle:
+ * its client would see a reset. In the grace such requests are served (with `Connection:
+ * close`), and a balancer's idle connections close from its side (its upstream idle timeout
+ * should be shorter, docs/deploy.md).
+ */
+const IDLE_CLOSE_GRACE_MS = 2000
 
 async function start (): Promise<void> {
   const config = loadConfig(process.env, {
@@ -23,8 +32,13 @@ async function start (): Promise<void> {
     // (60 s), and never let a slow client hold a request open forever.
     keepAliveTimeout: 72_000,
     requestTimeout: 30_000,
-    connectionTimeout: 60_000
+    connectionTimeout: 60_000,
+    // Once closing, a request on an open connection is served (and its connection closed)
+    // rather than refused: the store closes only after the last connection ends.
+    return503OnClosing: false
   })
+  const closeIdleConnections = app.server.closeIdleConnections.bind(app.server)
+  app.server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
 
   let closing = false
   const shutdown = (signal: NodeJS.Signals): void => {
@@ -32,17 +46,17 @@ async function start (): Promise<void> {
     closing = true
     // /ready answers 503 from now on; after the drain delay the balancer has stopped sending.
     app.lifecycle.draining = true
-    app.log.info({ signal, drainMs: config.env.SHUTDOWN_DRAIN_MS }, 'shutting down: draining, then finishing in-flight requests')
+    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining, then finishing in-flight requests')
     setTimeout(() => {
       app.log.error('shutdown deadline passed; exiting')
       process.exit(1)
-    }, SHUTDOWN_DEADLINE_MS).unref()
+    }, config.shutdownDrainMs + IDLE_CLOSE_GRACE_MS + IN_FLIGHT_DEADLINE_MS).unref()
     setTimeout(() => {
       app.close().then(() => process.exit(0), error => {
         app.log.error({ err: error }, 'error while closing')
         process.exit(1)
       })
-    }, config.env.SHUTDOWN_DRAIN_MS)
+    }, config.shutdownDrainMs)
   }
   process.once('SIGINT', shutdown)
   process.once('SIGTERM', shutdown)

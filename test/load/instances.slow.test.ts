@@ -16,9 +16,9 @@ const tsx = import.meta.resolve('tsx')
 const apiKey = TEST_API_KEYS[0] ?? ''
 
 /** A real service process on `port`; resolves once it answers /ready. */
-async function startInstance (t: Test, databaseUrl: string, port: number): Promise<ChildProcess> {
+async function startInstance (t: Test, databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', tsx, serverEntry], {
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: String(port), JWT_SECRET: tymon.secret, API_KEYS: apiKey, DATABASE_URL: databaseUrl, RATE_LIMIT_MAX: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0' },
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: String(port), JWT_SECRET: tymon.secret, API_KEYS: apiKey, DATABASE_URL: databaseUrl, RATE_LIMIT_MAX: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   t.teardown(() => { child.kill('SIGKILL') })
@@ -32,7 +32,11 @@ async function startInstance (t: Test, databaseUrl: string, port: number): Promi
   throw new Error(`instance on ${port} never became ready`)
 }
 
-/** nginx on 127.0.0.1, round robin over the instances; a POST is never retried on another. */
+/**
+ * nginx on 127.0.0.1, round robin over the instances; a POST is retried on another only when it
+ * could not be sent (a refused connection). Idle upstream connections close after 1 s, less
+ * than the instances' drain (docs/deploy.md).
+ */
 async function startNginx (t: Test, ports: number[]): Promise<string> {
   const prefix = mkdtempSync(join(tmpdir(), 'bff-nginx-'))
   const listen = await closedPort(t)
@@ -45,7 +49,7 @@ http {
   access_log off;
   client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;
   fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;
-  upstream bff { ${ports.map(port => `server 127.0.0.1:${port} max_fails=1 fail_timeout=30s;`).join(' ')} keepalive 32; }
+  upstream bff { ${ports.map(port => `server 127.0.0.1:${port} max_fails=1 fail_timeout=30s;`).join(' ')} keepalive 32; keepalive_timeout 1s; }
   server {
     listen 127.0.0.1:${listen};
     location / {
@@ -118,4 +122,49 @@ testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: not
   const listed = await fetch(`${balancer}/portfolios?userId=multi&limit=1000`, { headers: { 'x-api-key': apiKey } })
   t.equal(listed.status, 200)
   t.ok(((await listed.json()) as unknown[]).length >= Math.min(acknowledged.length, 1000))
+})
+
+/** Writes from 20 clients through the balancer until `deadline`: the ids acknowledged, and every failure by status or error. */
+async function writeUntil (balancer: string, deadline: number): Promise<{ acknowledged: string[], failures: Map<number | string, number> }> {
+  const acknowledged: string[] = []
+  const failures = new Map<number | string, number>()
+  await Promise.all(Array.from({ length: 20 }, async (_, client) => {
+    for (let step = 0; Date.now() < deadline; step++) {
+      try {
+        const res = await fetch(`${balancer}/portfolios`, {
+          method: 'POST',
+          headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `c${client}-${step}`, userId: 'drain' })
+        })
+        const body = res.status === 201 ? await res.json() as { id?: string } : (await res.text(), {})
+        if (res.status === 201 && body.id !== undefined) acknowledged.push(body.id)
+        else failures.set(res.status, (failures.get(res.status) ?? 0) + 1)
+      } catch (error) {
+        failures.set(String(error), (failures.get(String(error)) ?? 0) + 1)
+      }
+    }
+  }))
+  return { acknowledged, failures }
+}
+
+testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: no request fails, no write is lost, it exits 0', needs, async t => {
+  const url = await freshDatabaseUrl(t, 'postgres')
+  const ports = [await closedPort(t), await closedPort(t)]
+  const [victim] = await Promise.all(ports.map(async port => await startInstance(t, url, port, { SHUTDOWN_DRAIN_MS: '2000' })))
+  if (victim === undefined) throw new Error('no instance')
+  const exited = new Promise<number | null>(resolve => victim.once('exit', code => resolve(code)))
+  const balancer = await startNginx(t, ports)
+
+  // SIGTERM after 2 s; the victim drains 2 s, then closes while the load goes on.
+  const seconds = Math.max(SECONDS, 8)
+  setTimeout(() => { victim.kill('SIGTERM') }, 2000)
+  const { acknowledged, failures } = await writeUntil(balancer, Date.now() + seconds * 1000)
+  t.ok(acknowledged.length > 100, `${acknowledged.length} writes acknowledged`)
+  t.same([...failures], [], `no request failed at the client: ${JSON.stringify([...failures])}`)
+  t.equal(await exited, 0, 'the instance exited 0')
+
+  const store = await Store.open(url)
+  t.teardown(() => store.close())
+  const stored = new Set((await store.portfolios.list({ userId: 'drain' }, { limit: 1_000_000, offset: 0 })).map(portfolio => portfolio.id))
+  t.equal(acknowledged.filter(id => !stored.has(id)).length, 0, 'every acknowledged write is stored')
 })

@@ -1,5 +1,6 @@
+import { Agent, get } from 'node:http'
 import t from 'tap'
-import { assertErrorBody, buildTestApp } from '../../helper.js'
+import { assertErrorBody, buildTestApp, userToken } from '../../helper.js'
 import { startFakeLaravel } from '../../fixtures/fake-laravel.js'
 import { closedPort } from '../../fixtures/fake-server.js'
 
@@ -36,3 +37,30 @@ t.test('GET /ready is 503 while draining and without the store', async t => {
   t.equal(res.statusCode, 503)
   t.equal(res.json().message, 'Banco de dados indisponível')
 })
+
+t.test('an answer that ends after closing began carries Connection: close, so no keep-alive connection outlives the instance', async t => {
+  const laravel = await startFakeLaravel(t)
+  laravel.on('/api/user/profile', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 300)); res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"slow":true}') })
+  const app = await buildTestApp(t, { BACKEND_URL: laravel.url })
+  const address = await app.listen({ host: '127.0.0.1', port: 0 })
+  const agent = new Agent({ keepAlive: true })
+  t.teardown(() => agent.destroy())
+  const before = await fetchWith(agent, `${address}/auth/health`)
+  t.equal(before.headers.connection, 'keep-alive', 'keep-alive while serving')
+  const slow = fetchWith(agent, `${address}/backend-api/user/profile`, { authorization: `Bearer ${userToken()}` })
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const closed = app.close()
+  const answer = await slow
+  t.equal(answer.status, 200, 'the request in flight finished')
+  t.equal(answer.headers.connection, 'close')
+  await closed
+})
+
+async function fetchWith (agent: Agent, url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: Record<string, string | string[] | undefined> }> {
+  return await new Promise((resolve, reject) => {
+    get(url, { agent, headers }, res => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }))
+    }).on('error', reject)
+  })
+}
