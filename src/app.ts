@@ -37,6 +37,8 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     // Path parameters of any length reach validation, which answers 404 for an overlong id
     // (CONTRACT §13: never 414); the request line itself is bounded by Node's header limit.
     routerOptions: { maxParamLength: 16 * 1024 },
+    // Behind a balancer the client is in X-Forwarded-For, from the proxies TRUST_PROXY names.
+    trustProxy: config.trustProxy,
     ...server,
     frameworkErrors,
     schemaController: schemaCompilers(),

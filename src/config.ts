@@ -56,6 +56,8 @@ export const ConfigSchema = Type.Object({
   BRAPI_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
   QUOTES_TTL: Type.Integer({ minimum: 0, maximum: 86_400, default: 60 }),
   CORS_ORIGINS: Type.Optional(Type.String()),
+  /** Which proxies' X-Forwarded-For to believe: `true`, a hop count, or addresses/CIDRs, comma-separated. */
+  TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
@@ -83,6 +85,8 @@ export interface AppConfig {
   devRoutes: boolean
   /** After SIGTERM, how long `/ready` says 503 while the instance still serves. */
   shutdownDrainMs: number
+  /** Fastify's `trustProxy`: client IPs (rate limits, failed-authentication budgets, logs) from X-Forwarded-For. */
+  trustProxy: boolean | string[] | ((address: string, hop: number) => boolean)
   auth: AuthPluginOptions
   store: { url: string, demoData: boolean }
   protection: ProtectionPluginOptions
@@ -182,6 +186,11 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
  */
 const PRODUCTION_DRAIN_MS = 5000
 
+/** The `hops` proxies nearest the service are trusted, whatever their addresses. */
+function trustHops (hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops
+}
+
 /** Each plugin's options from the variables: the one place where they are split and combined. */
 function pluginOptions (env: Environment): AppConfig {
   const devRoutes = env.NODE_ENV !== 'production'
@@ -189,6 +198,7 @@ function pluginOptions (env: Environment): AppConfig {
     env,
     devRoutes,
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_MS : 0),
+    trustProxy: env.TRUST_PROXY === undefined ? false : env.TRUST_PROXY === 'true' ? true : /^\d+$/.test(env.TRUST_PROXY) ? trustHops(Number(env.TRUST_PROXY)) : commaList(env.TRUST_PROXY),
     auth: {
       jwtSecret: env.JWT_SECRET,
       jwtAlgorithm: env.JWT_ALGORITHM,

@@ -40,3 +40,14 @@ t.test('the window counter forgets at the next minute and says how long to wait'
   t.equal(counter.hit('b', 30_000), undefined, 'per key')
   t.equal(counter.hit('a', 60_000), undefined, 'a new minute')
 })
+
+t.test('behind a trusted proxy (TRUST_PROXY) the budget is per client of X-Forwarded-For, not per proxy', async t => {
+  const app = await buildTestApp(t, { AUTH_FAILURES_PER_MINUTE: '1', TRUST_PROXY: '127.0.0.1' })
+  const via = (client: string) => ({ remoteAddress: '127.0.0.1', headers: { ...apiKey('wrong'), 'x-forwarded-for': client } })
+  t.equal((await app.inject({ url: '/portfolios', ...via('203.0.113.1') })).statusCode, 401)
+  t.equal((await app.inject({ url: '/portfolios', ...via('203.0.113.1') })).statusCode, 429)
+  t.equal((await app.inject({ url: '/portfolios', ...via('203.0.113.2') })).statusCode, 401, 'another client behind the same proxy')
+  const untrusted = await buildTestApp(t, { AUTH_FAILURES_PER_MINUTE: '1' })
+  t.equal((await untrusted.inject({ url: '/portfolios', ...via('203.0.113.1') })).statusCode, 401)
+  t.equal((await untrusted.inject({ url: '/portfolios', ...via('203.0.113.2') })).statusCode, 429, 'without TRUST_PROXY the forwarded address is not believed')
+})
