@@ -89,27 +89,9 @@ testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: not
   const [victim] = await Promise.all(ports.map(async port => await startInstance(t, url, port)))
   const balancer = await startNginx(t, ports)
 
-  const acknowledged: string[] = []
-  const failures = new Map<number | string, number>()
-  const deadline = Date.now() + SECONDS * 1000
   setTimeout(() => { victim?.kill('SIGKILL') }, (SECONDS * 1000) / 2)
-  await Promise.all(Array.from({ length: 20 }, async (_, client) => {
-    for (let step = 0; Date.now() < deadline; step++) {
-      try {
-        const res = await fetch(`${balancer}/portfolios`, {
-          method: 'POST',
-          headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: `c${client}-${step}`, userId: 'multi' })
-        })
-        // nginx answers its own HTML 502 when the instance died under the request.
-        const body = res.status === 201 ? await res.json() as { id?: string } : (await res.text(), {})
-        if (res.status === 201 && body.id !== undefined) acknowledged.push(body.id)
-        else failures.set(res.status, (failures.get(res.status) ?? 0) + 1)
-      } catch (error) {
-        failures.set(String(error), (failures.get(String(error)) ?? 0) + 1)
-      }
-    }
-  }))
+  // nginx answers its own HTML 502 when the instance died under the request.
+  const { acknowledged, failures } = await writeUntil(balancer, Date.now() + SECONDS * 1000, 'multi')
   t.ok(acknowledged.length > 100, `${acknowledged.length} writes acknowledged; refused: ${JSON.stringify([...failures])}`)
   t.ok([...failures.keys()].every(key => key === 502), 'a write cut by the kill is refused as 502, never acknowledged and lost')
 
@@ -125,7 +107,7 @@ testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: not
 })
 
 /** Writes from 20 clients through the balancer until `deadline`: the ids acknowledged, and every failure by status or error. */
-async function writeUntil (balancer: string, deadline: number): Promise<{ acknowledged: string[], failures: Map<number | string, number> }> {
+async function writeUntil (balancer: string, deadline: number, userId: string): Promise<{ acknowledged: string[], failures: Map<number | string, number> }> {
   const acknowledged: string[] = []
   const failures = new Map<number | string, number>()
   await Promise.all(Array.from({ length: 20 }, async (_, client) => {
@@ -134,7 +116,7 @@ async function writeUntil (balancer: string, deadline: number): Promise<{ acknow
         const res = await fetch(`${balancer}/portfolios`, {
           method: 'POST',
           headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: `c${client}-${step}`, userId: 'drain' })
+          body: JSON.stringify({ name: `c${client}-${step}`, userId })
         })
         const body = res.status === 201 ? await res.json() as { id?: string } : (await res.text(), {})
         if (res.status === 201 && body.id !== undefined) acknowledged.push(body.id)
@@ -158,7 +140,7 @@ testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: n
   // SIGTERM after 2 s; the victim drains 2 s, then closes while the load goes on.
   const seconds = Math.max(SECONDS, 8)
   setTimeout(() => { victim.kill('SIGTERM') }, 2000)
-  const { acknowledged, failures } = await writeUntil(balancer, Date.now() + seconds * 1000)
+  const { acknowledged, failures } = await writeUntil(balancer, Date.now() + seconds * 1000, 'drain')
   t.ok(acknowledged.length > 100, `${acknowledged.length} writes acknowledged`)
   t.same([...failures], [], `no request failed at the client: ${JSON.stringify([...failures])}`)
   t.equal(await exited, 0, 'the instance exited 0')
