@@ -1,4 +1,4 @@
-import { ForbiddenError } from '../../errors.js'
+import { ForbiddenError, UpstreamUnavailableError } from '../../errors.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
 import { underPrefix } from '../../upstream/endpoint.js'
@@ -77,9 +77,17 @@ export class ItemOwnership {
     return owner
   }
 
-  /** A lookup made for the check; a resource the aggregator does not show is nobody's. */
+  /**
+   * A lookup made for the check; a resource the aggregator does not show is nobody's. A 200
+   * that is not a JSON object is garbage: 502, never a guess at the owner.
+   */
   private async fetch (path: string, log: FastifyBaseLogger): Promise<JsonValue | undefined> {
     const response = await this.aggregator.call({ method: 'GET', path, log })
-    return response.status === 200 ? response.body : undefined
+    if (response.status !== 200) return undefined
+    if (jsonObject(response.body) === undefined) {
+      log.warn({ upstream: 'aggregator', path }, 'aggregator answered a lookup with something other than an object')
+      throw new UpstreamUnavailableError()
+    }
+    return response.body
   }
 }

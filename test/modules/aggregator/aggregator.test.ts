@@ -130,6 +130,17 @@ t.test('the API key: one exchange for 50 concurrent calls, renewed before expiry
   t.equal(pluggy.authCalls(), 4, 'a key about to expire is renewed once, before use, for all concurrent calls')
 })
 
+t.test('aggregator answers without what the service relies on are 502, never a half-filled answer', async t => {
+  const { pluggy, app } = await setup(t)
+  pluggy.on('/connect_token', (_req, res) => sendJson(res, 200, { token: 'not-the-field' }))
+  const token = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken()), payload: {} })
+  t.equal(token.statusCode, 502)
+  t.equal(token.json().code, 'UPSTREAM_UNAVAILABLE')
+  pluggy.on('/items/garbage', (_req, res) => sendJson(res, 200, ['not', 'an', 'item']))
+  const item = await app.inject({ method: 'POST', url: '/aggregator', headers: bearer(clientToken({ sub: 'c1' })), payload: { endpoint: '/items/garbage', method: 'GET' } })
+  t.equal(item.statusCode, 502, 'an item lookup answered with garbage is not a guess at its owner')
+})
+
 t.test('aggregator failures: refused credentials, not configured, 5xx', async t => {
   const { pluggy, app } = await setup(t)
   pluggy.on('/categories', (_req, res) => sendJson(res, 500, { message: 'boom', stack: 'secret' }))
