@@ -9,6 +9,7 @@ import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import { echoRequestId, requestId } from './logging.js'
 import { schemaCompilers } from './schema-compilers.js'
+import metrics from './plugins/metrics.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -57,6 +58,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   // CORS preflight (GHSA-3fjj-p79j-c9hh).
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', echoRequestId)
+  await app.register(metrics, config.metrics)
   await app.register(sensible)
   await app.register(errorResponses)
   await app.register(lifecycle)

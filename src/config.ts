@@ -4,6 +4,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { providerConfig } from './tokens.js'
 import { JWT_ALGORITHMS, type JwtAlgorithm } from './schemas/auth.js'
 import type { AuthPluginOptions } from './plugins/auth.js'
+import type { MetricsPluginOptions } from './plugins/metrics.js'
 import type { ProtectionPluginOptions } from './plugins/protection.js'
 import type { QuotesPluginOptions } from './plugins/quotes.js'
 import type { UpstreamsPluginOptions } from './plugins/upstreams.js'
@@ -66,6 +67,8 @@ export const ConfigSchema = Type.Object({
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   /** Unset: 5000 in production (a balancer's checks see `/ready` turn 503), 0 elsewhere. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   SHUTDOWN_DRAIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 }))
 })
 
@@ -87,6 +90,7 @@ export interface AppConfig {
   shutdownDrainMs: number
   /** Fastify's `trustProxy`: client IPs (rate limits, failed-authentication budgets, logs) from X-Forwarded-For. */
   trustProxy: boolean | string[] | ((address: string, hop: number) => boolean)
+  metrics: MetricsPluginOptions
   auth: AuthPluginOptions
   store: { url: string, demoData: boolean }
   protection: ProtectionPluginOptions
@@ -198,6 +202,7 @@ function pluginOptions (env: Environment): AppConfig {
     env,
     devRoutes,
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_MS : 0),
+    metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST },
     trustProxy: env.TRUST_PROXY === undefined ? false : env.TRUST_PROXY === 'true' ? true : /^\d+$/.test(env.TRUST_PROXY) ? trustHops(Number(env.TRUST_PROXY)) : commaList(env.TRUST_PROXY),
     auth: {
       jwtSecret: env.JWT_SECRET,

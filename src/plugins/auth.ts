@@ -11,8 +11,10 @@ import {
   SubjectMissingError,
   TokenExpiredError,
   TokenInvalidError,
+  errorCodeOf,
   rateLimitedFor
 } from '../errors.js'
+import { telemetryOf } from './metrics.js'
 import {
   JwtPayloadSchema,
   type JwtAlgorithm,
@@ -199,9 +201,13 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   const apiKeyDigests = options.apiKeys.map(sha256)
   // Failures only: a valid credential from a throttled IP keeps working (OWASP API4).
   const failures = new WindowCounter(options.authFailuresPerMinute ?? 60)
+  const telemetry = telemetryOf(app)
   function refuseCredential (request: FastifyRequest, error: Error): Error {
+    telemetry.authFailure(errorCodeOf(error as { code?: unknown }, 401).toLowerCase())
     const wait = failures.hit(request.ip)
-    return wait === undefined ? error : rateLimitedFor(wait)
+    if (wait === undefined) return error
+    telemetry.rateLimited('auth_failures')
+    return rateLimitedFor(wait)
   }
   app.decorate('refuseCredential', refuseCredential)
 
@@ -221,6 +227,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     if (token === null) throw new TokenInvalidError()
     const now = Date.now()
     const known = verified.get(token, now)
+    telemetry.cache('verified_tokens', known !== undefined && known !== 'expired')
     if (known === 'expired') throw new TokenExpiredError()
     if (known !== undefined) return known
     if (!wellFormed(token)) throw new TokenInvalidError()

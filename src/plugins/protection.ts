@@ -8,6 +8,7 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError } from '../errors.js'
+import { telemetryOf } from './metrics.js'
 
 export interface ProtectionPluginOptions {
   /** Origins allowed by CORS; empty: no cross-origin access. */
@@ -93,9 +94,12 @@ export async function addRateLimit (app: FastifyInstance, options: Pick<Protecti
     max: options.rateLimitMax,
     timeWindow: options.rateLimitWindowMs,
     keyGenerator: rateLimitKey,
+    onExceeded: () => { telemetryOf(app).rateLimited('requests') },
     errorResponseBuilder: (_request, context) => new RateLimitedError(context.after)
   })
 }
+
+const SHED_RETRY_AFTER_SECONDS = 5
 
 /** Layer 4: load shedding — 503 while the event loop lags or the heap nears its limit. */
 export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
@@ -103,8 +107,11 @@ export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: nu
     maxEventLoopDelay: maxEventLoopDelayMs,
     // Refuse new work before V8 runs out of heap.
     maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9),
-    retryAfter: 5,
-    customError: OverloadedError
+    // Counted, then answered as under-pressure would: 503 OVERLOADED with Retry-After.
+    pressureHandler: async () => {
+      telemetryOf(app).shed()
+      throw Object.assign(new OverloadedError(), { retryAfterSeconds: SHED_RETRY_AFTER_SECONDS })
+    }
   })
 }
 

@@ -5,6 +5,7 @@ import { BrapiQuotes } from '../quotes/brapi.js'
 import { CachedQuotes } from '../quotes/cache.js'
 import { OfflineQuotes } from '../quotes/offline.js'
 import type { QuoteProvider } from '../quotes/provider.js'
+import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -19,9 +20,9 @@ export type QuotesPluginOptions =
 
 async function quotes (app: FastifyInstance, options: QuotesPluginOptions): Promise<void> {
   const provider = options.provider === 'brapi'
-    ? new BrapiQuotes(new UpstreamClient({ name: 'brapi', baseUrl: options.brapiUrl, timeoutMs: options.timeoutMs }), options.brapiToken)
+    ? new BrapiQuotes(new UpstreamClient({ name: 'brapi', baseUrl: options.brapiUrl, timeoutMs: options.timeoutMs, telemetry: telemetryOf(app) }), options.brapiToken)
     : new OfflineQuotes()
-  app.decorate('quotes', new CachedQuotes(provider, options.quoteTtlSeconds * 1000))
+  app.decorate('quotes', new CachedQuotes(provider, options.quoteTtlSeconds * 1000, telemetryOf(app)))
 }
 
 /** The quote provider of QUOTES_PROVIDER behind an in-process cache. */

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { UpstreamClient } from '../upstream/client.js'
 import { AggregatorApi, type AggregatorCredentials } from '../upstream/aggregator.js'
 import { localBudget, redisBudget, type SharedBudget } from '../budget.js'
+import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -36,9 +37,10 @@ async function aggregatorBudget (app: FastifyInstance, { requestsPerMinute, redi
 }
 
 async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions): Promise<void> {
-  app.decorate('backendClient', new UpstreamClient({ name: 'backend', ...options.backend }))
-  const aggregatorClient = new UpstreamClient({ name: 'aggregator', baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs })
-  app.decorate('aggregator', new AggregatorApi(aggregatorClient, options.aggregator.credentials, await aggregatorBudget(app, options.aggregator)))
+  const telemetry = telemetryOf(app)
+  app.decorate('backendClient', new UpstreamClient({ name: 'backend', ...options.backend, telemetry }))
+  const aggregatorClient = new UpstreamClient({ name: 'aggregator', baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs, telemetry })
+  app.decorate('aggregator', new AggregatorApi(aggregatorClient, options.aggregator.credentials, await aggregatorBudget(app, options.aggregator), telemetry))
 }
 
 /** got clients for the backend API and the aggregator (CONTRACT §4 maps their failures). */

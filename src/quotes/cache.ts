@@ -1,3 +1,4 @@
+import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MonthKey, MonthlyClose, ProviderQuote, QuoteProvider } from './provider.js'
 
@@ -20,7 +21,12 @@ export class CachedQuotes implements QuoteProvider {
   private readonly quotes = new Map<string, Entry<ProviderQuote | undefined>>()
   private readonly histories = new Map<string, Entry<MonthlyClose[] | undefined>>()
 
-  constructor (private readonly provider: QuoteProvider, private readonly quoteTtlMs: number, private readonly now: () => number = Date.now) {}
+  constructor (
+    private readonly provider: QuoteProvider,
+    private readonly quoteTtlMs: number,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
+    private readonly now: () => number = Date.now
+  ) {}
 
   get source (): string {
     return this.provider.source
@@ -36,7 +42,9 @@ export class CachedQuotes implements QuoteProvider {
 
   private async cached<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
     const hit = map.get(key)
-    if (hit !== undefined && hit.expiresAt > this.now()) return await hit.value
+    const fresh = hit !== undefined && hit.expiresAt > this.now()
+    this.telemetry.cache('quotes', fresh)
+    if (fresh) return await hit.value
     if (map.size >= MAX_ENTRIES) map.clear()
     const entry: Entry<T> = { value: load(), expiresAt: this.now() + ttlMs }
     map.set(key, entry)

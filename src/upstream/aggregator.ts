@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
 import type { SharedBudget } from '../budget.js'
+import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
@@ -47,12 +48,14 @@ export class AggregatorApi {
     readonly client: UpstreamClient,
     private readonly credentials: AggregatorCredentials | undefined,
     private readonly budget?: SharedBudget,
+    private readonly telemetry: Telemetry = NO_TELEMETRY,
     private readonly now: () => number = Date.now
   ) {}
 
   private async send (request: UpstreamRequest): Promise<UpstreamResponse> {
     const wait = await this.budget?.take(request.log)
     if (wait !== undefined) {
+      this.telemetry.rateLimited('aggregator')
       request.log.warn({ upstream: 'aggregator' }, 'aggregator budget spent for this minute')
       throw rateLimitedFor(wait)
     }
@@ -78,7 +81,9 @@ export class AggregatorApi {
 
   private async currentKey (log: FastifyBaseLogger): Promise<CachedKey> {
     const key = this.key
-    if (key !== undefined && key.expiresAt - RENEWAL_MARGIN_MS > this.now()) return key
+    const usable = key !== undefined && key.expiresAt - RENEWAL_MARGIN_MS > this.now()
+    this.telemetry.cache('aggregator_key', usable)
+    if (usable) return key
     return await this.renew(key, log)
   }
 

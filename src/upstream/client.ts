@@ -1,6 +1,7 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { Got, Method, RequestError } from 'got'
+import { NO_TELEMETRY, type Telemetry, type UpstreamName } from '../telemetry.js'
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 
@@ -47,12 +48,14 @@ function rateLimitHeadersOf (headers: Record<string, string | string[] | undefin
 }
 
 export interface UpstreamClientOptions {
-  /** Names the upstream in logs. */
-  name: string
+  /** Names the upstream in logs and metrics. */
+  name: UpstreamName
   baseUrl: string
   timeoutMs: number
   /** Bodies larger than this are refused (502) instead of buffered. */
   maxBodyBytes?: number
+  /** Where each call's duration and outcome are reported. */
+  telemetry?: Telemetry
 }
 
 const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -84,8 +87,9 @@ export function jsonObject (body: JsonValue | undefined): JsonObject | undefined
  * prefix are checked before sending. {@link call} is the only way out, and applies CONTRACT §4.
  */
 export class UpstreamClient {
-  readonly name: string
+  readonly name: UpstreamName
   readonly base: URL
+  private readonly telemetry: Telemetry
   private http: Got | undefined
   private readonly maxBodyBytes: number
   private readonly timeoutMs: number
@@ -95,6 +99,7 @@ export class UpstreamClient {
     this.base = new URL(options.baseUrl.endsWith('/') ? options.baseUrl : `${options.baseUrl}/`)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.timeoutMs = options.timeoutMs
+    this.telemetry = options.telemetry ?? NO_TELEMETRY
   }
 
   private client ({ default: got }: GotModule): Got {
@@ -163,20 +168,25 @@ export class UpstreamClient {
       response = await pending
     } catch (error) {
       const context = { upstream: this.name, method: request.method, path: url.pathname, code: (error as RequestError).code }
+      const seconds = (performance.now() - started) / 1000
       if (error instanceof got.CancelError && tooLarge) {
+        this.telemetry.upstream(this.name, '5xx', seconds)
         log.warn(context, 'upstream body over the size limit')
         throw new UpstreamUnavailableError()
       }
       if (isTimeout(got, error)) {
+        this.telemetry.upstream(this.name, 'timeout', seconds)
         log.warn(context, 'upstream timed out')
         throw new UpstreamTimeoutError()
       }
+      this.telemetry.upstream(this.name, 'refused', seconds)
       log.warn(context, 'upstream unreachable')
       throw new UpstreamUnavailableError()
     }
     const durationMs = performance.now() - started
     const status = response.statusCode
     const text = response.body
+    this.telemetry.upstream(this.name, status >= 500 ? '5xx' : status >= 400 ? '4xx' : 'ok', durationMs / 1000)
     if (status >= 500) {
       log.warn({ upstream: this.name, method: request.method, path: url.pathname, status, body: text.slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
       throw new UpstreamUnavailableError()

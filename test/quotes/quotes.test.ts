@@ -1,4 +1,5 @@
 import t from 'tap'
+import { NO_TELEMETRY } from '../../src/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
 import { rangeCovering } from '../../src/quotes/brapi.js'
@@ -46,7 +47,7 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
     monthlyCloses: async () => { calls++; return [] }
   }
   let clock = 0
-  const cache = new CachedQuotes(slow, 1000, () => clock)
+  const cache = new CachedQuotes(slow, 1000, NO_TELEMETRY, () => clock)
   const answers = await Promise.all(Array.from({ length: 50 }, async () => await cache.quote('PETR4', log)))
   t.equal(calls, 1, 'one upstream call for 50 concurrent requests')
   t.ok(answers.every(a => a?.price === 1))

@@ -7,6 +7,7 @@ import { WindowCounter } from '../../budget.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
+import { telemetryOf } from '../../plugins/metrics.js'
 import { jsonObject, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
@@ -85,7 +86,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
   const { aggregator } = app
   const { aggregatorEvents } = app.store
-  const ownership = new ItemOwnership(aggregator)
+  const ownership = new ItemOwnership(aggregator, telemetryOf(app))
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
   const connectTokens = new WindowCounter(options.connectTokensPerMinute ?? 10)
@@ -135,7 +136,10 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     const principal = requirePrincipal(request)
     // Each principal's allowance, before anything reaches the aggregator (OWASP API6).
     const wait = connectTokens.hit(`${principal.type}:${principal.id}`)
-    if (wait !== undefined) throw rateLimitedFor(wait)
+    if (wait !== undefined) {
+      telemetryOf(app).rateLimited('connect_tokens')
+      throw rateLimitedFor(wait)
+    }
     const itemId = request.body?.itemId
     if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId, request.log)
     const response = await aggregator.call({

@@ -3,6 +3,7 @@ import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
 import { underPrefix } from '../../upstream/endpoint.js'
 import type { FastifyBaseLogger } from 'fastify'
+import { NO_TELEMETRY, type Telemetry } from '../../telemetry.js'
 
 export const NOT_YOUR_ITEM = 'Acesso negado a itens de outro usuário'
 const UNSCOPED = 'Informe o item (itemId ou accountId) desta consulta'
@@ -30,7 +31,7 @@ function field (body: JsonValue | undefined, name: string): string | undefined {
 export class ItemOwnership {
   private readonly owners = new Map<string, { owner: string | null, at: number }>()
 
-  constructor (private readonly aggregator: AggregatorApi) {}
+  constructor (private readonly aggregator: AggregatorApi, private readonly telemetry: Telemetry = NO_TELEMETRY) {}
 
   /** `log` is the asking request's logger: the lookups' log lines carry its request id. */
   async assertMayReach (clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<void> {
@@ -70,7 +71,9 @@ export class ItemOwnership {
 
   private async ownerOf (itemId: string, log: FastifyBaseLogger): Promise<string | null> {
     const cached = this.owners.get(itemId)
-    if (cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS) return cached.owner
+    const fresh = cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS
+    this.telemetry.cache('item_ownership', fresh)
+    if (fresh) return cached.owner
     const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`, log), 'clientUserId') ?? null
     if (this.owners.size >= CACHE_MAX_ENTRIES) this.owners.clear()
     this.owners.set(itemId, { owner, at: Date.now() })

@@ -1,0 +1,82 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+
+/** How an upstream call ended (CONTRACT §15 `outcome`). */
+export type UpstreamOutcome = 'ok' | '4xx' | '5xx' | 'timeout' | 'refused'
+export type UpstreamName = 'backend' | 'aggregator' | 'brapi'
+/** The caches whose hit ratio an operator watches. */
+export type CacheName = 'verified_tokens' | 'quotes' | 'item_ownership' | 'aggregator_key'
+/** Which budget refused a request. */
+export type LimitName = 'requests' | 'auth_failures' | 'connect_tokens' | 'aggregator'
+
+/**
+ * What the service reports about itself. Components take this interface, never prom-client:
+ * without metrics it is {@link NO_TELEMETRY}, which costs a call to an empty function.
+ */
+export interface Telemetry {
+  request: (method: string, route: string, statusCode: number, seconds: number) => void
+  upstream: (upstream: UpstreamName, outcome: UpstreamOutcome, seconds: number) => void
+  cache: (cache: CacheName, hit: boolean) => void
+  rateLimited: (limit: LimitName) => void
+  authFailure: (reason: string) => void
+  shed: () => void
+}
+
+const nothing = (): void => {}
+
+export const NO_TELEMETRY: Telemetry = { request: nothing, upstream: nothing, cache: nothing, rateLimited: nothing, authFailure: nothing, shed: nothing }
+
+/** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** The series of CONTRACT §15 in a registry of their own (one per app, so tests and hosts never collide). */
+export class PrometheusTelemetry implements Telemetry {
+  readonly registry = new Registry()
+  private readonly requests = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Duration of HTTP requests, by method, route pattern and status code',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry]
+  })
+
+  private readonly upstreams = new Histogram({
+    name: 'bff_upstream_request_duration_seconds',
+    help: 'Duration of calls to the upstreams, by upstream and outcome (ok, 4xx, 5xx, timeout, refused)',
+    labelNames: ['upstream', 'outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry]
+  })
+
+  private readonly limited = new Counter({ name: 'bff_rate_limited_total', help: 'Requests refused with 429, by the budget that refused them', labelNames: ['limit'] as const, registers: [this.registry] })
+  private readonly failures = new Counter({ name: 'bff_auth_failures_total', help: 'Refused credentials, by reason', labelNames: ['reason'] as const, registers: [this.registry] })
+  private readonly caches = new Counter({ name: 'bff_cache_requests_total', help: 'Cache lookups, by cache and result (hit, miss)', labelNames: ['cache', 'result'] as const, registers: [this.registry] })
+  private readonly shedding = new Counter({ name: 'bff_load_shed_total', help: 'Requests refused with 503 because the event loop lagged or the heap neared its limit', registers: [this.registry] })
+
+  constructor () {
+    collectDefaultMetrics({ register: this.registry })
+  }
+
+  request (method: string, route: string, statusCode: number, seconds: number): void {
+    this.requests.labels(method, route, String(statusCode)).observe(seconds)
+  }
+
+  upstream (upstream: UpstreamName, outcome: UpstreamOutcome, seconds: number): void {
+    this.upstreams.labels(upstream, outcome).observe(seconds)
+  }
+
+  cache (cache: CacheName, hit: boolean): void {
+    this.caches.labels(cache, hit ? 'hit' : 'miss').inc()
+  }
+
+  rateLimited (limit: LimitName): void {
+    this.limited.labels(limit).inc()
+  }
+
+  authFailure (reason: string): void {
+    this.failures.labels(reason).inc()
+  }
+
+  shed (): void {
+    this.shedding.inc()
+  }
+}
