@@ -10,6 +10,7 @@ import lifecycle from './plugins/lifecycle.js'
 import { echoRequestId, requestId } from './logging.js'
 import { schemaCompilers } from './schema-compilers.js'
 import metrics from './plugins/metrics.js'
+import { tracedChildLogger } from './trace.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -35,6 +36,8 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     // The caller's sane x-request-id, else a UUID (echoed by echoRequestId).
     genReqId: requestId,
     requestIdHeader: false,
+    // Every line of a request carries its W3C trace id; upstream calls continue the trace.
+    childLoggerFactory: tracedChildLogger,
     // Path parameters of any length reach validation, which answers 404 for an overlong id
     // (CONTRACT §13: never 414); the request line itself is bounded by Node's header limit.
     routerOptions: { maxParamLength: 16 * 1024 },

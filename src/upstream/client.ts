@@ -2,6 +2,7 @@ import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import type { Got, Method, RequestError } from 'got'
 import { NO_TELEMETRY, type Telemetry, type UpstreamName } from '../telemetry.js'
+import { upstreamTraceparent } from '../trace.js'
 import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 
@@ -154,7 +155,7 @@ export class UpstreamClient {
       method: request.method as Method,
       searchParams: request.query,
       json: request.json,
-      headers: request.headers
+      headers: { ...request.headers, traceparent: upstreamTraceparent(log) }
     })
     let tooLarge = false
     pending.on('downloadProgress', progress => {
