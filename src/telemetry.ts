@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /** How an upstream call ended (CONTRACT §15 `outcome`). */
 export type UpstreamOutcome = 'ok' | '4xx' | '5xx' | 'timeout' | 'refused'
@@ -19,11 +19,22 @@ export interface Telemetry {
   rateLimited: (limit: LimitName) => void
   authFailure: (reason: string) => void
   shed: () => void
+  storeQuery: (seconds: number, failed: boolean) => void
+  /** Reports a connection pool's state at each scrape. */
+  watchPool: (read: () => PoolState) => void
+}
+
+export interface PoolState {
+  total: number
+  idle: number
+  waiting: number
 }
 
 const nothing = (): void => {}
 
-export const NO_TELEMETRY: Telemetry = { request: nothing, upstream: nothing, cache: nothing, rateLimited: nothing, authFailure: nothing, shed: nothing }
+export const NO_TELEMETRY: Telemetry = {
+  request: nothing, upstream: nothing, cache: nothing, rateLimited: nothing, authFailure: nothing, shed: nothing, storeQuery: nothing, watchPool: nothing
+}
 
 /** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
@@ -51,6 +62,13 @@ export class PrometheusTelemetry implements Telemetry {
   private readonly failures = new Counter({ name: 'bff_auth_failures_total', help: 'Refused credentials, by reason', labelNames: ['reason'] as const, registers: [this.registry] })
   private readonly caches = new Counter({ name: 'bff_cache_requests_total', help: 'Cache lookups, by cache and result (hit, miss)', labelNames: ['cache', 'result'] as const, registers: [this.registry] })
   private readonly shedding = new Counter({ name: 'bff_load_shed_total', help: 'Requests refused with 503 because the event loop lagged or the heap neared its limit', registers: [this.registry] })
+  private readonly queries = new Histogram({
+    name: 'bff_store_query_duration_seconds',
+    help: 'Duration of the store\'s SQL statements, by outcome (ok, error)',
+    labelNames: ['outcome'] as const,
+    buckets: DURATION_BUCKETS,
+    registers: [this.registry]
+  })
 
   constructor () {
     collectDefaultMetrics({ register: this.registry })
@@ -78,5 +96,25 @@ export class PrometheusTelemetry implements Telemetry {
 
   shed (): void {
     this.shedding.inc()
+  }
+
+  storeQuery (seconds: number, failed: boolean): void {
+    this.queries.labels(failed ? 'error' : 'ok').observe(seconds)
+  }
+
+  watchPool (read: () => PoolState): void {
+    // One gauge, read at scrape time: nothing runs between scrapes.
+    new Gauge({
+      name: 'bff_store_pool_connections',
+      help: 'PostgreSQL connections of this instance, by state (total, idle, waiting: requests queued for one)',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect () {
+        const state = read()
+        this.labels('total').set(state.total)
+        this.labels('idle').set(state.idle)
+        this.labels('waiting').set(state.waiting)
+      }
+    })
   }
 }

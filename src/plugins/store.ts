@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { Store, type StoreOptions } from '../store/store.js'
+import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -20,7 +21,7 @@ async function storePlugin (app: FastifyInstance, options: StorePluginOptions): 
     return
   }
   const { url, ...storeOptions } = options
-  const store = await Store.open(url, storeOptions)
+  const store = await Store.open(url, { telemetry: telemetryOf(app), ...storeOptions })
   app.decorate('store', store)
   app.addHook('onClose', async () => { await store.close() })
 }

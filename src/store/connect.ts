@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type KyselyConfig, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
 
@@ -14,6 +15,15 @@ export interface Connection {
 export interface ConnectOptions {
   /** PostgreSQL pool size per instance. */
   poolSize?: number
+  /** Where each statement's duration and the pool's state are reported. */
+  telemetry?: Telemetry
+}
+
+/** Kysely's log hook: every statement's duration (the hot-path statements included). */
+function queryLog (telemetry: Telemetry | undefined): KyselyConfig['log'] {
+  // Without metrics Kysely times nothing.
+  if (telemetry === undefined || telemetry === NO_TELEMETRY) return undefined
+  return event => { telemetry.storeQuery(event.queryDurationMillis / 1000, event.level === 'error') }
 }
 
 /**
@@ -24,7 +34,8 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const { default: pg } = await import('pg')
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), engine: 'postgres' }
+    options.telemetry?.watchPool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }))
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.telemetry) }), engine: 'postgres' }
   }
   if (url.startsWith('sqlite:')) {
     const { default: SqliteDatabase } = await import('better-sqlite3')
@@ -40,7 +51,7 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     // Reads through a memory map and a 32 MiB page cache keep lookups by id flat as the file grows.
     database.pragma('mmap_size = 268435456')
     database.pragma('cache_size = -32768')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), engine: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog(options.telemetry) }), engine: 'sqlite' }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }

@@ -2,7 +2,7 @@ import t from 'tap'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../fixtures/fake-pluggy.js'
 import { sendJson } from '../fixtures/fake-server.js'
-import { apiKey, bearer, buildTestApp, userToken } from '../helper.js'
+import { apiKey, bearer, buildDataApp, buildTestApp, forEachEngine, userToken } from '../helper.js'
 
 /** `name{labels} value` lines of a Prometheus text exposition, by series. */
 function series (text: string): Map<string, number> {
@@ -64,6 +64,18 @@ t.test('GET /metrics on its own listener: requests by route pattern, upstreams b
   t.ok(found.has('process_cpu_user_seconds_total'), 'Node default process series')
   t.ok([...found.keys()].some(name => name.startsWith('nodejs_eventloop_lag_seconds')))
   t.equal((await fetch(`${address ?? ''}/other`)).status, 404)
+})
+
+forEachEngine(t, 'store statements are timed; a PostgreSQL pool reports its connections', async (t, engine) => {
+  const app = await buildDataApp(t, engine, { METRICS_PORT: '0' })
+  await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Timed', userId: 'm' } })
+  await app.inject({ method: 'GET', url: '/portfolios?userId=m', headers: apiKey() })
+  const found = series(await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text())
+  t.ok((found.get('bff_store_query_duration_seconds_count{outcome="ok"}') ?? 0) >= 2, 'statements timed')
+  if (engine === 'postgres') {
+    t.ok((found.get('bff_store_pool_connections{state="total"}') ?? 0) >= 1)
+    t.equal(found.get('bff_store_pool_connections{state="waiting"}'), 0)
+  }
 })
 
 t.test('without METRICS_PORT there is no metrics listener and nothing is counted', async t => {
