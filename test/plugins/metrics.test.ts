@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import t from 'tap'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../fixtures/fake-pluggy.js'
@@ -82,4 +83,18 @@ t.test('without METRICS_PORT there is no metrics listener and nothing is counted
   const app = await buildTestApp(t)
   t.equal(app.metricsAddress(), undefined)
   t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404)
+})
+
+forEachEngine(t, 'the Grafana dashboard in docs/ uses only series the service exports', async (t, engine) => {
+  const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: Array<{ title: string, targets: Array<{ expr: string }> }> }
+  const app = await buildDataApp(t, engine, { METRICS_PORT: '0' })
+  await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })
+  const text = await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text()
+  const exported = new Set([...text.matchAll(/^# HELP (\S+)/gm)].map(match => match[1]))
+  const used = new Set(dashboard.panels.flatMap(panel => panel.targets.flatMap(target => [...target.expr.matchAll(/\b((?:http|bff|nodejs|process)_[a-z0-9_]+)\b/g)].map(match => (match[1] ?? '').replace(/_(bucket|count|sum)$/, '')))))
+  t.ok(used.size >= 9, `${used.size} series used`)
+  for (const name of used) {
+    if (name === 'bff_store_pool_connections' && engine === 'sqlite') continue
+    t.ok(exported.has(name), `${name} is exported`)
+  }
 })
