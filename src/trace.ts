@@ -1,15 +1,13 @@
-import { randomUUID } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
 
 /**
  * W3C Trace Context (CONTRACT §15): a caller's `traceparent` is continued, else a trace starts;
- * the trace id is in every log line of the request, and each upstream call carries a
- * `traceparent` whose parent is this request's span. No OpenTelemetry is involved: it is text.
+ * the trace id is on every log line of the request, and each upstream call carries a
+ * `traceparent` of that trace with a span id of its own. No OpenTelemetry is involved: it is text.
  */
 export interface TraceContext {
   traceId: string
-  /** This request's span. */
-  spanId: string
   /** The caller's trace flags (`01`: sampled); `00` for a trace started here. */
   flags: string
 }
@@ -19,10 +17,17 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
 const ZERO_TRACE = '0'.repeat(32)
 const ZERO_SPAN = '0'.repeat(16)
 
-function randomHex (length: 16 | 32): string {
-  // randomUUID draws from a cached entropy pool: far cheaper per call than randomBytes.
-  const hex = randomUUID().replaceAll('-', '')
-  return length === 32 ? hex : hex.slice(0, 16)
+/** Random bytes drawn 24 KiB at a time: an id costs a slice of the pool, not a call into OpenSSL. */
+const pool = Buffer.alloc(24 * 1024)
+let used = pool.length
+
+function randomHex (bytes: 8 | 16): string {
+  if (used + bytes > pool.length) {
+    randomFillSync(pool)
+    used = 0
+  }
+  used += bytes
+  return pool.toString('hex', used - bytes, used)
 }
 
 /** The trace a request belongs to, from its `traceparent` header when that is valid. */
@@ -31,31 +36,37 @@ export function traceContextOf (header: string | string[] | undefined): TraceCon
   if (match !== null) {
     const [, version, traceId, parentId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined]
     const valid = version !== 'ff' && !(version === '00' && rest !== undefined) && traceId !== ZERO_TRACE && parentId !== ZERO_SPAN
-    if (valid) return { traceId, spanId: randomHex(16), flags }
+    if (valid) return { traceId, flags }
   }
-  return { traceId: randomHex(32), spanId: randomHex(16), flags: '00' }
+  return { traceId: randomHex(16), flags: '00' }
 }
 
-/** The trace of each request's logger: upstream calls receive the logger, so they find it here. */
-const traces = new WeakMap<object, TraceContext>()
-
 /**
- * Fastify's `childLoggerFactory`: the request's logger, bound to its trace (`traceId`, `spanId`
- * on every line, framework lines included).
+ * Fastify's `childLoggerFactory`: the request's logger, bound to its trace — `traceId` on every
+ * line, framework lines included, and `traceFlags` when the caller's are not `00`. The bindings
+ * are the one place the trace is kept, so nothing else is allocated per request.
  */
 export const tracedChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = function (logger, bindings, options, rawRequest) {
   const trace = traceContextOf((rawRequest as RawRequestDefaultExpression).headers.traceparent)
-  const child = logger.child({ ...bindings, traceId: trace.traceId, spanId: trace.spanId }, options)
-  traces.set(child, trace)
-  return child
+  // Fastify makes `bindings` afresh for each request: adding to it saves a copy.
+  bindings.traceId = trace.traceId
+  if (trace.flags !== '00') bindings.traceFlags = trace.flags
+  return logger.child(bindings, options)
 }
 
+/** The trace a request's logger is bound to (pino keeps the bindings); `undefined` for another logger. */
 export function traceOf (log: FastifyBaseLogger): TraceContext | undefined {
-  return traces.get(log)
+  const bindings = (log as { bindings?: () => Record<string, unknown> }).bindings?.()
+  const traceId = bindings?.traceId
+  if (typeof traceId !== 'string') return undefined
+  return { traceId, flags: typeof bindings?.traceFlags === 'string' ? bindings.traceFlags : '00' }
 }
 
-/** The `traceparent` of an upstream call made for the request that owns `log` (a new trace without one). */
+/**
+ * The `traceparent` of one upstream call made for the request that owns `log`: its trace (a new
+ * one for a logger without), and a span id for this call.
+ */
 export function upstreamTraceparent (log: FastifyBaseLogger): string {
-  const trace = traces.get(log) ?? traceContextOf(undefined)
-  return `00-${trace.traceId}-${trace.spanId}-${trace.flags}`
+  const trace = traceOf(log) ?? traceContextOf(undefined)
+  return `00-${trace.traceId}-${randomHex(8)}-${trace.flags}`
 }

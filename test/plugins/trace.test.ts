@@ -10,7 +10,7 @@ const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const CALLER_SPAN = '00f067aa0ba902b7'
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/
 
-t.test('a caller\'s traceparent is continued: its trace id in every log line of the request and in the traceparent of each upstream call', async t => {
+t.test('a caller\'s traceparent is continued: its trace id on every log line of the request and in the traceparent of each upstream call', async t => {
   const laravel = await startFakeLaravel(t)
   const pluggy = await startFakePluggy(t)
   const brapi = await startFakeBrapi(t)
@@ -35,7 +35,7 @@ t.test('a caller\'s traceparent is continued: its trace id in every log line of 
     const sent = TRACEPARENT.exec(String(request.headers.traceparent))
     t.ok(sent, `${request.path} received a traceparent`)
     t.equal(sent?.[1], CALLER_TRACE, `${request.path}: the caller's trace`)
-    t.not(sent?.[2], CALLER_SPAN, `${request.path}: parented by this service's span, not the caller's`)
+    t.not(sent?.[2], CALLER_SPAN, `${request.path}: a span of this service's, not the caller's`)
     t.equal(sent?.[3], '01', `${request.path}: the caller's sampling decision`)
   }
   for (const id of ['trace-backend', 'trace-aggregator', 'trace-brapi']) {
