@@ -99,16 +99,22 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
   return { $ref: `#/components/schemas/${name}` }
 }
 
-interface DocumentedOperation { summary?: string, requestBody?: { content?: JsonObject }, parameters?: JsonObject[], responses?: Record<string, { description?: string, content?: JsonObject, headers?: JsonObject }> }
+type WithSchema = Record<string, { schema?: unknown }>
+interface DocumentedOperation { summary?: string, requestBody?: { content?: WithSchema }, parameters?: Array<{ schema?: unknown }>, responses?: Record<string, { description?: string, content?: WithSchema, headers?: JsonObject }> }
+
+/** Hoists the schemas of media types or parameters, never their examples (which may hold a `title`). */
+function hoistSchemasOf (holders: Iterable<{ schema?: unknown }>, components: JsonObject): void {
+  for (const holder of holders) if (holder.schema !== undefined) holder.schema = hoistNamedSchemas(holder.schema, components)
+}
 
 /** Named components, a description for every answer, Retry-After where the service sends it. */
 function finishDocument (document: { paths?: Record<string, Record<string, DocumentedOperation>>, components?: JsonObject }): typeof document {
   const components: JsonObject = {}
   for (const operation of Object.values(document.paths ?? {}).flatMap(path => Object.values(path))) {
-    if (operation.requestBody?.content !== undefined) operation.requestBody.content = hoistNamedSchemas(operation.requestBody.content, components) as JsonObject
-    if (operation.parameters !== undefined) operation.parameters = hoistNamedSchemas(operation.parameters, components) as JsonObject[]
+    hoistSchemasOf(Object.values(operation.requestBody?.content ?? {}), components)
+    hoistSchemasOf(operation.parameters ?? [], components)
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
-      if (response.content !== undefined) response.content = hoistNamedSchemas(response.content, components) as JsonObject
+      hoistSchemasOf(Object.values(response.content ?? {}), components)
       const description = ERROR_DESCRIPTIONS[status]
       if (description !== undefined) response.description = description
       else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
