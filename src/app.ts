@@ -10,7 +10,7 @@ import lifecycle from './plugins/lifecycle.js'
 import { echoRequestId, requestId } from './logging.js'
 import { schemaCompilers } from './schema-compilers.js'
 import metrics from './plugins/metrics.js'
-import { tracedChildLogger } from './trace.js'
+import { tracedChildLogger, tracedChildLoggerWith } from './trace.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -31,13 +31,15 @@ export const SERVICE_VERSION = '1.0.0'
  * application that wants the same service all start here.
  */
 export async function buildApp (config: AppConfig, server: FastifyServerOptions = {}) {
+  // Before the server exists: the HTTP instrumentation must see it created.
+  const tracing = config.otlpEndpoint === undefined ? undefined : await (await import('./otel.js')).startTracing(config.otlpEndpoint)
   const app = Fastify({
     bodyLimit: 1024 * 1024,
     // The caller's sane x-request-id, else a UUID (echoed by echoRequestId).
     genReqId: requestId,
     requestIdHeader: false,
     // Every line of a request carries its W3C trace id; upstream calls continue the trace.
-    childLoggerFactory: tracedChildLogger,
+    childLoggerFactory: tracing === undefined ? tracedChildLogger : tracedChildLoggerWith(tracing.activeTrace),
     // Path parameters of any length reach validation, which answers 404 for an overlong id
     // (CONTRACT §13: never 414); the request line itself is bounded by Node's header limit.
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -61,13 +63,17 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   // CORS preflight (GHSA-3fjj-p79j-c9hh).
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', echoRequestId)
+  if (tracing !== undefined) {
+    await app.register(tracing.plugin)
+    app.addHook('onClose', async () => { await tracing.shutdown() })
+  }
   await app.register(metrics, config.metrics)
   await app.register(sensible)
   await app.register(errorResponses)
   await app.register(lifecycle)
   await app.register(openapi, { version: SERVICE_VERSION })
   await app.register(strictInputs)
-  await app.register(store, config.store)
+  await app.register(store, tracing === undefined ? config.store : { ...config.store, tracer: tracing.tracer })
   await app.register(auth, config.auth)
   await app.register(protection, config.protection)
   await app.register(upstreams, config.upstreams)

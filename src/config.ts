@@ -67,6 +67,7 @@ export const ConfigSchema = Type.Object({
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   /** Unset: 5000 in production (a balancer's checks see `/ready` turn 503), 0 elsewhere. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   SHUTDOWN_DRAIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 }))
@@ -91,6 +92,8 @@ export interface AppConfig {
   /** Fastify's `trustProxy`: client IPs (rate limits, failed-authentication budgets, logs) from X-Forwarded-For. */
   trustProxy: boolean | string[] | ((address: string, hop: number) => boolean)
   metrics: MetricsPluginOptions
+  /** OTLP/HTTP endpoint spans are exported to; no OpenTelemetry at all without one. */
+  otlpEndpoint: string | undefined
   auth: AuthPluginOptions
   store: { url: string, demoData: boolean }
   protection: ProtectionPluginOptions
@@ -203,6 +206,7 @@ function pluginOptions (env: Environment): AppConfig {
     devRoutes,
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_MS : 0),
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST },
+    otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
     trustProxy: env.TRUST_PROXY === undefined ? false : env.TRUST_PROXY === 'true' ? true : /^\d+$/.test(env.TRUST_PROXY) ? trustHops(Number(env.TRUST_PROXY)) : commaList(env.TRUST_PROXY),
     auth: {
       jwtSecret: env.JWT_SECRET,

@@ -46,12 +46,21 @@ export function traceContextOf (header: string | string[] | undefined): TraceCon
  * line, framework lines included, and `traceFlags` when the caller's are not `00`. The bindings
  * are the one place the trace is kept, so nothing else is allocated per request.
  */
-export const tracedChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = function (logger, bindings, options, rawRequest) {
-  const trace = traceContextOf((rawRequest as RawRequestDefaultExpression).headers.traceparent)
-  // Fastify makes `bindings` afresh for each request: adding to it saves a copy.
-  bindings.traceId = trace.traceId
-  if (trace.flags !== '00') bindings.traceFlags = trace.flags
-  return logger.child(bindings, options)
+export const tracedChildLogger = tracedChildLoggerWith(undefined)
+
+/**
+ * The same, for a process that records spans: the trace is the one of the span active when the
+ * request is created (the HTTP instrumentation's, which read the caller's `traceparent` too), so
+ * log lines and exported spans carry one id.
+ */
+export function tracedChildLoggerWith (activeTrace: (() => TraceContext | undefined) | undefined): NonNullable<FastifyServerOptions['childLoggerFactory']> {
+  return function (logger, bindings, options, rawRequest) {
+    const trace = activeTrace?.() ?? traceContextOf((rawRequest as RawRequestDefaultExpression).headers.traceparent)
+    // Fastify makes `bindings` afresh for each request: adding to it saves a copy.
+    bindings.traceId = trace.traceId
+    if (trace.flags !== '00') bindings.traceFlags = trace.flags
+    return logger.child(bindings, options)
+  }
 }
 
 /** The trace a request's logger is bound to (pino keeps the bindings); `undefined` for another logger. */

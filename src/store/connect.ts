@@ -2,6 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type KyselyConfig, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
+import type { SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
+
+// The API's enum values, so that a store without span export never loads OpenTelemetry.
+const CLIENT_SPAN = 2 as SpanKind.CLIENT
+const ERROR_STATUS = 2 as SpanStatusCode.ERROR
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
 
@@ -17,13 +22,31 @@ export interface ConnectOptions {
   poolSize?: number
   /** Where each statement's duration and the pool's state are reported. */
   telemetry?: Telemetry
+  /** With span export on: a span per statement. */
+  tracer?: Tracer
 }
 
-/** Kysely's log hook: every statement's duration (the hot-path statements included). */
-function queryLog (telemetry: Telemetry | undefined): KyselyConfig['log'] {
-  // Without metrics Kysely times nothing.
-  if (telemetry === undefined || telemetry === NO_TELEMETRY) return undefined
-  return event => { telemetry.storeQuery(event.queryDurationMillis / 1000, event.level === 'error') }
+/**
+ * Kysely's log hook: every statement's duration (the hot-path statements included), as a metric
+ * and as a span of the request it ran for. Without either Kysely times nothing.
+ */
+function queryLog (engine: StoreEngine, { telemetry, tracer }: ConnectOptions): KyselyConfig['log'] {
+  const metrics = telemetry === undefined || telemetry === NO_TELEMETRY ? undefined : telemetry
+  if (metrics === undefined && tracer === undefined) return undefined
+  return event => {
+    const failed = event.level === 'error'
+    metrics?.storeQuery(event.queryDurationMillis / 1000, failed)
+    if (tracer === undefined) return
+    // Kysely reports a statement once it is over: its span starts that long ago.
+    const end = Date.now()
+    const span = tracer.startSpan('store.query', {
+      kind: CLIENT_SPAN,
+      startTime: end - event.queryDurationMillis,
+      attributes: { 'db.system.name': engine === 'postgres' ? 'postgresql' : 'sqlite', 'db.query.text': event.query.sql }
+    })
+    if (failed) span.setStatus({ code: ERROR_STATUS })
+    span.end(end)
+  }
 }
 
 /**
@@ -35,7 +58,7 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     const { default: pg } = await import('pg')
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
     options.telemetry?.watchPool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }))
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog(options.telemetry) }), engine: 'postgres' }
+    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }), engine: 'postgres' }
   }
   if (url.startsWith('sqlite:')) {
     const { default: SqliteDatabase } = await import('better-sqlite3')
@@ -51,7 +74,7 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     // Reads through a memory map and a 32 MiB page cache keep lookups by id flat as the file grows.
     database.pragma('mmap_size = 268435456')
     database.pragma('cache_size = -32768')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog(options.telemetry) }), engine: 'sqlite' }
+    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog('sqlite', options) }), engine: 'sqlite' }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }
