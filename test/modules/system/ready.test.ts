@@ -48,7 +48,8 @@ t.test('an answer that ends after closing began carries Connection: close, so no
   const before = await fetchWith(agent, `${address}/auth/health`)
   t.equal(before.headers.connection, 'keep-alive', 'keep-alive while serving')
   const slow = fetchWith(agent, `${address}/backend-api/user/profile`, { authorization: `Bearer ${userToken()}` })
-  await new Promise(resolve => setTimeout(resolve, 100))
+  // Close once the request is in flight: the backend has it.
+  while (!laravel.received.some(request => request.path === '/api/user/profile')) await new Promise(resolve => setTimeout(resolve, 10))
   const closed = app.close()
   const answer = await slow
   t.equal(answer.status, 200, 'the request in flight finished')
