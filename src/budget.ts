@@ -33,7 +33,7 @@ export class WindowCounter {
   }
 }
 
-export function secondsUntil (endMs: number, nowMs: number): number {
+function secondsUntil (endMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((endMs - nowMs) / 1000))
 }
 

@@ -28,9 +28,14 @@ export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [strin
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
 export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>('BFF_RATE_LIMITED', 'Muitas requisições; tente novamente em %s', 429)
 
-/** A 429 that knows how long to wait: the error handler sends it as `Retry-After`. */
+/** An error that knows how long to wait before trying again: the error handler sends it as `Retry-After`. */
+export function withRetryAfter<E extends Error> (error: E, seconds: number): E & { retryAfterSeconds: number } {
+  return Object.assign(error, { retryAfterSeconds: seconds })
+}
+
+/** A 429 that knows how long to wait. */
 export function rateLimitedFor (seconds: number): Error & { retryAfterSeconds: number } {
-  return Object.assign(new RateLimitedError(`${seconds} seconds`), { retryAfterSeconds: seconds })
+  return withRetryAfter(new RateLimitedError(`${seconds} seconds`), seconds)
 }
 export const OverloadedError = createError('BFF_OVERLOADED', 'Serviço sobrecarregado; tente novamente em instantes', 503)
 export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco de dados indisponível', 503)

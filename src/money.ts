@@ -45,14 +45,23 @@ export function positionValue (quantity: number, price: number): Big {
   return roundMoney(new Big(quantity).times(price))
 }
 
-/** The same value in integer cents, as the store keeps it for exact sums. */
-export function positionCents (quantity: number, price: number): number {
-  return positionValue(quantity, price).times(100).toNumber()
+/** An amount already rounded to cents, as the integer cents the store keeps for exact sums. */
+export function toCents (value: Big): number {
+  return value.times(100).toNumber()
 }
 
-/** A sum of integer cents (exact below 2^53, about 90 trillion) as an amount of money. */
-export function fromCents (cents: number | bigint | string): number {
-  return new Big(String(cents)).div(100).toNumber()
+/** The same value in integer cents. */
+export function positionCents (quantity: number, price: number): number {
+  return toCents(positionValue(quantity, price))
+}
+
+/**
+ * Integer cents (PostgreSQL answers a bigint or a sum as text) as an amount of money. Below 2^53
+ * (about 90 trillion BRL) the integer is exact and one correctly rounded division gives the
+ * double whose shortest form is the 2-decimal amount — no decimal library needed.
+ */
+export function fromCents (cents: number | string): number {
+  return Number(cents) / 100
 }
 
 /** `part / whole × 100`, 2 decimals; 0 for a zero whole. */

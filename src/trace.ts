@@ -64,7 +64,7 @@ export function tracedChildLoggerWith (activeTrace: (() => TraceContext | undefi
 }
 
 /** The trace a request's logger is bound to (pino keeps the bindings); `undefined` for another logger. */
-export function traceOf (log: FastifyBaseLogger): TraceContext | undefined {
+function traceOf (log: FastifyBaseLogger): TraceContext | undefined {
   const bindings = (log as { bindings?: () => Record<string, unknown> }).bindings?.()
   const traceId = bindings?.traceId
   if (typeof traceId !== 'string') return undefined

@@ -7,7 +7,7 @@ import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import { OverloadedError, RateLimitedError } from '../errors.js'
+import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
 
 export interface ProtectionPluginOptions {
@@ -110,7 +110,7 @@ export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: nu
     // Counted, then answered as under-pressure would: 503 OVERLOADED with Retry-After.
     pressureHandler: async () => {
       telemetryOf(app).shed()
-      throw Object.assign(new OverloadedError(), { retryAfterSeconds: SHED_RETRY_AFTER_SECONDS })
+      throw withRetryAfter(new OverloadedError(), SHED_RETRY_AFTER_SECONDS)
     }
   })
 }

@@ -20,7 +20,7 @@ export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit
  * double — and a keyword of our own would break host apps' validators, so it is checked here,
  * after validation, failing as a validation error does.
  */
-export function assertUnitAmounts (input: { quantity?: number, price?: number }): void {
+function assertUnitAmounts (input: { quantity?: number, price?: number }): void {
   const tooPrecise = (['quantity', 'price'] as const).filter(name => {
     const value = input[name]
     return value !== undefined && decimalsOf(value) > UNIT_DECIMALS
@@ -61,6 +61,12 @@ export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({
   price: Type.Optional(Price)
 }, { title: 'UpdateAssetInput', examples: [{ quantity: 150 }] }))
 export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
+
+/** A validated update input as the store takes it: its amounts have at most 8 decimals. */
+export function updateAssetInput (input: UpdateAssetInput): UpdateAssetInput {
+  assertUnitAmounts(input)
+  return input
+}
 
 /** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */
 export function createAssetInput (input: CreateAssetInput): CreateAssetInput {

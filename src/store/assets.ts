@@ -6,7 +6,7 @@ import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { BadRequestError } from '../errors.js'
-import { decimal, money, positionValue } from '../money.js'
+import { decimal, fromCents, positionValue, toCents } from '../money.js'
 
 export interface AssetFilter {
   portfolioId?: string
@@ -29,10 +29,11 @@ const MAX_POSITION_VALUE = 1e13
 function valueCents (quantity: number, price: number): number {
   const value = positionValue(quantity, price)
   if (value.gt(MAX_POSITION_VALUE)) throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
-  return value.times(100).toNumber()
+  return toCents(value)
 }
 
-function toAsset (row: Omit<Selectable<PortfolioAssetsTable>, 'value_cents'>): Asset {
+/** An asset as answered; its `totalValue` is the stored cents every sum adds, so the two always agree. */
+function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
   return {
     id: row.id,
     name: row.name,
@@ -40,7 +41,7 @@ function toAsset (row: Omit<Selectable<PortfolioAssetsTable>, 'value_cents'>): A
     type: row.type,
     quantity: row.quantity,
     price: row.price,
-    totalValue: money(positionValue(row.quantity, row.price)),
+    totalValue: fromCents(row.value_cents),
     portfolioId: row.portfolio_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at

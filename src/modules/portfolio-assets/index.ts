@@ -6,7 +6,7 @@ import { assetDashboard } from '../../dashboard/service.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas/common.js'
-import { AssetListItemSchema, AssetSchema, CreateAssetInputSchema, UpdateAssetInputSchema, assertUnitAmounts, createAssetInput } from '../../schemas/asset.js'
+import { AssetListItemSchema, AssetSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput } from '../../schemas/asset.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema } from '../../schemas/quote.js'
 import { AssetTypeParamsSchema, ListAssetsQuerySchema, SymbolParamsSchema } from './schemas.js'
@@ -54,10 +54,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
 
   app.patch('/:id', {
     schema: { operationId: 'updateAsset', summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetInputSchema, response: { 200: AssetSchema, ...errors } }
-  }, async request => {
-    assertUnitAmounts(request.body)
-    return orNotFound(await assets.update(request.params.id, request.body), 'Ativo')
-  })
+  }, async request => orNotFound(await assets.update(request.params.id, updateAssetInput(request.body)), 'Ativo'))
 
   app.delete('/:id', {
     schema: { operationId: 'deleteAsset', summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
