@@ -55,6 +55,8 @@ export const ConfigSchema = Type.Object({
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
   BRAPI_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
+  /** Tickers per brapi request (brapi's free plan takes 1). */
+  BRAPI_TICKERS_PER_REQUEST: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   QUOTES_TTL: Type.Integer({ minimum: 0, maximum: 86_400, default: 60 }),
   CORS_ORIGINS: Type.Optional(Type.String()),
   /** Which proxies' X-Forwarded-For to believe: `true`, a hop count, or addresses/CIDRs, comma-separated. */
@@ -242,7 +244,7 @@ function pluginOptions (env: Environment): AppConfig {
       }
     },
     quotes: env.QUOTES_PROVIDER === 'brapi'
-      ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, timeoutMs: env.BRAPI_TIMEOUT_MS }
+      ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, tickersPerRequest: env.BRAPI_TICKERS_PER_REQUEST, timeoutMs: env.BRAPI_TIMEOUT_MS }
       : { provider: 'offline', quoteTtlSeconds: env.QUOTES_TTL },
     modules: {
       auth: { devRoutes, backendUrl: env.BACKEND_URL, jwtAlgorithm: env.JWT_ALGORITHM },

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { jsonObject, type JsonObject, type UpstreamClient } from '../upstream/client.js'
+import { jsonObject, type JsonObject, type JsonValue, type UpstreamClient } from '../upstream/client.js'
 import { UpstreamUnavailableError } from '../errors.js'
 import { unitAmount } from '../money.js'
 import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
@@ -34,13 +34,19 @@ export function rangeCovering (since: MonthKey, now: Date): string {
 export class BrapiQuotes implements QuoteProvider {
   readonly source = 'brapi.dev'
 
-  constructor (private readonly client: UpstreamClient, private readonly token: string | undefined, private readonly now: () => Date = () => new Date()) {}
+  constructor (
+    private readonly client: UpstreamClient,
+    private readonly token: string | undefined,
+    /** brapi's plan limit (the free plan: 1). */
+    private readonly tickersPerRequest = 20,
+    private readonly now: () => Date = () => new Date()
+  ) {}
 
-  private async result (symbol: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonObject | undefined> {
+  /** The answer to `GET api/quote/{tickers}`: `undefined` when brapi does not know them (404, 400). */
+  private async results (tickers: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonValue[] | undefined> {
     const response = await this.client.call({
       method: 'GET',
-      // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
-      path: `api/quote/${encodeURIComponent(symbol)}`,
+      path: `api/quote/${tickers}`,
       query,
       headers: { accept: 'application/json', ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }) },
       log
@@ -51,16 +57,23 @@ export class BrapiQuotes implements QuoteProvider {
       throw new UpstreamUnavailableError()
     }
     const results = jsonObject(response.body)?.results
-    const result = jsonObject(Array.isArray(results) ? results[0] : undefined)
+    if (!Array.isArray(results) || results.length === 0) throw unusable(log, 'a 2xx without a result')
+    return results
+  }
+
+  private async result (symbol: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonObject | undefined> {
+    // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
+    const results = await this.results(encodeURIComponent(symbol), log, query)
+    if (results === undefined) return undefined
+    const result = jsonObject(results[0])
     if (result === undefined) throw unusable(log, 'a 2xx without a result')
     return result
   }
 
-  async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    const result = await this.result(symbol, log)
-    const price = result?.regularMarketPrice
-    // A null price is "no quote", never a price of 0.
-    if (result === undefined || price === null || price === undefined) return undefined
+  /** A result as a quote; a null price is "no quote", never a price of 0. */
+  private quoteOf (result: JsonObject, symbol: string, log: FastifyBaseLogger): ProviderQuote | undefined {
+    const price = result.regularMarketPrice
+    if (price === null || price === undefined) return undefined
     if (!isPrice(price)) throw unusable(log, 'a price that is not a non-negative number')
     const time = result.regularMarketTime
     return {
@@ -70,6 +83,42 @@ export class BrapiQuotes implements QuoteProvider {
       currency: typeof result.currency === 'string' ? result.currency : 'BRL',
       lastUpdate: typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? new Date(time).toISOString() : this.now().toISOString()
     }
+  }
+
+  async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
+    const result = await this.result(symbol, log)
+    return result === undefined ? undefined : this.quoteOf(result, symbol, log)
+  }
+
+  /**
+   * Several tickers per request, comma-separated (UPSTREAMS §2), at most `tickersPerRequest`
+   * each. A ticker missing from the answer has no quote. A plan that refuses several tickers
+   * (a 4xx) gets one request per ticker instead, so the answer is the same on every plan.
+   */
+  async quoteMany (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+    const chunks: string[][] = []
+    for (let start = 0; start < symbols.length; start += this.tickersPerRequest) chunks.push(symbols.slice(start, start + this.tickersPerRequest))
+    const answers = await Promise.all(chunks.map(async chunk => await this.quoteChunk(chunk, log)))
+    return new Map(answers.flatMap(answer => [...answer]))
+  }
+
+  private async quoteChunk (symbols: readonly string[], log: FastifyBaseLogger): Promise<Array<[string, ProviderQuote | undefined]>> {
+    const one = async (symbol: string): Promise<[string, ProviderQuote | undefined]> => [symbol, await this.quote(symbol, log)]
+    if (symbols.length === 1) return [await one(symbols[0] as string)]
+    const results = await this.results(symbols.map(encodeURIComponent).join(','), log)
+    if (results === undefined) {
+      log.info({ upstream: 'brapi', tickers: symbols.length }, 'brapi refused several tickers at once: one request per ticker')
+      return await Promise.all(symbols.map(one))
+    }
+    const bySymbol = new Map<string, JsonObject>()
+    for (const entry of results) {
+      const result = jsonObject(entry)
+      if (typeof result?.symbol === 'string') bySymbol.set(result.symbol.toUpperCase(), result)
+    }
+    return symbols.map(symbol => {
+      const result = bySymbol.get(symbol.toUpperCase())
+      return [symbol, result === undefined ? undefined : this.quoteOf(result, symbol, log)]
+    })
   }
 
   async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {

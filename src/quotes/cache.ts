@@ -18,8 +18,8 @@ const MAX_ENTRIES = 5_000
  * instances make up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
-  private readonly quotes = new Map<string, Entry<ProviderQuote | undefined>>()
-  private readonly histories = new Map<string, Entry<MonthlyClose[] | undefined>>()
+  private readonly quoteEntries = new Map<string, Entry<ProviderQuote | undefined>>()
+  private readonly historyEntries = new Map<string, Entry<MonthlyClose[] | undefined>>()
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -33,23 +33,45 @@ export class CachedQuotes implements QuoteProvider {
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    return await this.cached(this.quotes, symbol, this.quoteTtlMs, async () => await this.provider.quote(symbol, log))
+    return await this.cached(this.quoteEntries, symbol, this.quoteTtlMs, async () => await this.provider.quote(symbol, log))
+  }
+
+  /**
+   * Quotes of several symbols: what is cached or already being fetched is shared, the rest is
+   * asked of the provider in one batch (as few upstream requests as it allows), and each symbol
+   * of the batch then sits in the cache like a single quote, so REST and GraphQL share it.
+   */
+  async quoteMany (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+    const distinct = [...new Set(symbols)]
+    const missing = distinct.filter(symbol => this.fresh(this.quoteEntries, symbol) === undefined)
+    if (missing.length > 1 && this.provider.quoteMany !== undefined) {
+      const batch = this.provider.quoteMany(missing, log)
+      for (const symbol of missing) this.remember(this.quoteEntries, symbol, this.quoteTtlMs, batch.then(answers => answers.get(symbol)))
+    }
+    return new Map(await Promise.all(distinct.map(async symbol => [symbol, await this.quote(symbol, log)] as const)))
   }
 
   async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
-    return await this.cached(this.histories, `${symbol} ${since}`, HISTORY_TTL_MS, async () => await this.provider.monthlyCloses(symbol, since, log))
+    return await this.cached(this.historyEntries, `${symbol} ${since}`, HISTORY_TTL_MS, async () => await this.provider.monthlyCloses(symbol, since, log))
   }
 
-  private async cached<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
+  private fresh<T> (map: Map<string, Entry<T>>, key: string): Entry<T> | undefined {
     const hit = map.get(key)
-    const fresh = hit !== undefined && hit.expiresAt > this.now()
-    this.telemetry.cache('quotes', fresh)
-    if (fresh) return await hit.value
+    return hit !== undefined && hit.expiresAt > this.now() ? hit : undefined
+  }
+
+  private remember<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, value: Promise<T>): Entry<T> {
     if (map.size >= MAX_ENTRIES) map.clear()
-    const entry: Entry<T> = { value: load(), expiresAt: this.now() + ttlMs }
+    const entry: Entry<T> = { value, expiresAt: this.now() + ttlMs }
     map.set(key, entry)
     // A failure is shared by the requests waiting on it, never cached past them.
     entry.value.catch(() => { if (map.get(key) === entry) map.delete(key) })
-    return await entry.value
+    return entry
+  }
+
+  private async cached<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
+    const hit = this.fresh(map, key)
+    this.telemetry.cache('quotes', hit !== undefined)
+    return await (hit ?? this.remember(map, key, ttlMs, load())).value
   }
 }

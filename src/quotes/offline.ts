@@ -72,6 +72,10 @@ export class OfflineQuotes implements QuoteProvider {
     return { symbol: symbol.toUpperCase(), price: last.close, currency: 'BRL', lastUpdate: this.now().toISOString() }
   }
 
+  async quoteMany (symbols: readonly string[]): Promise<Map<string, ProviderQuote>> {
+    return new Map(await Promise.all(symbols.map(async symbol => [symbol, await this.quote(symbol)] as const)))
+  }
+
   async monthlyCloses (symbol: string, since: MonthKey): Promise<MonthlyClose[]> {
     return this.series(symbol).filter(entry => entry.month >= since)
   }

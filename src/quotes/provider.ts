@@ -9,6 +9,8 @@ export interface QuoteProvider {
   readonly source: string
   /** `log` is the asking request's logger, so upstream lines carry its request id. */
   quote: (symbol: string, log: FastifyBaseLogger) => Promise<ProviderQuote | undefined>
+  /** Several quotes in as few upstream calls as the provider allows; without it, one call per symbol. */
+  quoteMany?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, ProviderQuote | undefined>>
   /** Closing prices of each month from `since` (inclusive) on, oldest first. */
   monthlyCloses: (symbol: string, since: MonthKey, log: FastifyBaseLogger) => Promise<MonthlyClose[] | undefined>
 }
@@ -39,4 +41,10 @@ export function monthsBetween (first: MonthKey, last: MonthKey): MonthKey[] {
     if (month > 12) { month = 1; year++ }
   }
   return months
+}
+
+/** Quotes of several symbols through the provider's batch when it has one, else one call each. */
+export async function quotesOf (provider: QuoteProvider, symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+  if (provider.quoteMany !== undefined) return await provider.quoteMany(symbols, log)
+  return new Map(await Promise.all([...new Set(symbols)].map(async symbol => [symbol, await provider.quote(symbol, log)] as const)))
 }

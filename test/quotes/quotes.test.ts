@@ -2,8 +2,11 @@ import t from 'tap'
 import { NO_TELEMETRY } from '../../src/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
-import { rangeCovering } from '../../src/quotes/brapi.js'
-import { monthKey, monthsBetween, type QuoteProvider } from '../../src/quotes/provider.js'
+import { BrapiQuotes, rangeCovering } from '../../src/quotes/brapi.js'
+import { monthKey, monthsBetween, quotesOf, type QuoteProvider } from '../../src/quotes/provider.js'
+import { UpstreamClient } from '../../src/upstream/client.js'
+import { startFakeBrapi } from '../fixtures/fake-brapi.js'
+import { sendJson } from '../fixtures/fake-server.js'
 import { silentLog as log } from '../helper.js'
 
 t.test('offline quotes are deterministic per symbol and say they are simulated', async t => {
@@ -65,4 +68,61 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
   fail = false
   t.equal((await cache.quote('PETR4', log))?.price, 5, 'a failure is not cached')
   t.equal(cache.source, 'test')
+})
+
+t.test('brapi answers several tickers in one request, within the plan\'s limit per request', async t => {
+  const brapi = await startFakeBrapi(t)
+  for (const [ticker, price] of [['PETR4', 38.5], ['VALE3', 61.2], ['ITUB4', 31], ['^BVSP', 128000]] as const) brapi.prices.set(ticker, price)
+  brapi.prices.set('NOPRICE3', null)
+  const client = new UpstreamClient({ name: 'brapi', baseUrl: brapi.url, timeoutMs: 5000 })
+
+  const quotes = await new BrapiQuotes(client, 'secret', 20).quoteMany(['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'], log)
+  t.equal(brapi.quoteRequests(), 1, 'one request for five tickers')
+  t.equal(brapi.received[0]?.path, '/api/quote/PETR4,VALE3,%5EBVSP,NOPRICE3,XPTO3', 'comma-separated, each ticker encoded')
+  t.equal(brapi.received[0]?.headers.authorization, 'Bearer secret')
+  t.same([...quotes.keys()], ['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'])
+  t.equal(quotes.get('VALE3')?.price, 61.2)
+  t.equal(quotes.get('^BVSP')?.price, 128000)
+  t.equal(quotes.get('NOPRICE3'), undefined, 'a null price is no quote')
+  t.equal(quotes.get('XPTO3'), undefined, 'a ticker left out of the answer is unknown')
+
+  const chunked = await new BrapiQuotes(client, undefined, 2).quoteMany(['PETR4', 'VALE3', 'ITUB4'], log)
+  t.equal(brapi.quoteRequests(), 3, 'three tickers at two per request: two more requests')
+  t.equal(chunked.get('ITUB4')?.price, 31)
+
+  brapi.oneTickerPerRequest = true
+  const fallback = await new BrapiQuotes(client, undefined, 20).quoteMany(['PETR4', 'VALE3'], log)
+  t.equal(brapi.quoteRequests(), 6, 'a plan that refuses several tickers: the refused request, then one per ticker')
+  t.same([fallback.get('PETR4')?.price, fallback.get('VALE3')?.price], [38.5, 61.2])
+
+  brapi.oneTickerPerRequest = false
+  brapi.on('PETR4', (_request, res) => sendJson(res, 500, {}))
+  const unknownOnly = await new BrapiQuotes(client, undefined, 20).quoteMany(['NOPE1', 'NOPE2'], log)
+  t.same([...unknownOnly.values()], [undefined, undefined], 'none known: brapi\'s 404 means no quotes')
+})
+
+t.test('the cache asks for the quotes it lacks in one batch, and single quotes then find them', async t => {
+  const asked: string[][] = []
+  let single = 0
+  const provider: QuoteProvider = {
+    source: 'test',
+    quote: async symbol => { single++; return { symbol, price: 1, currency: 'BRL', lastUpdate: new Date(0).toISOString() } },
+    quoteMany: async symbols => {
+      asked.push([...symbols])
+      return new Map(symbols.map(symbol => [symbol, symbol === 'GONE3' ? undefined : { symbol, price: symbol.length, currency: 'BRL', lastUpdate: new Date(0).toISOString() }]))
+    },
+    monthlyCloses: async () => []
+  }
+  const cache = new CachedQuotes(provider, 60_000, NO_TELEMETRY, () => 0)
+  await cache.quote('PETR4', log)
+  const [first, second] = await Promise.all([cache.quoteMany(['PETR4', 'VALE3', 'ITUB4', 'VALE3', 'GONE3'], log), cache.quoteMany(['VALE3', 'ITUB4'], log)])
+  t.same(asked, [['VALE3', 'ITUB4', 'GONE3']], 'one batch of the symbols not cached; the concurrent request shares it')
+  t.equal(single, 1, 'the cached symbol was not asked again')
+  t.same([...first.keys()], ['PETR4', 'VALE3', 'ITUB4', 'GONE3'], 'each symbol once')
+  t.equal(first.get('GONE3'), undefined)
+  t.equal(second.get('ITUB4')?.price, 5)
+  t.equal((await cache.quote('VALE3', log))?.price, 5, 'a single quote finds the batch\'s answer')
+  t.equal(single, 1)
+  t.same(await quotesOf({ source: 'x', quote: async symbol => ({ symbol, price: 2, currency: 'BRL', lastUpdate: '' }), monthlyCloses: async () => [] }, ['A', 'A', 'B'], log),
+    new Map([['A', { symbol: 'A', price: 2, currency: 'BRL', lastUpdate: '' }], ['B', { symbol: 'B', price: 2, currency: 'BRL', lastUpdate: '' }]]), 'a provider without batches: one call per distinct symbol')
 })
