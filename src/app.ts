@@ -15,6 +15,7 @@ import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
 import quotes from './plugins/quotes.js'
+import itemStatus from './plugins/item-status.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
@@ -22,6 +23,7 @@ import exclusionsModule from './modules/openfinance-excluded-transactions/index.
 import systemModule from './modules/system/index.js'
 import backendApiModule from './modules/backend-api/index.js'
 import aggregatorModule from './modules/aggregator/index.js'
+import graphqlModule from './modules/graphql/index.js'
 
 /** The API's version (spec §9); package.json carries the same (a test holds them together). */
 export const SERVICE_VERSION = '1.0.0'
@@ -78,6 +80,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(protection, config.protection)
   await app.register(upstreams, config.upstreams)
   await app.register(quotes, config.quotes)
+  await app.register(itemStatus, config.itemStatus)
   await app.register(authModule, { prefix: '/auth', ...config.modules.auth })
   await app.register(portfoliosModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
@@ -85,6 +88,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(systemModule, config.modules.system)
   await app.register(backendApiModule, { prefix: '/backend-api', ...config.modules.backendApi })
   await app.register(aggregatorModule, { prefix: '/aggregator', ...config.modules.aggregator })
+  await app.register(graphqlModule, config.modules.graphql)
   return app
 }
 

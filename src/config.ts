@@ -12,6 +12,8 @@ import type { AggregatorModuleOptions } from './modules/aggregator/index.js'
 import type { AuthModuleOptions } from './modules/auth/index.js'
 import type { BackendApiModuleOptions } from './modules/backend-api/index.js'
 import type { SystemModuleOptions } from './modules/system/index.js'
+import type { GraphqlModuleOptions } from './modules/graphql/index.js'
+import type { ItemStatusPluginOptions } from './plugins/item-status.js'
 
 const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
@@ -63,7 +65,11 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
+  /** The Redis every instance shares: item status fan-out, and the rate limit and budgets unless RATE_LIMIT_REDIS_URL names another. */
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
+  /** The most a GraphQL operation may cost (see README, GraphQL). */
+  GRAPHQL_MAX_COST: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 50_000 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
@@ -101,11 +107,13 @@ export interface AppConfig {
   protection: ProtectionPluginOptions
   upstreams: UpstreamsPluginOptions
   quotes: QuotesPluginOptions
+  itemStatus: ItemStatusPluginOptions
   modules: {
     auth: AuthModuleOptions
     system: SystemModuleOptions
     backendApi: BackendApiModuleOptions
     aggregator: AggregatorModuleOptions
+    graphql: GraphqlModuleOptions
   }
 }
 
@@ -203,6 +211,7 @@ function trustHops (hops: number): (address: string, hop: number) => boolean {
 /** Each plugin's options from the variables: the one place where they are split and combined. */
 function pluginOptions (env: Environment): AppConfig {
   const devRoutes = env.NODE_ENV !== 'production'
+  const sharedRedisUrl = env.RATE_LIMIT_REDIS_URL ?? env.REDIS_URL
   return {
     env,
     devRoutes,
@@ -228,7 +237,7 @@ function pluginOptions (env: Environment): AppConfig {
       corsOrigins: commaList(env.CORS_ORIGINS),
       rateLimitMax: env.RATE_LIMIT_MAX,
       rateLimitWindowMs: env.RATE_LIMIT_WINDOW_MS,
-      rateLimitRedisUrl: env.RATE_LIMIT_REDIS_URL,
+      rateLimitRedisUrl: sharedRedisUrl,
       maxEventLoopDelayMs: env.MAX_EVENT_LOOP_DELAY_MS
     },
     upstreams: {
@@ -240,12 +249,16 @@ function pluginOptions (env: Environment): AppConfig {
           ? undefined
           : { clientId: env.AGGREGATOR_CLIENT_ID, clientSecret: env.AGGREGATOR_CLIENT_SECRET },
         requestsPerMinute: env.AGGREGATOR_REQUESTS_PER_MINUTE,
-        redisUrl: env.RATE_LIMIT_REDIS_URL
+        redisUrl: sharedRedisUrl
       }
     },
     quotes: env.QUOTES_PROVIDER === 'brapi'
       ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, tickersPerRequest: env.BRAPI_TICKERS_PER_REQUEST, timeoutMs: env.BRAPI_TIMEOUT_MS }
       : { provider: 'offline', quoteTtlSeconds: env.QUOTES_TTL },
+    itemStatus: {
+      redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
+      postgresUrl: /^postgres(?:ql)?:/.test(env.DATABASE_URL) ? env.DATABASE_URL : undefined
+    },
     modules: {
       auth: { devRoutes, backendUrl: env.BACKEND_URL, jwtAlgorithm: env.JWT_ALGORITHM },
       system: { devRoutes, backendHealthPath: env.BACKEND_HEALTH_PATH },
@@ -257,7 +270,9 @@ function pluginOptions (env: Environment): AppConfig {
         // Outside production an unconfigured aggregator still takes webhooks (local testing).
         webhooksWithoutCredentials: devRoutes,
         connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE
-      }
+      },
+      // Introspection and GraphiQL outside production only (CONTRACT §14).
+      graphql: { devTools: devRoutes, maxCost: env.GRAPHQL_MAX_COST }
     }
   }
 }

@@ -25,16 +25,21 @@ async function pricesOf (quotes: QuoteProvider, { asset, lots }: Holding, since:
 export async function assetDashboard (assets: AssetRepository, quotes: QuoteProvider, assetId: string, log: FastifyBaseLogger, now = new Date()): Promise<Dashboard | undefined> {
   const holdings = await assets.portfolioHoldingsOf(assetId)
   if (holdings === undefined) return undefined
-  const { asset, lots } = holdings.holding
+  return await dashboardOf(holdings.holding, holdings.portfolio, quotes, log, now)
+}
+
+/** The dashboard of `holding`, one of `portfolio`'s (every holding of its portfolio, it included). */
+export async function dashboardOf (holding: Holding, portfolio: readonly Holding[], quotes: QuoteProvider, log: FastifyBaseLogger, now = new Date()): Promise<Dashboard> {
+  const { asset, lots } = holding
   const since = lots[0]?.date.slice(0, 7) ?? monthKey(now)
-  const [portfolio, benchmarkQuote, benchmarkCloses] = await Promise.all([
-    Promise.all(holdings.portfolio.map(async holding => await pricesOf(quotes, holding, since, log))),
+  const [prices, benchmarkQuote, benchmarkCloses] = await Promise.all([
+    Promise.all(portfolio.map(async entry => await pricesOf(quotes, entry, since, log))),
     quotes.quote(IBOV_SYMBOL, log),
     quotes.monthlyCloses(IBOV_SYMBOL, since, log)
   ])
   return buildDashboard({
     asset: { id: asset.id, symbol: asset.symbol, name: asset.name, quantity: asset.quantity, imageUrl: imageUrlFor(asset.symbol) },
-    portfolio,
+    portfolio: prices,
     benchmark: benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses ?? [] },
     now
   })

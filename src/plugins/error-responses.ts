@@ -186,26 +186,29 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 
+/** Answers any error in the standard body (spec §7.2, CONTRACT §9): the app's error handler, and a module's fallback for errors it does not format itself. */
+export function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error.validation !== undefined) {
+    const root = error.validationContext ?? 'body'
+    // CONTRACT §13: an id longer than any id names nothing — 404, without echoing it back.
+    if (root === 'params' && error.validation.some(issue => issue.keyword === 'maxLength')) {
+      return reply.code(404).send({ ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'), path: request.routeOptions.url ?? '' })
+    }
+    return reply.code(400).send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
+  }
+  const status = statusOf(error)
+  const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
+  if (status >= 500 && !isCodedError(error)) {
+    request.log.error({ err: error }, 'unhandled error')
+    return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
+  }
+  if (status >= 500) request.log.warn({ err: error }, error.message)
+  return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
+}
+
 async function errorResponses (app: FastifyInstance): Promise<void> {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error.validation !== undefined) {
-      const root = error.validationContext ?? 'body'
-      // CONTRACT §13: an id longer than any id names nothing — 404, without echoing it back.
-      if (root === 'params' && error.validation.some(issue => issue.keyword === 'maxLength')) {
-        return reply.code(404).send({ ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'), path: request.routeOptions.url ?? '' })
-      }
-      return reply.code(400).send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
-    }
-    const status = statusOf(error)
-    const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds
-    if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
-    if (status >= 500 && !isCodedError(error)) {
-      request.log.error({ err: error }, 'unhandled error')
-      return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
-    }
-    if (status >= 500) request.log.warn({ err: error }, error.message)
-    return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
-  })
+  app.setErrorHandler(answerError)
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]

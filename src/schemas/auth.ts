@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')])
+export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')], { title: 'PrincipalType', description: 'Which model issued the token: a user or a client (its `prv` claim)' })
 export type PrincipalType = Static<typeof PrincipalTypeSchema>
 
 /**

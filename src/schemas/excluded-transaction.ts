@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { NonBlankString, Timestamp } from './common.js'
+import { ForbiddenError } from '../errors.js'
+import type { Principal } from '../plugins/auth.js'
 
 /** Excluded transaction of spec §2.5, as listed (without `created_at`). */
 export const ExcludedTransactionSchema = Type.Object({
@@ -32,4 +34,11 @@ export function createExclusionInput (input: CreateExclusionInput): CreateExclus
     reason: input.reason.trim(),
     ...(input.excluded_at === undefined ? {} : { excluded_at: new Date(input.excluded_at).toISOString() })
   }
+}
+
+export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
+
+/** A `client` acts only on its own `client_id`; a `user` on any (CONTRACT §3). */
+export function assertOwnClient (principal: Pick<Principal, 'type' | 'id'>, clientId: string): void {
+  if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
 }

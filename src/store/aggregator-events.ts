@@ -44,12 +44,13 @@ export class AggregatorEventRepository {
     return { stored: inserted !== undefined }
   }
 
-  /** Keeps what the aggregator reported of an item. */
-  async saveVerifiedItem (item: VerifiedItem): Promise<void> {
+  /** Keeps what the aggregator reported of an item; answers when it was kept. */
+  async saveVerifiedItem (item: VerifiedItem): Promise<{ updatedAt: string }> {
     const values = { item_id: item.itemId, status: item.status, client_user_id: item.clientUserId, last_event: item.lastEvent, updated_at: now() }
     await this.handle.db.insertInto('aggregator_items').values(values)
       .onConflict(oc => oc.column('item_id').doUpdateSet({ status: values.status, client_user_id: values.client_user_id, last_event: values.last_event, updated_at: values.updated_at }))
       .execute()
+    return { updatedAt: values.updated_at }
   }
 
   async item (itemId: string): Promise<AggregatorItem | undefined> {

@@ -159,6 +159,16 @@ export class AssetRepository {
       .where('asset_id', '=', assetId).orderBy('date').orderBy('seq').execute()
   }
 
+  /** The assets of several portfolios in one statement, each portfolio's oldest first. */
+  async ofPortfolios (portfolioIds: readonly string[]): Promise<Map<string, Asset[]>> {
+    const byPortfolio = new Map<string, Asset[]>(portfolioIds.map(id => [id, []]))
+    if (byPortfolio.size === 0) return byPortfolio
+    const rows = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', 'in', [...byPortfolio.keys()])
+      .orderBy('created_at').orderBy('id').execute()
+    for (const row of rows) byPortfolio.get(row.portfolio_id)?.push(toAsset(row))
+    return byPortfolio
+  }
+
   /**
    * Every asset of the portfolio that holds `assetId`, each with its lots (the dashboard's
    * portfolio share), read once; `undefined` when there is no such asset.
@@ -169,19 +179,38 @@ export class AssetRepository {
     const assets = await db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', '=', () => portfolioOfAsset)
       .orderBy('created_at').orderBy('id').execute()
     if (assets.length === 0) return undefined
-    const lots = await db.selectFrom('asset_lots')
-      .innerJoin('portfolio_assets', 'portfolio_assets.id', 'asset_lots.asset_id')
-      .select(['asset_lots.id', 'asset_lots.asset_id', 'asset_lots.date', 'asset_lots.quantity', 'asset_lots.price'])
-      .where('portfolio_assets.portfolio_id', '=', () => portfolioOfAsset)
-      .orderBy('asset_lots.date').orderBy('asset_lots.seq')
-      .execute()
-    const portfolio = assets.map(asset => ({
-      asset: toAsset(asset),
-      lots: lots.filter(lot => lot.asset_id === asset.id).map(({ id, date, quantity, price }) => ({ id, date, quantity, price }))
-    }))
+    const lots = await this.lotsQuery().where('portfolio_assets.portfolio_id', '=', () => portfolioOfAsset).execute()
+    const portfolio = withLots(assets, lots)
     const holding = portfolio.find(entry => entry.asset.id === assetId)
     /* c8 ignore next -- the portfolio was found through this asset */
     if (holding === undefined) return undefined
     return { holding, portfolio }
   }
+
+  /** Every asset of several portfolios with its lots, in two statements whatever their number. */
+  async holdingsOfPortfolios (portfolioIds: readonly string[]): Promise<Map<string, Holding[]>> {
+    const byPortfolio = new Map<string, Holding[]>(portfolioIds.map(id => [id, []]))
+    if (byPortfolio.size === 0) return byPortfolio
+    const ids = [...byPortfolio.keys()]
+    const assets = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', 'in', ids)
+      .orderBy('created_at').orderBy('id').execute()
+    const lots = await this.lotsQuery().where('portfolio_assets.portfolio_id', 'in', ids).execute()
+    for (const holding of withLots(assets, lots)) byPortfolio.get(holding.asset.portfolioId)?.push(holding)
+    return byPortfolio
+  }
+
+  /** Lots with their asset's id, oldest first, to be narrowed to some portfolios. */
+  private lotsQuery () {
+    return this.handle.db.selectFrom('asset_lots')
+      .innerJoin('portfolio_assets', 'portfolio_assets.id', 'asset_lots.asset_id')
+      .select(['asset_lots.id', 'asset_lots.asset_id', 'asset_lots.date', 'asset_lots.quantity', 'asset_lots.price'])
+      .orderBy('asset_lots.date').orderBy('asset_lots.seq')
+  }
+}
+
+/** Asset rows with their lots (rows with `asset_id`, oldest first) as holdings. */
+function withLots (assets: ReadonlyArray<Selectable<PortfolioAssetsTable>>, lots: ReadonlyArray<Lot & { asset_id: string }>): Holding[] {
+  const lotsOf = new Map<string, Lot[]>(assets.map(asset => [asset.id, []]))
+  for (const { asset_id: assetId, ...lot } of lots) lotsOf.get(assetId)?.push(lot)
+  return assets.map(asset => ({ asset: toAsset(asset), lots: lotsOf.get(asset.id) ?? [] }))
 }

@@ -210,8 +210,10 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
         return
       }
       const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
-      await aggregatorEvents.saveVerifiedItem({ itemId, status: item.status, clientUserId, lastEvent: event })
+      const { updatedAt } = await aggregatorEvents.saveVerifiedItem({ itemId, status: item.status, clientUserId, lastEvent: event })
       log.info({ itemId, event, itemStatus: item.status }, 'webhook item verified')
+      // Subscribers at every instance hear of it (GraphQL `aggregatorItem`).
+      await app.itemStatus.publish({ itemId, status: item.status, event, updatedAt })
     } catch (error) {
       log.warn({ err: error, itemId, event }, 'webhook item verification failed: no item changed')
     }
@@ -221,7 +223,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
 export default fp(aggregatorModule, {
   name: 'bff-aggregator',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams'],
-  decorators: { fastify: ['verifyJwt', 'aggregator', 'store'] },
+  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-item-status'],
+  decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'itemStatus'] },
   encapsulate: true
 })

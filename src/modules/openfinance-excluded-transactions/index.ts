@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { ForbiddenError, NotFoundError } from '../../errors.js'
-import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { NotFoundError } from '../../errors.js'
+import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas/common.js'
@@ -10,16 +10,10 @@ import {
   CreateExclusionInputSchema,
   ExcludedTransactionRecordSchema,
   ExcludedTransactionSchema,
+  assertOwnClient,
   createExclusionInput
 } from '../../schemas/excluded-transaction.js'
 import { ListExclusionsQuerySchema } from './schemas.js'
-
-export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
-
-/** A `client` acts only on its own `client_id`; a `user` on any (CONTRACT §3). */
-function assertOwnClient (principal: Principal, clientId: string): void {
-  if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
-}
 
 /** Open-finance excluded transactions of spec §4.6, behind the Bearer token. */
 const exclusionsModule: FastifyPluginAsyncTypebox = async app => {

@@ -1,0 +1,163 @@
+import { EventEmitter, on } from 'node:events'
+import type { FastifyBaseLogger } from 'fastify'
+import { Type, type Static } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { Timestamp } from './schemas/common.js'
+
+/** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
+export const ItemStatusSchema = Type.Object({
+  itemId: Type.String({ description: 'The aggregator item' }),
+  status: Type.Union([Type.String(), Type.Null()], { description: 'The status the aggregator itself reports for the item (never what a webhook claimed)' }),
+  event: Type.String({ description: 'The webhook event that made the service ask' }),
+  updatedAt: { ...Timestamp, description: 'When the service verified the status' }
+}, { title: 'AggregatorItemStatus' })
+export type ItemStatus = Static<typeof ItemStatusSchema>
+
+const isItemStatus = TypeCompiler.Compile(ItemStatusSchema)
+
+/**
+ * Item statuses fanned out to every instance: `publish` on the instance that verified a webhook,
+ * `subscribe` on whichever instance holds the subscriber's connection.
+ */
+export interface ItemStatusFeed {
+  /** `local`, `redis` or `postgres`: how statuses reach the other instances. */
+  readonly transport: string
+  publish: (status: ItemStatus) => Promise<void>
+  /** The statuses of one item from now on; `return()` ends the subscription at once. */
+  subscribe: (itemId: string) => AsyncIterableIterator<ItemStatus>
+  close: () => Promise<void>
+}
+
+/** The channel (Redis) or notification name (PostgreSQL) every instance listens on. */
+export const ITEM_STATUS_CHANNEL = 'bff_item_status'
+
+/**
+ * Delivery inside one process, which every transport ends in: each subscription is an iterator
+ * over one item's events. `events.on` is used rather than an async generator because its
+ * `return()` takes effect while a `next()` is still waiting, so a closed WebSocket frees its
+ * listener at once rather than at the item's next event.
+ */
+class LocalDelivery {
+  private readonly emitter = new EventEmitter()
+
+  constructor () {
+    // One listener per subscription: many subscribers are normal, not a leak.
+    this.emitter.setMaxListeners(0)
+  }
+
+  deliver (status: ItemStatus): void {
+    this.emitter.emit(status.itemId, status)
+  }
+
+  subscribe (itemId: string): AsyncIterableIterator<ItemStatus> {
+    const source = on(this.emitter, itemId)
+    const iterator: AsyncIterableIterator<ItemStatus> = {
+      next: async () => {
+        const result = await source.next() as IteratorResult<[ItemStatus]>
+        return result.done === true ? { done: true, value: undefined } : { done: false, value: result.value[0] }
+      },
+      return: async () => {
+        await source.return?.()
+        return { done: true, value: undefined }
+      },
+      [Symbol.asyncIterator]: () => iterator
+    }
+    return iterator
+  }
+
+  /** A status from another instance, checked: anyone who can publish on the channel could send garbage. */
+  deliverMessage (message: string, log: FastifyBaseLogger): void {
+    let status: unknown
+    try {
+      status = JSON.parse(message)
+    } catch {
+      status = undefined
+    }
+    if (isItemStatus.Check(status)) this.deliver(status)
+    else log.warn({ channel: ITEM_STATUS_CHANNEL }, 'item status message that is not one: ignored')
+  }
+}
+
+/** One instance: statuses go straight to this process's subscribers. */
+export function localItemStatusFeed (): ItemStatusFeed {
+  const local = new LocalDelivery()
+  return {
+    transport: 'local',
+    publish: async status => { local.deliver(status) },
+    subscribe: itemId => local.subscribe(itemId),
+    close: async () => {}
+  }
+}
+
+/**
+ * Many instances through Redis pub/sub: every instance subscribes to one channel, and a status
+ * published by any of them (itself included) reaches each instance's subscribers once.
+ */
+export async function redisItemStatusFeed (url: string, log: FastifyBaseLogger): Promise<ItemStatusFeed> {
+  const { Redis } = await import('ioredis')
+  const local = new LocalDelivery()
+  const publisher = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
+  const subscriber = new Redis(url, { connectTimeout: 2000 })
+  for (const connection of [publisher, subscriber]) connection.on('error', (error: Error) => { log.warn({ err: error }, 'item status feed: Redis unavailable') })
+  subscriber.on('message', (_channel: string, message: string) => { local.deliverMessage(message, log) })
+  await subscriber.subscribe(ITEM_STATUS_CHANNEL)
+  return {
+    transport: 'redis',
+    publish: async status => { await publisher.publish(ITEM_STATUS_CHANNEL, JSON.stringify(status)) },
+    subscribe: itemId => local.subscribe(itemId),
+    close: async () => { await Promise.allSettled([publisher.quit(), subscriber.quit()]) }
+  }
+}
+
+const RECONNECT_DELAY_MS = 1000
+
+/**
+ * Many instances through PostgreSQL `LISTEN/NOTIFY` on the service's own database: one
+ * connection per instance listens (and notifies), reconnecting after a failure. Statuses
+ * published while it is down are not replayed: the next webhook brings the next one.
+ */
+export async function postgresItemStatusFeed (url: string, log: FastifyBaseLogger): Promise<ItemStatusFeed> {
+  const { default: pg } = await import('pg')
+  const local = new LocalDelivery()
+  let closed = false
+  let client: InstanceType<typeof pg.Client> | undefined
+
+  async function listen (): Promise<void> {
+    const next = new pg.Client({ connectionString: url })
+    next.on('notification', message => { if (message.channel === ITEM_STATUS_CHANNEL) local.deliverMessage(message.payload ?? '', log) })
+    next.on('error', (error: Error) => {
+      log.warn({ err: error }, 'item status feed: PostgreSQL connection lost')
+      if (client !== next) return
+      client = undefined
+      void next.end().catch(() => {})
+      listenLater()
+    })
+    await next.connect()
+    await next.query(`LISTEN ${ITEM_STATUS_CHANNEL}`)
+    client = next
+  }
+
+  function listenLater (): void {
+    setTimeout(() => {
+      if (closed) return
+      listen().catch((error: unknown) => {
+        log.warn({ err: error }, 'item status feed: PostgreSQL reconnection failed')
+        listenLater()
+      })
+    }, RECONNECT_DELAY_MS).unref()
+  }
+
+  await listen()
+  return {
+    transport: 'postgres',
+    publish: async status => {
+      if (client === undefined) throw new Error('item status feed: PostgreSQL connection down')
+      await client.query('select pg_notify($1, $2)', [ITEM_STATUS_CHANNEL, JSON.stringify(status)])
+    },
+    subscribe: itemId => local.subscribe(itemId),
+    close: async () => {
+      closed = true
+      await client?.end().catch(() => {})
+    }
+  }
+}

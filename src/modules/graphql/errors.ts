@@ -1,0 +1,106 @@
+import type { FastifyBaseLogger, FastifyError } from 'fastify'
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
+import type { TSchema } from '@sinclair/typebox'
+import AjvCompiler from '@fastify/ajv-compiler'
+import { errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue } from '../../errors.js'
+import { validationMessages } from '../../plugins/error-responses.js'
+
+/** The GraphQL error codes beyond CONTRACT §9's: what the automatic-persisted-query protocol expects. */
+export type GraphqlErrorCode = ErrorCode | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_SUPPORTED'
+
+/** A query refused before it runs: too deep, too costly. */
+export class QueryRefusedError extends GraphQLError {
+  constructor (message: string, extensions: Record<string, unknown>) {
+    super(message, { extensions: { code: 'BAD_REQUEST', ...extensions } })
+  }
+}
+
+/** CONTRACT §14: deeper queries are refused before they run. */
+export const MAX_QUERY_DEPTH = 10
+
+const PERSISTED_QUERY_CODES: Record<string, GraphqlErrorCode> = {
+  PersistedQueryNotFound: 'PERSISTED_QUERY_NOT_FOUND',
+  PersistedQueryNotSupported: 'PERSISTED_QUERY_NOT_SUPPORTED'
+}
+
+/**
+ * One error as the caller sees it: CONTRACT §9's code in `extensions.code`, the REST message
+ * (validation failures: every phrase of §5, joined, and as an array in `extensions.messages`),
+ * and nothing of the internals of an unexpected failure, which is logged instead.
+ */
+export function formatGraphqlError (error: GraphQLError, log: FastifyBaseLogger): GraphQLFormattedError {
+  const original = error.originalError as (FastifyError & { validation?: ValidationIssue[], retryAfterSeconds?: number }) | undefined
+  const located = { ...(error.locations === undefined ? {} : { locations: error.locations }), ...(error.path === undefined ? {} : { path: error.path }) }
+  if (original?.validation !== undefined) {
+    const messages = validationMessages(original.validation, original.validationContext ?? 'input')
+    return { message: messages.join('; '), ...located, extensions: { code: 'VALIDATION_FAILED', messages } }
+  }
+  if (original !== undefined && isCodedError(original)) {
+    const status = original.statusCode ?? 500
+    if (status >= 500) log.warn({ err: original }, original.message)
+    return {
+      message: original.message,
+      ...located,
+      extensions: { code: errorCodeOf(original, status), ...(original.retryAfterSeconds === undefined ? {} : { retryAfter: original.retryAfterSeconds }) }
+    }
+  }
+  if (original !== undefined || error.path !== undefined) {
+    // A resolver's unexpected failure, or a non-null field left null by one.
+    log.error({ err: original ?? error }, 'graphql field failed')
+    return { message: Messages.internal, ...located, extensions: { code: 'INTERNAL_ERROR' } }
+  }
+  if (typeof error.extensions.code === 'string') return { message: error.message, ...located, extensions: error.extensions }
+  // Refused before execution: a syntax error is a malformed request, anything else fails the schema.
+  const code: ErrorCode = error.message.startsWith('Syntax Error') ? 'BAD_REQUEST' : 'VALIDATION_FAILED'
+  return { message: error.message, ...located, extensions: { code } }
+}
+
+/**
+ * The errors to answer for one error of an execution or of the GraphQL layer: Mercurius gathers
+ * a document's validation errors in one error's `errors`; its other refusals (a mutation over
+ * GET, an unknown persisted query) describe the request, not the service.
+ */
+export function requestErrors (error: unknown): GraphQLError[] {
+  if (error instanceof GraphQLError) {
+    const nested = (error.originalError as { errors?: unknown } | undefined)?.errors
+    return Array.isArray(nested) ? nested.flatMap(requestErrors) : [error]
+  }
+  if (!(error instanceof Error)) return [new GraphQLError(String(error))]
+  const { code, errors: nested } = error as Error & { code?: unknown, errors?: unknown }
+  if (code === 'MER_ERR_GQL_VALIDATION' && Array.isArray(nested)) return nested.flatMap(requestErrors)
+  if (code === 'MER_ERR_GQL_QUERY_DEPTH') return [new QueryRefusedError(error.message.replaceAll('`', ''), { maxDepth: MAX_QUERY_DEPTH })]
+  if (isCodedError(error as { code?: unknown }) || 'validation' in error) return [new GraphQLError(error.message, { originalError: error })]
+  const persisted = PERSISTED_QUERY_CODES[error.message]
+  const message = Array.isArray(nested) && nested[0] instanceof Error ? nested[0].message : error.message
+  return [new GraphQLError(message, { extensions: { code: persisted ?? 'BAD_REQUEST' } })]
+}
+
+/**
+ * Mercurius's error formatter: a request that ran (or began to) is 200 with `data` and
+ * `errors`, as GraphQL over HTTP says for `application/json`; one refused before execution
+ * (syntax, validation, depth, cost) is 400 with `errors` only.
+ */
+export function graphqlErrorFormatter (execution: ExecutionResult, log: FastifyBaseLogger): { statusCode: number, response: ExecutionResult } {
+  const errors = (execution.errors ?? []).flatMap(requestErrors)
+  const ran = (execution.data !== undefined && execution.data !== null) || errors.some(error => error.path !== undefined)
+  return {
+    statusCode: ran ? 200 : 400,
+    // A request refused before execution has no `data` at all (GraphQL spec, "Response").
+    response: { ...(ran ? { data: execution.data ?? null } : {}), errors: errors.map(error => formatGraphqlError(error, log)) as unknown as GraphQLError[] }
+  }
+}
+
+const compileValidator = AjvCompiler()({}, { customOptions: { allErrors: true, verbose: true, coerceTypes: false } } as never)
+
+/**
+ * A REST body schema as a GraphQL argument's validator: the same rules (bounds, blank texts,
+ * formats), failing with the same phrases, so `input` of a mutation is checked exactly as the
+ * body of the matching route.
+ */
+export function inputValidator<T> (schema: TSchema, root = 'input'): (value: unknown) => T {
+  const validate = compileValidator({ schema } as never) as unknown as ((value: unknown) => boolean) & { errors?: ValidationIssue[] | null }
+  return value => {
+    if (!validate(value)) throw new ValidationError(root, validate.errors ?? [])
+    return value as T
+  }
+}

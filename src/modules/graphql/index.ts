@@ -1,0 +1,87 @@
+import fp from 'fastify-plugin'
+import type { FastifyError, FastifyInstance } from 'fastify'
+import mercurius from 'mercurius'
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql'
+import { answerError } from '../../plugins/error-responses.js'
+import { telemetryOf } from '../../plugins/metrics.js'
+import { ItemOwnership } from '../aggregator/ownership.js'
+import { requestCredentials, type GraphqlContext } from './context.js'
+import { assertAffordable } from './cost.js'
+import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
+import { buildGraphqlSchema, graphqlLoaders } from './schema.js'
+
+export { buildGraphqlSchema } from './schema.js'
+
+export interface GraphqlModuleOptions {
+  /** Introspection and the GraphiQL page at `/graphiql` (CONTRACT §14: outside production only). */
+  devTools: boolean
+  /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
+  maxCost: number
+}
+
+/** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
+const PERSISTED_QUERIES = 5000
+
+/** Errors of the GraphQL layer answer as GraphQL; the rest (429, 413, 503…) in the standard body, as on every route. */
+function isGraphqlLayerError (error: FastifyError): boolean {
+  return error instanceof GraphQLError || (typeof error.code === 'string' && error.code.startsWith('MER_ERR_'))
+}
+
+/**
+ * GraphQL (CONTRACT §14) over the REST domains: `POST /graphql`, `GET /graphql` for queries, and
+ * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
+ */
+async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
+  const ownership = new ItemOwnership(app.aggregator, telemetryOf(app))
+  const contextOf = (request: Parameters<typeof requestCredentials>[1]): Pick<GraphqlContext, 'credentials' | 'ownership' | 'log'> =>
+    ({ credentials: requestCredentials(app, request), ownership, log: request.log })
+
+  app.addHook('onRequest', async request => { await requestCredentials(app, request).identifyEarly() })
+
+  await app.register(mercurius, {
+    schema: buildGraphqlSchema(),
+    loaders: graphqlLoaders as never,
+    path: '/graphql',
+    graphiql: options.devTools,
+    // Compiled with graphql-jit from a query's second run on.
+    jit: 1,
+    queryDepth: MAX_QUERY_DEPTH,
+    validationRules: options.devTools ? [] : [NoSchemaIntrospectionCustomRule],
+    persistedQueryProvider: mercurius.persistedQueryDefaults.automatic(PERSISTED_QUERIES),
+    context: request => contextOf(request),
+    errorFormatter: (execution, context) => graphqlErrorFormatter(execution, (context as unknown as Partial<GraphqlContext>).log ?? app.log),
+    errorHandler: (error, request, reply) => {
+      if (!isGraphqlLayerError(error as FastifyError)) {
+        answerError(error as FastifyError, request, reply)
+        return
+      }
+      const { statusCode, response } = graphqlErrorFormatter({ errors: [error as unknown as GraphQLError] }, request.log)
+      void reply.code(statusCode).send(response)
+    },
+    subscription: {
+      context: (_socket, request) => contextOf(request),
+      // Browsers cannot set headers on a WebSocket: credentials come in `connection_init`'s
+      // payload, which Mercurius adds to the upgrade request's headers, by their lower-case names.
+      onConnect: ({ payload }: { payload?: unknown }) => {
+        if (payload !== null && typeof payload === 'object') {
+          for (const [name, value] of Object.entries(payload)) {
+            const lower = name.toLowerCase()
+            if (lower !== name) (payload as Record<string, unknown>)[lower] = value
+          }
+        }
+        return true
+      }
+    }
+  })
+  app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
+    assertAffordable(schema, document, variables, options.maxCost)
+  })
+}
+
+export default fp(graphqlModule, {
+  name: 'bff-graphql',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-upstreams', 'bff-item-status'],
+  decorators: { fastify: ['verifyApiKey', 'verifyJwt', 'store', 'quotes', 'aggregator', 'itemStatus'] },
+  encapsulate: true
+})

@@ -1,0 +1,344 @@
+import {
+  GraphQLBoolean,
+  GraphQLID,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLSchema,
+  GraphQLString,
+  type GraphQLFieldConfig,
+  type GraphQLFieldConfigArgumentMap
+} from 'graphql'
+import { Type, type Static } from '@sinclair/typebox'
+import { NotFoundError } from '../../errors.js'
+import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
+import { dashboardOf } from '../../dashboard/service.js'
+import { IdParamsSchema, MAX_PAGE_SIZE, PageQuerySchema, pageOf } from '../../schemas/common.js'
+import { AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type Asset, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
+import { CreatePortfolioInputSchema, PortfolioSchema, PortfolioValueSchema, UpdatePortfolioInputSchema, createPortfolioInput, updatePortfolioInput, type CreatePortfolioInput, type Portfolio, type PortfolioValue, type UpdatePortfolioInput } from '../../schemas/portfolio.js'
+import { CreateExclusionInputSchema, ExcludedTransactionSchema, assertOwnClient, createExclusionInput, type CreateExclusionInput } from '../../schemas/excluded-transaction.js'
+import { DashboardSchema, type Dashboard } from '../../schemas/dashboard.js'
+import { QuoteSchema, type Quote } from '../../schemas/quote.js'
+import { StatsSchema } from '../../schemas/stats.js'
+import { MeSchema } from '../auth/schemas.js'
+import { ListPortfoliosQuerySchema } from '../portfolios/schemas.js'
+import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/schemas.js'
+import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/schemas.js'
+import { ItemStatusSchema, type ItemStatus } from '../../item-status.js'
+import type { GraphqlContext } from './context.js'
+import { inputValidator } from './errors.js'
+import { TypeBoxToGraphql } from './typebox.js'
+
+/** The cost model of a field (see cost.ts): its own cost, and how many items a list field stands for. */
+export interface FieldCost {
+  base?: number
+  items?: (args: Record<string, unknown>) => number
+}
+
+/** A portfolio's assets are unbounded; cost estimates assume this many. */
+export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
+
+/** GraphQL lists default to 100 items (CONTRACT §14), REST to 1000. */
+const GRAPHQL_PAGE_SIZE = 100
+
+type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
+
+/** Arguments a nullable GraphQL argument may leave `null`: the filter is then absent, as in REST. */
+function present<T extends Record<string, unknown>> (args: T): T {
+  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== undefined)) as T
+}
+
+/** An id no record can have (CONTRACT §5: at most 64 characters) names nothing: no query is made. */
+function possibleId (id: string): boolean {
+  return IdParamsSchema.properties.id.maxLength !== undefined && id.length <= IdParamsSchema.properties.id.maxLength && id.length > 0
+}
+
+const checkPortfolioList = inputValidator<Static<typeof ListPortfoliosQuerySchema>>(ListPortfoliosQuerySchema, 'query')
+const AssetListQuerySchema = Type.Composite([ListAssetsQuerySchema, Type.Object({ type: Type.Optional(AssetTypeSchema) })])
+const checkAssetList = inputValidator<Static<typeof AssetListQuerySchema>>(AssetListQuerySchema, 'query')
+const checkSymbol = inputValidator<Static<typeof SymbolParamsSchema>>(SymbolParamsSchema, 'params')
+const checkExclusionList = inputValidator<Static<typeof ListExclusionsQuerySchema>>(ListExclusionsQuerySchema, 'query')
+const checkCreatePortfolio = inputValidator<CreatePortfolioInput>(CreatePortfolioInputSchema)
+const checkUpdatePortfolio = inputValidator<UpdatePortfolioInput>(UpdatePortfolioInputSchema)
+const checkCreateAsset = inputValidator<CreateAssetInput>(CreateAssetInputSchema)
+const checkUpdateAsset = inputValidator<UpdateAssetInput>(UpdateAssetInputSchema)
+const checkExclusion = inputValidator<CreateExclusionInput>(CreateExclusionInputSchema)
+const ItemArgsSchema = Type.Object({ itemId: Type.String({ minLength: 1, maxLength: 200 }) })
+const checkItemArgs = inputValidator<Static<typeof ItemArgsSchema>>(ItemArgsSchema, 'args')
+
+const pageArgs: GraphQLFieldConfigArgumentMap = {
+  limit: { type: GraphQLInt, defaultValue: GRAPHQL_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}` },
+  offset: { type: GraphQLInt, defaultValue: 0, description: PageQuerySchema.properties.offset.description }
+}
+const pageCost: FieldCost = { items: args => typeof args.limit === 'number' ? args.limit : GRAPHQL_PAGE_SIZE }
+const idArg = { id: { type: new GraphQLNonNull(GraphQLID) } }
+
+/** A list that is never null of items that are never null. */
+function listOf<T extends GraphQLObjectType> (type: T): GraphQLNonNull<GraphQLList<GraphQLNonNull<T>>> {
+  return new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(type)))
+}
+
+/**
+ * The schema of CONTRACT §14, its types made from the REST TypeBox schemas and its resolvers
+ * over the same repositories, guards and rules. Services come from the context (`ctx.app`),
+ * so the schema itself can be built — and printed to `schema.graphql` — without an app.
+ */
+export function buildGraphqlSchema (): GraphQLSchema {
+  const types = new TypeBoxToGraphql()
+  const AssetQuote = types.objectType(QuoteSchema)
+  const AssetDashboard = types.objectType(DashboardSchema)
+
+  const PortfolioAsset = types.objectType(AssetSchema, () => ({
+    quote: { type: AssetQuote, description: 'The current quote of the asset\'s symbol; null when the provider has none', extensions: { cost: { base: 5 } satisfies FieldCost } },
+    dashboard: { type: AssetDashboard, description: 'Position, monthly history and buys of the asset', extensions: { cost: { base: 25 } satisfies FieldCost } }
+  }))
+  const PortfolioValue = types.objectType(PortfolioValueSchema)
+  const Portfolio = types.objectType(PortfolioSchema, () => ({
+    assets: { type: listOf(PortfolioAsset), description: 'The portfolio\'s assets, oldest first', extensions: { cost: { items: () => ASSETS_PER_PORTFOLIO_ESTIMATE } satisfies FieldCost } },
+    value: {
+      type: new GraphQLNonNull(PortfolioValue),
+      description: 'Total value of the portfolio',
+      resolve: (portfolio: Portfolio): PortfolioValue => ({ portfolioId: portfolio.id, totalValue: portfolio.totalValue, currency: 'BRL', lastUpdate: portfolio.updatedAt })
+    }
+  }))
+  const SystemStats = types.objectType(StatsSchema)
+  const Principal = types.objectType(MeSchema, undefined, 'Principal')
+  const ExcludedTransaction = types.objectType(ExcludedTransactionSchema)
+  const AggregatorItemStatus = types.objectType(ItemStatusSchema)
+
+  const query: Record<string, Field> = {
+    portfolios: {
+      type: listOf(Portfolio),
+      description: 'Portfolios, optionally of one user (x-api-key)',
+      args: { userId: { type: GraphQLID }, ...pageArgs },
+      extensions: { cost: pageCost },
+      resolve: async (_root, args: Record<string, unknown>, ctx) => {
+        await ctx.credentials.apiKey()
+        const query = checkPortfolioList(present(args))
+        return await ctx.app.store.portfolios.list({ userId: query.userId }, pageOf(query))
+      }
+    },
+    portfolio: {
+      type: Portfolio,
+      description: 'One portfolio; null when no portfolio has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: { id: string }, ctx) => {
+        await ctx.credentials.apiKey()
+        return possibleId(id) ? await ctx.app.store.portfolios.get(id) ?? null : null
+      }
+    },
+    asset: {
+      type: PortfolioAsset,
+      description: 'One asset; null when no asset has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: { id: string }, ctx) => {
+        await ctx.credentials.apiKey()
+        return possibleId(id) ? await ctx.app.store.assets.get(id) ?? null : null
+      }
+    },
+    assets: {
+      type: listOf(PortfolioAsset),
+      description: 'Assets, optionally of one portfolio and one type (x-api-key)',
+      args: { portfolioId: { type: GraphQLID }, type: { type: types.enumOf(AssetTypeSchema) }, ...pageArgs },
+      extensions: { cost: pageCost },
+      resolve: async (_root, args: Record<string, unknown>, ctx) => {
+        await ctx.credentials.apiKey()
+        const query = checkAssetList(present(args))
+        return await ctx.app.store.assets.list({ portfolioId: query.portfolioId, type: query.type }, pageOf(query))
+      }
+    },
+    quote: {
+      type: AssetQuote,
+      description: 'The current quote of a ticker; null when the provider has none (x-api-key)',
+      args: { symbol: { type: new GraphQLNonNull(GraphQLString) } },
+      extensions: { cost: { base: 5 } satisfies FieldCost },
+      resolve: async (_root, args: { symbol: string }, ctx): Promise<Quote | null> => {
+        await ctx.credentials.apiKey()
+        const symbol = checkSymbol(args).symbol.toUpperCase()
+        const quote = await ctx.app.quotes.quote(symbol, ctx.log)
+        return quote === undefined ? null : { ...quote, source: ctx.app.quotes.source }
+      }
+    },
+    stats: {
+      type: new GraphQLNonNull(SystemStats),
+      description: 'Counts and total value of the store (x-api-key)',
+      resolve: async (_root, _args, ctx) => {
+        await ctx.credentials.apiKey()
+        return await ctx.app.store.stats.get()
+      }
+    },
+    me: {
+      type: Principal,
+      description: 'The calling principal with its claims (Bearer token)',
+      resolve: async (_root, _args, ctx) => {
+        const { id, type, expiresAt, issuedAt, payload } = await ctx.credentials.principal()
+        return { id, type, expiresAt, issuedAt, payload }
+      }
+    },
+    excludedTransactions: {
+      type: listOf(ExcludedTransaction),
+      description: 'Excluded transactions of one client; a client principal sees only its own (Bearer token)',
+      args: { clientId: { type: new GraphQLNonNull(GraphQLID) } },
+      extensions: { cost: { items: () => GRAPHQL_PAGE_SIZE } satisfies FieldCost },
+      resolve: async (_root, { clientId }: { clientId: string }, ctx) => {
+        const principal = await ctx.credentials.principal()
+        const query = checkExclusionList({ client_id: clientId })
+        const ownClientId = query.client_id.trim()
+        assertOwnClient(principal, ownClientId)
+        return await ctx.app.store.exclusions.list(ownClientId, pageOf(query))
+      }
+    }
+  }
+
+  const mutation: Record<string, Field> = {
+    createPortfolio: {
+      type: new GraphQLNonNull(Portfolio),
+      description: 'Create a portfolio (x-api-key)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreatePortfolioInputSchema)) } },
+      resolve: async (_root, { input }: { input: unknown }, ctx) => {
+        await ctx.credentials.apiKey()
+        return await ctx.app.store.portfolios.create(createPortfolioInput(checkCreatePortfolio(input)))
+      }
+    },
+    updatePortfolio: {
+      type: Portfolio,
+      description: 'Rename or describe a portfolio; null when no portfolio has this id (x-api-key)',
+      args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdatePortfolioInputSchema)) } },
+      resolve: async (_root, { id, input }: { id: string, input: unknown }, ctx) => {
+        await ctx.credentials.apiKey()
+        const update = updatePortfolioInput(checkUpdatePortfolio(input))
+        return possibleId(id) ? await ctx.app.store.portfolios.update(id, update) ?? null : null
+      }
+    },
+    deletePortfolio: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Delete a portfolio and its assets; false when no portfolio has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: { id: string }, ctx) => {
+        await ctx.credentials.apiKey()
+        return possibleId(id) && await ctx.app.store.portfolios.delete(id)
+      }
+    },
+    createAsset: {
+      type: new GraphQLNonNull(PortfolioAsset),
+      description: 'Add an asset to a portfolio (x-api-key)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreateAssetInputSchema)) } },
+      resolve: async (_root, { input }: { input: unknown }, ctx) => {
+        await ctx.credentials.apiKey()
+        const asset = await ctx.app.store.assets.create(createAssetInput(checkCreateAsset(input)))
+        if (asset === undefined) throw new NotFoundError('Portfolio')
+        return asset
+      }
+    },
+    updateAsset: {
+      type: PortfolioAsset,
+      description: 'Change the quantity or price of an asset; null when no asset has this id (x-api-key)',
+      args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdateAssetInputSchema)) } },
+      resolve: async (_root, { id, input }: { id: string, input: unknown }, ctx) => {
+        await ctx.credentials.apiKey()
+        const update = updateAssetInput(checkUpdateAsset(input))
+        return possibleId(id) ? await ctx.app.store.assets.update(id, update) ?? null : null
+      }
+    },
+    deleteAsset: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Remove an asset; false when no asset has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: { id: string }, ctx) => {
+        await ctx.credentials.apiKey()
+        return possibleId(id) && await ctx.app.store.assets.delete(id)
+      }
+    },
+    excludeTransaction: {
+      type: new GraphQLNonNull(ExcludedTransaction),
+      description: 'Exclude a transaction (idempotent per client and transaction; a client principal only its own) (Bearer token)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreateExclusionInputSchema)) } },
+      resolve: async (_root, { input }: { input: unknown }, ctx) => {
+        const principal = await ctx.credentials.principal()
+        const exclusion = createExclusionInput(checkExclusion(input))
+        assertOwnClient(principal, exclusion.client_id)
+        return (await ctx.app.store.exclusions.create(exclusion)).record
+      }
+    },
+    deleteExcludedTransaction: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Remove an exclusion; false when none has this id (a client principal only its own) (Bearer token)',
+      args: idArg,
+      resolve: async (_root, { id }: { id: string }, ctx) => {
+        const principal = await ctx.credentials.principal()
+        const existing = possibleId(id) ? await ctx.app.store.exclusions.get(id) : undefined
+        if (existing === undefined) return false
+        assertOwnClient(principal, existing.client_id)
+        return await ctx.app.store.exclusions.delete(id)
+      }
+    }
+  }
+
+  const subscription: Record<string, Field<ItemStatus>> = {
+    aggregatorItem: {
+      type: new GraphQLNonNull(AggregatorItemStatus),
+      description: 'The verified status of an aggregator item, each time a webhook about it arrives at any instance (Bearer token; a client only its own items)',
+      args: { itemId: { type: new GraphQLNonNull(GraphQLID) } },
+      subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
+        const principal = await ctx.credentials.principal()
+        const { itemId } = checkItemArgs(args)
+        if (principal.type === 'client') await ctx.ownership.assertOwner(principal.id, itemId, ctx.log)
+        return ctx.app.itemStatus.subscribe(itemId)
+      },
+      resolve: (status: ItemStatus) => status
+    }
+  }
+
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', fields: query }),
+    mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
+    subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription as Record<string, Field> })
+  })
+}
+
+/**
+ * Batched fields (Mercurius loaders, one call per field per request whatever the number of
+ * parents): the assets of every portfolio in an answer in one statement; the quotes of every
+ * asset in one provider batch (shared with REST's cache and single flight); the dashboards of
+ * every asset from one read of their portfolios' holdings and one batch of quotes.
+ */
+export const graphqlLoaders = {
+  Portfolio: {
+    assets: {
+      loader: async (queries: Array<{ obj: Portfolio }>, ctx: GraphqlContext): Promise<Asset[][]> => {
+        const byPortfolio = await ctx.app.store.assets.ofPortfolios(queries.map(({ obj }) => obj.id))
+        return queries.map(({ obj }) => byPortfolio.get(obj.id) ?? [])
+      },
+      opts: { cache: false }
+    }
+  },
+  PortfolioAsset: {
+    quote: {
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> => {
+        const quotes = await quotesOf(ctx.app.quotes, queries.map(({ obj }) => obj.symbol).filter(isTicker), ctx.log)
+        const source = ctx.app.quotes.source
+        return queries.map(({ obj }) => withSource(quotes.get(obj.symbol), source))
+      },
+      opts: { cache: false }
+    },
+    dashboard: {
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Dashboard | null>> => {
+        const holdings = await ctx.app.store.assets.holdingsOfPortfolios(queries.map(({ obj }) => obj.portfolioId))
+        const symbols = [...holdings.values()].flat().map(({ asset }) => asset.symbol).filter(isTicker)
+        // Every quote the dashboards need, in one batch: each dashboard then finds them cached.
+        await quotesOf(ctx.app.quotes, [...symbols, IBOV_SYMBOL], ctx.log)
+        return await Promise.all(queries.map(async ({ obj }) => {
+          const portfolio = holdings.get(obj.portfolioId) ?? []
+          const holding = portfolio.find(entry => entry.asset.id === obj.id)
+          return holding === undefined ? null : await dashboardOf(holding, portfolio, ctx.app.quotes, ctx.log)
+        }))
+      },
+      opts: { cache: false }
+    }
+  }
+}
+
+function withSource (quote: ProviderQuote | undefined, source: string): Quote | null {
+  return quote === undefined ? null : { ...quote, source }
+}

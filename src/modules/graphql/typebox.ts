@@ -1,0 +1,182 @@
+import {
+  GraphQLBoolean,
+  GraphQLEnumType,
+  GraphQLFloat,
+  GraphQLID,
+  GraphQLInputObjectType,
+  GraphQLInt,
+  GraphQLList,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  GraphQLString,
+  type GraphQLFieldConfig,
+  type GraphQLFieldConfigMap,
+  type GraphQLInputFieldConfigMap,
+  type GraphQLInputType,
+  type GraphQLNullableType,
+  type GraphQLOutputType
+} from 'graphql'
+import { OptionalKind, type TObject, type TSchema } from '@sinclair/typebox'
+import type { GraphqlContext } from './context.js'
+
+/** What this converter reads of a JSON Schema (TypeBox's output). */
+interface JsonSchema {
+  type?: string | string[]
+  title?: string
+  description?: string
+  enum?: unknown[]
+  const?: unknown
+  anyOf?: JsonSchema[]
+  items?: JsonSchema
+  properties?: Record<string, JsonSchema>
+  required?: string[]
+  additionalProperties?: unknown
+  [OptionalKind]?: string
+}
+
+/** An object GraphQL cannot type field by field (a token's claims): passed through as JSON. */
+export const JsonObjectScalar = new GraphQLScalarType({
+  name: 'JSONObject',
+  description: 'A JSON object, as the REST API answers it',
+  serialize: value => value
+})
+
+function capitalized (text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1)
+}
+
+/** Ids are GraphQL `ID`s: `id`, `userId`, `client_id`… */
+function isIdName (name: string): boolean {
+  return name === 'id' || /(?:Id|_id)$/.test(name)
+}
+
+/** The union's non-null branch, and whether `null` was one of its branches. */
+function withoutNull (schema: JsonSchema): { schema: JsonSchema, nullable: boolean } {
+  const branches = schema.anyOf
+  if (branches === undefined) return { schema, nullable: false }
+  const others = branches.filter(branch => branch.type !== 'null')
+  if (others.length === 1 && others.length < branches.length) return { schema: { ...others[0], description: schema.description ?? others[0]?.description }, nullable: true }
+  return { schema, nullable: false }
+}
+
+/** String values of an enum: `enum: [...]`, or a union of string literals. */
+function enumValues (schema: JsonSchema): string[] | undefined {
+  if (Array.isArray(schema.enum) && schema.enum.every(value => typeof value === 'string')) return schema.enum as string[]
+  const literals = schema.anyOf?.map(branch => branch.const)
+  if (literals !== undefined && literals.length > 1 && literals.every(value => typeof value === 'string')) return literals as string[]
+  return undefined
+}
+
+/**
+ * GraphQL types from the TypeBox schemas REST validates and serializes with, so one model
+ * describes both interfaces: field names, nullability, enums and descriptions (the OpenAPI
+ * document's) all come from there. A titled schema becomes a type of that name, once; an
+ * untitled nested object is named after its parent and field.
+ */
+export class TypeBoxToGraphql {
+  private readonly named = new Map<string, GraphQLNullableType>()
+
+  /** An object type from an object schema, with extra fields (relations, computed values) added. */
+  objectType<Source = unknown> (schema: TObject, extraFields: () => GraphQLFieldConfigMap<Source, GraphqlContext> = () => ({}), name = schema.title): GraphQLObjectType<Source, GraphqlContext> {
+    if (name === undefined) throw new Error('an object type needs a title')
+    const known = this.named.get(name)
+    if (known !== undefined) return known as GraphQLObjectType<Source, GraphqlContext>
+    const type = new GraphQLObjectType<Source, GraphqlContext>({
+      name,
+      description: (schema as JsonSchema).description,
+      fields: () => ({ ...this.outputFields(schema as JsonSchema, name) as GraphQLFieldConfigMap<Source, GraphqlContext>, ...extraFields() })
+    })
+    this.named.set(name, type)
+    return type
+  }
+
+  /** An input type from a body schema (`CreatePortfolioInput`…): optional properties are nullable. */
+  inputType (schema: TObject, name = schema.title): GraphQLInputObjectType {
+    if (name === undefined) throw new Error('an input type needs a title')
+    const known = this.named.get(name)
+    if (known !== undefined) return known as GraphQLInputObjectType
+    const json = schema as JsonSchema
+    const required = new Set(json.required ?? [])
+    const type = new GraphQLInputObjectType({
+      name,
+      description: json.description,
+      fields: () => {
+        const fields: GraphQLInputFieldConfigMap = {}
+        for (const [field, property] of Object.entries(json.properties ?? {})) {
+          const { schema: inner, nullable } = withoutNull(property)
+          const base = this.input(inner, `${name}${capitalized(field)}`, field)
+          fields[field] = { type: required.has(field) && !nullable ? new GraphQLNonNull(base) : base, description: property.description }
+        }
+        return fields
+      }
+    })
+    this.named.set(name, type)
+    return type
+  }
+
+  /** The GraphQL enum of a titled string enum schema (`AssetType`), for arguments. */
+  enumOf (schema: TSchema): GraphQLEnumType {
+    const json = schema as JsonSchema
+    const values = enumValues(json)
+    if (values === undefined || json.title === undefined) throw new Error('an enum needs a title and string values')
+    return this.enumType(json.title, values, json.description)
+  }
+
+  private outputFields (schema: JsonSchema, parentName: string): GraphQLFieldConfigMap<unknown, GraphqlContext> {
+    const fields: GraphQLFieldConfigMap<unknown, GraphqlContext> = {}
+    const required = new Set(schema.required ?? [])
+    for (const [field, property] of Object.entries(schema.properties ?? {})) {
+      fields[field] = this.outputField(property, `${parentName}${capitalized(field)}`, field, required.has(field))
+    }
+    return fields
+  }
+
+  private outputField (property: JsonSchema, nameIfObject: string, field: string, required: boolean): GraphQLFieldConfig<unknown, GraphqlContext> {
+    const { schema, nullable } = withoutNull(property)
+    const base = this.output(schema, nameIfObject, field)
+    return { type: required && !nullable ? new GraphQLNonNull(base) : base, description: property.description }
+  }
+
+  private output (schema: JsonSchema, nameIfObject: string, field: string): GraphQLOutputType & GraphQLNullableType {
+    if (schema.type === 'object') {
+      if (schema.additionalProperties === true || schema.properties === undefined) return JsonObjectScalar
+      return this.objectType(schema as TObject, undefined, schema.title ?? nameIfObject)
+    }
+    if (schema.type === 'array' && schema.items !== undefined) {
+      const { schema: item, nullable } = withoutNull(schema.items)
+      const itemType = this.output(item, nameIfObject, field)
+      return new GraphQLList(nullable ? itemType : new GraphQLNonNull(itemType))
+    }
+    return this.leaf(schema, field) as GraphQLOutputType & GraphQLNullableType
+  }
+
+  private input (schema: JsonSchema, nameIfObject: string, field: string): GraphQLInputType & GraphQLNullableType {
+    if (schema.type === 'object') return this.inputType(schema as TObject, schema.title ?? nameIfObject)
+    if (schema.type === 'array' && schema.items !== undefined) return new GraphQLList(new GraphQLNonNull(this.input(schema.items, nameIfObject, field)))
+    return this.leaf(schema, field) as GraphQLInputType & GraphQLNullableType
+  }
+
+  /** Scalars and enums: an enum needs a title (`AssetType`), so it has one name wherever it is used. */
+  private leaf (schema: JsonSchema, field: string): GraphQLNullableType {
+    const values = enumValues(schema)
+    if (values !== undefined && schema.title !== undefined) return this.enumType(schema.title, values, schema.description)
+    switch (Array.isArray(schema.type) ? schema.type[0] : schema.type) {
+      case 'integer': return GraphQLInt
+      case 'number': return GraphQLFloat
+      case 'boolean': return GraphQLBoolean
+      case 'string': return isIdName(field) ? GraphQLID : GraphQLString
+      default:
+        if (values !== undefined || typeof schema.const === 'string') return GraphQLString
+        throw new Error(`no GraphQL type for the schema of ${field}`)
+    }
+  }
+
+  private enumType (name: string, values: string[], description: string | undefined): GraphQLEnumType {
+    const known = this.named.get(name)
+    if (known !== undefined) return known as GraphQLEnumType
+    const type = new GraphQLEnumType({ name, description, values: Object.fromEntries(values.map(value => [value, { value }])) })
+    this.named.set(name, type)
+    return type
+  }
+}

@@ -1,0 +1,29 @@
+import fp from 'fastify-plugin'
+import type { FastifyInstance } from 'fastify'
+import { localItemStatusFeed, postgresItemStatusFeed, redisItemStatusFeed, type ItemStatusFeed } from '../item-status.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Verified aggregator item statuses, fanned out to every instance. */
+    itemStatus: ItemStatusFeed
+  }
+}
+
+export interface ItemStatusPluginOptions {
+  /** `REDIS_URL`: fan-out through Redis, the first choice when several instances run. */
+  redisUrl?: string
+  /** `DATABASE_URL` when it is PostgreSQL: fan-out through `LISTEN/NOTIFY` without Redis. */
+  postgresUrl?: string
+}
+
+async function itemStatus (app: FastifyInstance, options: ItemStatusPluginOptions): Promise<void> {
+  const feed = options.redisUrl !== undefined
+    ? await redisItemStatusFeed(options.redisUrl, app.log)
+    : options.postgresUrl !== undefined ? await postgresItemStatusFeed(options.postgresUrl, app.log) : localItemStatusFeed()
+  app.log.debug({ transport: feed.transport }, 'item status feed ready')
+  app.decorate('itemStatus', feed)
+  app.addHook('onClose', async () => { await feed.close() })
+}
+
+/** The item status feed: Redis when configured, else PostgreSQL's LISTEN/NOTIFY, else in-process. */
+export default fp(itemStatus, { name: 'bff-item-status', fastify: '5.x' })
