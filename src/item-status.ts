@@ -1,6 +1,6 @@
 import { EventEmitter, on } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
-import { Type, type Static } from '@sinclair/typebox'
+import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Timestamp } from './schemas/common.js'
 
@@ -13,6 +13,8 @@ export const ItemStatusSchema = Type.Object({
 }, { title: 'AggregatorItemStatus' })
 export type ItemStatus = Static<typeof ItemStatusSchema>
 
+// TypeBox checks a format only once it is registered; the service's timestamps are ISO 8601.
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', value => !Number.isNaN(Date.parse(value)))
 const isItemStatus = TypeCompiler.Compile(ItemStatusSchema)
 
 /**
@@ -25,11 +27,18 @@ export interface ItemStatusFeed {
   publish: (status: ItemStatus) => Promise<void>
   /** The statuses of one item from now on; `return()` ends the subscription at once. */
   subscribe: (itemId: string) => AsyncIterableIterator<ItemStatus>
+  /** Subscriptions open at this instance. */
+  subscribers: () => number
   close: () => Promise<void>
 }
 
 /** The channel (Redis) or notification name (PostgreSQL) every instance listens on. */
 export const ITEM_STATUS_CHANNEL = 'bff_item_status'
+
+/** The event of an item: never `error`, which an EventEmitter would throw, whatever an item id holds. */
+function eventOf (itemId: string): string {
+  return `item:${itemId}`
+}
 
 /**
  * Delivery inside one process, which every transport ends in: each subscription is an iterator
@@ -45,12 +54,17 @@ class LocalDelivery {
     this.emitter.setMaxListeners(0)
   }
 
+  subscribers (): number {
+    // `events.on` also listens for 'error' on each subscription's behalf: items are the rest.
+    return this.emitter.eventNames().reduce((total, name) => name === 'error' ? total : total + this.emitter.listenerCount(name), 0)
+  }
+
   deliver (status: ItemStatus): void {
-    this.emitter.emit(status.itemId, status)
+    this.emitter.emit(eventOf(status.itemId), status)
   }
 
   subscribe (itemId: string): AsyncIterableIterator<ItemStatus> {
-    const source = on(this.emitter, itemId)
+    const source = on(this.emitter, eventOf(itemId))
     const iterator: AsyncIterableIterator<ItemStatus> = {
       next: async () => {
         const result = await source.next() as IteratorResult<[ItemStatus]>
@@ -85,6 +99,7 @@ export function localItemStatusFeed (): ItemStatusFeed {
     transport: 'local',
     publish: async status => { local.deliver(status) },
     subscribe: itemId => local.subscribe(itemId),
+    subscribers: () => local.subscribers(),
     close: async () => {}
   }
 }
@@ -105,6 +120,7 @@ export async function redisItemStatusFeed (url: string, log: FastifyBaseLogger):
     transport: 'redis',
     publish: async status => { await publisher.publish(ITEM_STATUS_CHANNEL, JSON.stringify(status)) },
     subscribe: itemId => local.subscribe(itemId),
+    subscribers: () => local.subscribers(),
     close: async () => { await Promise.allSettled([publisher.quit(), subscriber.quit()]) }
   }
 }
@@ -155,6 +171,7 @@ export async function postgresItemStatusFeed (url: string, log: FastifyBaseLogge
       await client.query('select pg_notify($1, $2)', [ITEM_STATUS_CHANNEL, JSON.stringify(status)])
     },
     subscribe: itemId => local.subscribe(itemId),
+    subscribers: () => local.subscribers(),
     close: async () => {
       closed = true
       await client?.end().catch(() => {})

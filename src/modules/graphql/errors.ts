@@ -44,15 +44,26 @@ export function formatGraphqlError (error: GraphQLError, log: FastifyBaseLogger)
       extensions: { code: errorCodeOf(original, status), ...(original.retryAfterSeconds === undefined ? {} : { retryAfter: original.retryAfterSeconds }) }
     }
   }
-  if (original !== undefined || error.path !== undefined) {
-    // A resolver's unexpected failure, or a non-null field left null by one.
+  if (error.path !== undefined || (original !== undefined && !(original instanceof GraphQLError))) {
+    // A resolver's unexpected failure, a value it could not serialize, a non-null field left null.
     log.error({ err: original ?? error }, 'graphql field failed')
     return { message: Messages.internal, ...located, extensions: { code: 'INTERNAL_ERROR' } }
   }
   if (typeof error.extensions.code === 'string') return { message: error.message, ...located, extensions: error.extensions }
-  // Refused before execution: a syntax error is a malformed request, anything else fails the schema.
+  // Refused before execution (GraphQL's own words): a syntax error is a malformed request,
+  // anything else — unknown fields, wrong argument or variable types — fails the schema.
   const code: ErrorCode = error.message.startsWith('Syntax Error') ? 'BAD_REQUEST' : 'VALIDATION_FAILED'
   return { message: error.message, ...located, extensions: { code } }
+}
+
+/**
+ * A subscription's refusal as the client will see it: Mercurius sends a subscription's errors
+ * as they are thrown, without the formatter, so they are formatted here.
+ */
+export function formattedSubscriptionError (error: unknown, field: string, log: FastifyBaseLogger): GraphQLError {
+  const located = new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined, path: [field] })
+  const { message, extensions } = formatGraphqlError(located, log)
+  return new GraphQLError(message, { path: [field], extensions })
 }
 
 /**

@@ -56,7 +56,8 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
         return
       }
       const { statusCode, response } = graphqlErrorFormatter({ errors: [error as unknown as GraphQLError] }, request.log)
-      void reply.code(statusCode).send(response)
+      // A mutation over GET is 405, as GraphQL over HTTP says.
+      void reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
     },
     subscription: {
       context: (_socket, request) => contextOf(request),

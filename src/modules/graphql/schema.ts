@@ -27,7 +27,7 @@ import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/s
 import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/schemas.js'
 import { ItemStatusSchema, type ItemStatus } from '../../item-status.js'
 import type { GraphqlContext } from './context.js'
-import { inputValidator } from './errors.js'
+import { formattedSubscriptionError, inputValidator } from './errors.js'
 import { TypeBoxToGraphql } from './typebox.js'
 
 /** The cost model of a field (see cost.ts): its own cost, and how many items a list field stands for. */
@@ -281,10 +281,14 @@ export function buildGraphqlSchema (): GraphQLSchema {
       description: 'The verified status of an aggregator item, each time a webhook about it arrives at any instance (Bearer token; a client only its own items)',
       args: { itemId: { type: new GraphQLNonNull(GraphQLID) } },
       subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
-        const principal = await ctx.credentials.principal()
-        const { itemId } = checkItemArgs(args)
-        if (principal.type === 'client') await ctx.ownership.assertOwner(principal.id, itemId, ctx.log)
-        return ctx.app.itemStatus.subscribe(itemId)
+        try {
+          const principal = await ctx.credentials.principal()
+          const { itemId } = checkItemArgs(args)
+          if (principal.type === 'client') await ctx.ownership.assertOwner(principal.id, itemId, ctx.log)
+          return ctx.app.itemStatus.subscribe(itemId)
+        } catch (error) {
+          throw formattedSubscriptionError(error, 'aggregatorItem', ctx.log)
+        }
       },
       resolve: (status: ItemStatus) => status
     }

@@ -1,0 +1,125 @@
+import type { AddressInfo } from 'node:net'
+import t, { type Test } from 'tap'
+import { createClient, type Client } from 'graphql-ws'
+import WebSocket from 'ws'
+import type { App } from '../../../src/app.js'
+import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
+import { NEEDS_REDIS, startRedis } from '../../fixtures/redis.js'
+import { buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
+
+const SUBSCRIPTION = 'subscription ($itemId: ID!) { aggregatorItem(itemId: $itemId) { itemId status event updatedAt } }'
+
+/** A `graphql-transport-ws` client of `app`, with `connectionParams` as a browser would send its token. */
+async function wsClient (t: Test, app: App, connectionParams: Record<string, string>): Promise<Client> {
+  const address = app.server.listening ? `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` : await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = createClient({ url: `${address.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false })
+  t.teardown(async () => { await client.dispose() })
+  return client
+}
+
+interface Delivery { data?: { aggregatorItem: Record<string, string> } | null, errors?: Array<{ message: string, extensions?: { code?: string } }> }
+
+/**
+ * Subscribes and collects what arrives; `started` resolves once the subscription is in place
+ * on the server (after which a webhook must reach it), `next(n)` once `n` deliveries came.
+ */
+function subscribe (client: Client, itemId: string) {
+  const deliveries: Delivery[] = []
+  const waiters: Array<{ count: number, resolve: () => void }> = []
+  let ended: ((error?: unknown) => void) | undefined
+  const done = new Promise<unknown>(resolve => { ended = resolve })
+  const stop = client.subscribe<Delivery['data']>({ query: SUBSCRIPTION, variables: { itemId } }, {
+    next: value => {
+      deliveries.push(value as Delivery)
+      for (const waiter of waiters.filter(entry => deliveries.length >= entry.count)) waiter.resolve()
+    },
+    error: error => { ended?.(error) },
+    complete: () => { ended?.() }
+  })
+  return {
+    deliveries,
+    stop,
+    done,
+    next: async (count: number) => { if (deliveries.length < count) await new Promise<void>(resolve => waiters.push({ count, resolve })) }
+  }
+}
+
+async function webhook (app: App, itemId: string, event: string): Promise<void> {
+  const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', headers: { 'x-webhook-secret': 'hook-secret' }, payload: { event, itemId, eventId: `${event}-${itemId}-${Math.random()}` } })
+  if (res.statusCode !== 200) throw new Error(`webhook answered ${res.statusCode}`)
+}
+
+/** Until the server has the subscription in place: a status published before then is not for it. */
+async function subscribed (app: App, count: number): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    if (app.itemStatus.subscribers() >= count) return
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  throw new Error('the subscription never started')
+}
+
+function aggregatorConfig (pluggy: FakePluggy): Record<string, string> {
+  return { AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET, AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' }
+}
+
+/** Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at the other. */
+async function twoInstances (t: Test, shared: Record<string, string>, expectedTransport: string): Promise<void> {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-1', 'client-a')
+  pluggy.itemStatuses.set('item-1', 'UPDATING')
+  const receiver = await buildTestApp(t, { ...aggregatorConfig(pluggy), ...shared })
+  const other = await buildTestApp(t, { ...aggregatorConfig(pluggy), ...shared })
+  t.equal(other.itemStatus.transport, expectedTransport)
+
+  const user = subscribe(await wsClient(t, other, { Authorization: `Bearer ${userToken()}` }), 'item-1')
+  const owner = subscribe(await wsClient(t, other, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }), 'item-1')
+  const elsewhere = subscribe(await wsClient(t, other, { authorization: `Bearer ${userToken()}` }), 'item-2')
+  await subscribed(other, 3)
+
+  await webhook(receiver, 'item-1', 'item/updated')
+  await Promise.all([user.next(1), owner.next(1)])
+  t.match(user.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATING', event: 'item/updated', updatedAt: /^\d{4}-\d\d-\d\dT/ }, 'the status the aggregator reported, not the webhook\'s claim')
+  t.same(owner.deliveries[0], user.deliveries[0], 'the owning client hears it too')
+
+  pluggy.itemStatuses.set('item-1', 'UPDATED')
+  await webhook(other, 'item-1', 'item/updated')
+  await user.next(2)
+  t.equal(user.deliveries[1]?.data?.aggregatorItem.status, 'UPDATED', 'each webhook, at whichever instance')
+  t.equal(elsewhere.deliveries.length, 0, 'another item\'s subscriber hears nothing')
+
+  user.stop()
+  owner.stop()
+  elsewhere.stop()
+  for (let attempt = 0; attempt < 400 && other.itemStatus.subscribers() > 0; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.equal(other.itemStatus.subscribers(), 0, 'a completed subscription frees its listener at once')
+}
+
+testNeeding(t, 'two instances through Redis', [NEEDS_REDIS], async t => {
+  const redis = await startRedis(t)
+  await twoInstances(t, { REDIS_URL: redis.url }, 'redis')
+})
+
+testNeeding(t, 'two instances through PostgreSQL LISTEN/NOTIFY', [NEEDS_POSTGRES], async t => {
+  await twoInstances(t, { DATABASE_URL: await freshDatabaseUrl(t, 'postgres') }, 'postgres')
+})
+
+t.test('one instance in-process; credentials and ownership of subscriptions', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-1', 'client-a')
+  const app = await buildTestApp(t, aggregatorConfig(pluggy))
+  t.equal(app.itemStatus.transport, 'local')
+
+  const stranger = subscribe(await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-b' })}` }), 'item-1')
+  const refused = await stranger.done as Delivery[] | undefined
+  t.match(refused, [{ message: 'Acesso negado a itens de outro usuário', extensions: { code: 'FORBIDDEN' } }], 'a client subscribes only to its own items')
+  const anonymous = subscribe(await wsClient(t, app, {}), 'item-1')
+  t.match(await anonymous.done, [{ extensions: { code: 'TOKEN_INVALID' } }], 'no token, no subscription')
+  const expired = subscribe(await wsClient(t, app, { authorization: `Bearer ${userToken({ expOffset: -10, iatOffset: -100, nbfOffset: -100 })}` }), 'item-1')
+  t.match(await expired.done, [{ extensions: { code: 'TOKEN_EXPIRED' } }])
+
+  const owner = subscribe(await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }), 'item-1')
+  await subscribed(app, 1)
+  await webhook(app, 'item-1', 'item/login_succeeded')
+  await owner.next(1)
+  t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATED', event: 'item/login_succeeded' })
+})
