@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.js'
 import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
-export const AssetTypeSchema = StringEnum(ASSET_TYPES, { title: 'AssetType', description: 'The kind of asset' })
+export const AssetTypeSchema = StringEnum(ASSET_TYPES)
 export type AssetType = Static<typeof AssetTypeSchema>
 
 /**

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-export const PrincipalTypeSchema = Type.Union([Type.Literal('user'), Type.Literal('client')], { title: 'PrincipalType', description: 'Which model issued the token: a user or a client (its `prv` claim)' })
+export const PRINCIPAL_TYPES = ['user', 'client'] as const
+export const PrincipalTypeSchema = Type.Union(PRINCIPAL_TYPES.map(type => Type.Literal(type)))
 export type PrincipalType = Static<typeof PrincipalTypeSchema>
 
 /**

@@ -13,8 +13,8 @@ export function NonBlankString (maxLength: number): TString {
 }
 
 /** A string enum as one JSON-Schema `enum`, so a bad value gets one "must be one of" phrase. */
-export function StringEnum<const T extends readonly string[]> (values: T, options: { title?: string, description?: string } = {}) {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] })
+export function StringEnum<const T extends readonly string[]> (values: T) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values] })
 }
 
 /** Ids in paths are at most 64 characters (CONTRACT §5): longer ones are 400, never a database error. */

@@ -37,6 +37,8 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     ({ credentials: requestCredentials(app, request), ownership, log: request.log })
 
   app.addHook('onRequest', async request => { await requestCredentials(app, request).identifyEarly() })
+  // GraphQL is described by its own schema (`schema.graphql`, introspection), not by OpenAPI.
+  app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 
   await app.register(mercurius, {
     schema: buildGraphqlSchema(),

@@ -15,13 +15,14 @@ import { NotFoundError } from '../../errors.js'
 import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
 import { dashboardOf } from '../../dashboard/service.js'
 import { IdParamsSchema, MAX_PAGE_SIZE, PageQuerySchema, pageOf } from '../../schemas/common.js'
-import { AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type Asset, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
+import { ASSET_TYPES, AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type Asset, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
 import { CreatePortfolioInputSchema, PortfolioSchema, PortfolioValueSchema, UpdatePortfolioInputSchema, createPortfolioInput, updatePortfolioInput, type CreatePortfolioInput, type Portfolio, type PortfolioValue, type UpdatePortfolioInput } from '../../schemas/portfolio.js'
 import { CreateExclusionInputSchema, ExcludedTransactionSchema, assertOwnClient, createExclusionInput, type CreateExclusionInput } from '../../schemas/excluded-transaction.js'
 import { DashboardSchema, type Dashboard } from '../../schemas/dashboard.js'
 import { QuoteSchema, type Quote } from '../../schemas/quote.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema } from '../auth/schemas.js'
+import { PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ListPortfoliosQuerySchema } from '../portfolios/schemas.js'
 import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/schemas.js'
 import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/schemas.js'
@@ -85,7 +86,7 @@ function listOf<T extends GraphQLObjectType> (type: T): GraphQLNonNull<GraphQLLi
  * so the schema itself can be built — and printed to `schema.graphql` — without an app.
  */
 export function buildGraphqlSchema (): GraphQLSchema {
-  const types = new TypeBoxToGraphql()
+  const types = new TypeBoxToGraphql({ AssetType: ASSET_TYPES, PrincipalType: PRINCIPAL_TYPES })
   const AssetQuote = types.objectType(QuoteSchema)
   const AssetDashboard = types.objectType(DashboardSchema)
 

@@ -77,6 +77,9 @@ function enumValues (schema: JsonSchema): string[] | undefined {
 export class TypeBoxToGraphql {
   private readonly named = new Map<string, GraphQLNullableType>()
 
+  /** `enumNames`: the GraphQL name of each enum, by its values (JSON Schema enums have no name of their own). */
+  constructor (private readonly enumNames: Record<string, readonly string[]> = {}) {}
+
   /** An object type from an object schema, with extra fields (relations, computed values) added. */
   objectType<Source = unknown> (schema: TObject, extraFields: () => GraphQLFieldConfigMap<Source, GraphqlContext> = () => ({}), name = schema.title): GraphQLObjectType<Source, GraphqlContext> {
     if (name === undefined) throw new Error('an object type needs a title')
@@ -115,12 +118,18 @@ export class TypeBoxToGraphql {
     return type
   }
 
-  /** The GraphQL enum of a titled string enum schema (`AssetType`), for arguments. */
+  /** The GraphQL enum of a named string enum schema (`AssetType`), for arguments. */
   enumOf (schema: TSchema): GraphQLEnumType {
     const json = schema as JsonSchema
     const values = enumValues(json)
-    if (values === undefined || json.title === undefined) throw new Error('an enum needs a title and string values')
-    return this.enumType(json.title, values, json.description)
+    const name = values === undefined ? undefined : this.enumName(values)
+    if (values === undefined || name === undefined) throw new Error('an enum needs a name in enumNames')
+    return this.enumType(name, values, json.description)
+  }
+
+  private enumName (values: readonly string[]): string | undefined {
+    const key = [...values].sort().join()
+    return Object.entries(this.enumNames).find(([, named]) => [...named].sort().join() === key)?.[0]
   }
 
   private outputFields (schema: JsonSchema, parentName: string): GraphQLFieldConfigMap<unknown, GraphqlContext> {
@@ -157,10 +166,11 @@ export class TypeBoxToGraphql {
     return this.leaf(schema, field) as GraphQLInputType & GraphQLNullableType
   }
 
-  /** Scalars and enums: an enum needs a title (`AssetType`), so it has one name wherever it is used. */
+  /** Scalars and enums: an enum is named in `enumNames` by its values, so it has one name wherever it is used. */
   private leaf (schema: JsonSchema, field: string): GraphQLNullableType {
     const values = enumValues(schema)
-    if (values !== undefined && schema.title !== undefined) return this.enumType(schema.title, values, schema.description)
+    const name = values === undefined ? undefined : this.enumName(values)
+    if (values !== undefined && name !== undefined) return this.enumType(name, values, schema.description)
     switch (Array.isArray(schema.type) ? schema.type[0] : schema.type) {
       case 'integer': return GraphQLInt
       case 'number': return GraphQLFloat
