@@ -30,17 +30,17 @@ function assertUnitAmounts (input: { quantity?: number, price?: number }): void 
 
 /** Portfolio asset of spec §2.2; `totalValue` is `quantity × price`. */
 export const AssetSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  symbol: Type.String(),
+  id: Type.String({ description: 'The asset\'s id (a UUID)' }),
+  name: Type.String({ description: 'Its name, 1 to 200 characters' }),
+  symbol: Type.String({ description: 'Its ticker, upper-cased (PETR4, ^BVSP)' }),
   type: AssetTypeSchema,
-  quantity: Type.Number(),
-  price: Type.Number(),
-  totalValue: Type.Number(),
-  portfolioId: Type.String(),
+  quantity: Type.Number({ description: 'Units held, at most 8 decimals' }),
+  price: Type.Number({ description: 'Unit price in BRL, at most 8 decimals' }),
+  totalValue: Type.Number({ description: 'quantity × price in BRL, rounded half away from zero to 2 decimals' }),
+  portfolioId: Type.String({ description: 'The portfolio that holds it' }),
   createdAt: Timestamp,
   updatedAt: Timestamp
-}, { title: 'PortfolioAsset' })
+}, { title: 'PortfolioAsset', description: 'An asset held in a portfolio' })
 export type Asset = Static<typeof AssetSchema>
 
 /** List items carry the fields of spec §4.3. */

@@ -3,14 +3,14 @@ import { AtLeastOneOf, NonBlankString, Timestamp, trimmed } from './common.js'
 
 /** Portfolio of spec §2.1; `totalValue` is the sum of its assets' `quantity × price`. */
 export const PortfolioSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  userId: Type.String(),
-  totalValue: Type.Number(),
+  id: Type.String({ description: 'The portfolio\'s id (a UUID)' }),
+  name: Type.String({ description: 'Its name, 1 to 200 characters' }),
+  description: Type.Union([Type.String(), Type.Null()], { description: 'What it is for, at most 2000 characters' }),
+  userId: Type.String({ description: 'The user who owns it' }),
+  totalValue: Type.Number({ description: 'The sum of its assets\' totalValue, in BRL with 2 decimals' }),
   createdAt: Timestamp,
-  updatedAt: Timestamp
-}, { title: 'Portfolio' })
+  updatedAt: { ...Timestamp, description: 'Its last change, its assets\' included' }
+}, { title: 'Portfolio', description: 'An investment portfolio of one user' })
 export type Portfolio = Static<typeof PortfolioSchema>
 
 /** `POST /portfolios` answers spec §4.2's fields, without `updatedAt`. */

@@ -3,15 +3,15 @@ import { Timestamp } from './common.js'
 
 /** A price as a provider gives it. */
 export const ProviderQuoteSchema = Type.Object({
-  symbol: Type.String(),
-  price: Type.Number(),
-  currency: Type.String(),
-  lastUpdate: Timestamp
+  symbol: Type.String({ description: 'The ticker' }),
+  price: Type.Number({ description: 'The last price, at most 8 decimals' }),
+  currency: Type.String({ description: 'The price\'s currency (BRL)' }),
+  lastUpdate: { ...Timestamp, description: 'When the provider last priced it' }
 })
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 
 /** Asset price quote of spec §2.3: the provider's price and who gave it. */
-export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String() })], { title: 'AssetQuote' })
+export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })], { title: 'AssetQuote' })
 export type Quote = Static<typeof QuoteSchema>
 
 /** `YYYY-MM`, a calendar month in UTC. */

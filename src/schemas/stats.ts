@@ -3,10 +3,10 @@ import { Timestamp } from './common.js'
 
 /** System statistics of spec §2.9; `activeUsers` counts distinct portfolio owners (CONTRACT §6). */
 export const StatsSchema = Type.Object({
-  totalPortfolios: Type.Integer(),
-  totalAssets: Type.Integer(),
-  totalValue: Type.Number(),
-  activeUsers: Type.Integer(),
+  totalPortfolios: Type.Integer({ description: 'Portfolios in the store' }),
+  totalAssets: Type.Integer({ description: 'Assets in the store' }),
+  totalValue: Type.Number({ description: 'The sum of every portfolio\'s totalValue, in BRL' }),
+  activeUsers: Type.Integer({ description: 'Distinct owners of a portfolio' }),
   lastUpdate: Timestamp
 }, { title: 'SystemStats' })
 export type Stats = Static<typeof StatsSchema>
