@@ -15,6 +15,10 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 const API_KEY = 'bench-key'
+const REST_TARGET = 'GET /portfolios/:id (API key + store)'
+const GRAPHQL_TARGET = 'POST /graphql portfolio(id) { … assets { … } }'
+/** The fields GET /portfolios/:id answers, asked of GraphQL (issue 15: within 2× of the REST route). */
+const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { id name description userId totalValue assets { id name symbol quantity price } } }'
 
 pinSelf()
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-'))
@@ -45,13 +49,15 @@ const targets: Target[] = [
   { name: 'baseline: bare Fastify GET /', compareTo: 'baseline', run: async () => await load('baseline', { url: `${baseline.url}/`, duration: DURATION }) },
   { name: 'GET /auth/health', compareTo: 'baseline', run: async () => await load('health', { url: `${service.url}/auth/health`, duration: DURATION }) },
   { name: 'GET /auth/profile (JWT)', compareTo: 'baseline', run: async () => await load('profile', { url: `${service.url}/auth/profile`, duration: DURATION, headers: bearer }) },
-  { name: 'GET /portfolios/:id (API key + store)', compareTo: 'baseline', run: async () => await load('portfolio', { url: service.url, duration: DURATION, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
+  { name: REST_TARGET, compareTo: 'baseline', run: async () => await load('portfolio', { url: service.url, duration: DURATION, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
+  { name: GRAPHQL_TARGET, compareTo: 'baseline', run: async () => await load('graphql', { url: `${service.url}/graphql`, duration: DURATION, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, setupRequest: request => ({ ...request, body: JSON.stringify({ query: PORTFOLIO_QUERY, variables: { id: pick() } }) }) }) },
   { name: 'POST /portfolios (create)', compareTo: 'baseline', run: async () => await load('create', { url: `${service.url}/portfolios`, duration: DURATION, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench', userId: 'bench' }) }) },
   { name: 'upstream fake, direct', compareTo: 'upstream direct', run: async () => await load('direct', { url: `${upstream.url}/api/user/profile`, duration: DURATION, headers: bearer }) },
   { name: 'GET /backend-api/user/profile (relay)', compareTo: 'upstream direct', run: async () => await load('relay', { url: `${service.url}/backend-api/user/profile`, duration: DURATION, headers: bearer }) }
 ]
 
 const results = new Map<string, Figures[]>()
+
 try {
   // Rounds interleave the targets, so drift on a shared machine touches all alike.
   for (let round = 0; round < ROUNDS; round++) {
@@ -77,7 +83,8 @@ try {
     }
   })
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
-  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n`
+  const graphqlCost = `GraphQL portfolio(id) costs ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× GET /portfolios/:id (target: within 2×)`
+  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
   mkdirSync(`${ROOT}bench/results`, { recursive: true })
   writeFileSync(`${ROOT}bench/results/service.md`, report)
   process.stdout.write(`\n${report}`)

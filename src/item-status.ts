@@ -2,14 +2,14 @@ import { EventEmitter, on } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Timestamp } from './schemas/common.js'
+import { TimestampOf } from './schemas/common.js'
 
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
   itemId: Type.String({ description: 'The aggregator item' }),
   status: Type.Union([Type.String(), Type.Null()], { description: 'The status the aggregator itself reports for the item (never what a webhook claimed)' }),
   event: Type.String({ description: 'The webhook event that made the service ask' }),
-  updatedAt: { ...Timestamp, description: 'When the service verified the status' }
+  updatedAt: TimestampOf('When the service verified the status')
 }, { title: 'AggregatorItemStatus' })
 export type ItemStatus = Static<typeof ItemStatusSchema>
 

@@ -3,6 +3,11 @@ import { Type, type TObject, type TString } from '@sinclair/typebox'
 /** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (CONTRACT §7). */
 export const Timestamp = Type.String({ format: 'date-time' })
 
+/** A timestamp with what it is the time of. */
+export function TimestampOf (description: string): TString {
+  return Type.String({ format: 'date-time', description })
+}
+
 /**
  * A required text of 1…max characters that is not blank (CONTRACT §5); inputs are trimmed
  * by the domain's `…Input` function before they reach the store. The `\S` pattern is worded

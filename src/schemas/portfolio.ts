@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, NonBlankString, Timestamp, trimmed } from './common.js'
+import { AtLeastOneOf, NonBlankString, Timestamp, TimestampOf, trimmed } from './common.js'
 
 /** Portfolio of spec §2.1; `totalValue` is the sum of its assets' `quantity × price`. */
 export const PortfolioSchema = Type.Object({
@@ -9,7 +9,7 @@ export const PortfolioSchema = Type.Object({
   userId: Type.String({ description: 'The user who owns it' }),
   totalValue: Type.Number({ description: 'The sum of its assets\' totalValue, in BRL with 2 decimals' }),
   createdAt: Timestamp,
-  updatedAt: { ...Timestamp, description: 'Its last change, its assets\' included' }
+  updatedAt: TimestampOf('Its last change, its assets\' included')
 }, { title: 'Portfolio', description: 'An investment portfolio of one user' })
 export type Portfolio = Static<typeof PortfolioSchema>
 

@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Timestamp } from './common.js'
+import { Timestamp, TimestampOf } from './common.js'
 
 /** A price as a provider gives it. */
 export const ProviderQuoteSchema = Type.Object({
   symbol: Type.String({ description: 'The ticker' }),
   price: Type.Number({ description: 'The last price, at most 8 decimals' }),
   currency: Type.String({ description: 'The price\'s currency (BRL)' }),
-  lastUpdate: { ...Timestamp, description: 'When the provider last priced it' }
+  lastUpdate: TimestampOf('When the provider last priced it')
 })
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 
