@@ -1,7 +1,12 @@
 import type { DocumentNode, GraphQLSchema } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { QueryRefusedError } from './errors.js'
-import type { FieldCost } from './schema.js'
+
+/** The cost model of a field, in its `extensions.cost`: its own cost, and how many items a list field stands for. */
+export interface FieldCost {
+  base?: number
+  items?: (args: Record<string, unknown>) => number
+}
 
 /**
  * A field costs its own `base` (1 unless the schema says more: a quote asks a provider, a

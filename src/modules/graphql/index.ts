@@ -8,7 +8,8 @@ import { ItemOwnership } from '../aggregator/ownership.js'
 import { requestCredentials, type GraphqlContext } from './context.js'
 import { assertAffordable } from './cost.js'
 import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
-import { buildGraphqlSchema, graphqlLoaders } from './schema.js'
+import { graphqlLoaders } from './loaders.js'
+import { buildGraphqlSchema } from './schema.js'
 
 export { buildGraphqlSchema } from './schema.js'
 

@@ -12,13 +12,11 @@ import {
 } from 'graphql'
 import { Type, type Static } from '@sinclair/typebox'
 import { NotFoundError } from '../../errors.js'
-import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
-import { dashboardOf } from '../../dashboard/service.js'
 import { IdParamsSchema, MAX_PAGE_SIZE, PageQuerySchema, pageOf } from '../../schemas/common.js'
-import { ASSET_TYPES, AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type Asset, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
+import { ASSET_TYPES, AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
 import { CreatePortfolioInputSchema, PortfolioSchema, PortfolioValueSchema, UpdatePortfolioInputSchema, createPortfolioInput, updatePortfolioInput, type CreatePortfolioInput, type Portfolio, type PortfolioValue, type UpdatePortfolioInput } from '../../schemas/portfolio.js'
 import { CreateExclusionInputSchema, ExcludedTransactionSchema, assertOwnClient, createExclusionInput, type CreateExclusionInput } from '../../schemas/excluded-transaction.js'
-import { DashboardSchema, type Dashboard } from '../../schemas/dashboard.js'
+import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema, type Quote } from '../../schemas/quote.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema } from '../auth/schemas.js'
@@ -30,12 +28,7 @@ import { ItemStatusSchema, type ItemStatus } from '../../item-status.js'
 import type { GraphqlContext } from './context.js'
 import { formattedSubscriptionError, inputValidator } from './errors.js'
 import { TypeBoxToGraphql } from './typebox.js'
-
-/** The cost model of a field (see cost.ts): its own cost, and how many items a list field stands for. */
-export interface FieldCost {
-  base?: number
-  items?: (args: Record<string, unknown>) => number
-}
+import type { FieldCost } from './cost.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
@@ -300,50 +293,4 @@ export function buildGraphqlSchema (): GraphQLSchema {
     mutation: new GraphQLObjectType({ name: 'Mutation', fields: mutation }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: subscription as Record<string, Field> })
   })
-}
-
-/**
- * Batched fields (Mercurius loaders, one call per field per request whatever the number of
- * parents): the assets of every portfolio in an answer in one statement; the quotes of every
- * asset in one provider batch (shared with REST's cache and single flight); the dashboards of
- * every asset from one read of their portfolios' holdings and one batch of quotes.
- */
-export const graphqlLoaders = {
-  Portfolio: {
-    assets: {
-      loader: async (queries: Array<{ obj: Portfolio }>, ctx: GraphqlContext): Promise<Asset[][]> => {
-        const byPortfolio = await ctx.app.store.assets.ofPortfolios(queries.map(({ obj }) => obj.id))
-        return queries.map(({ obj }) => byPortfolio.get(obj.id) ?? [])
-      },
-      opts: { cache: false }
-    }
-  },
-  PortfolioAsset: {
-    quote: {
-      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> => {
-        const quotes = await quotesOf(ctx.app.quotes, queries.map(({ obj }) => obj.symbol).filter(isTicker), ctx.log)
-        const source = ctx.app.quotes.source
-        return queries.map(({ obj }) => withSource(quotes.get(obj.symbol), source))
-      },
-      opts: { cache: false }
-    },
-    dashboard: {
-      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Dashboard | null>> => {
-        const holdings = await ctx.app.store.assets.holdingsOfPortfolios(queries.map(({ obj }) => obj.portfolioId))
-        const symbols = [...holdings.values()].flat().map(({ asset }) => asset.symbol).filter(isTicker)
-        // Every quote the dashboards need, in one batch: each dashboard then finds them cached.
-        await quotesOf(ctx.app.quotes, [...symbols, IBOV_SYMBOL], ctx.log)
-        return await Promise.all(queries.map(async ({ obj }) => {
-          const portfolio = holdings.get(obj.portfolioId) ?? []
-          const holding = portfolio.find(entry => entry.asset.id === obj.id)
-          return holding === undefined ? null : await dashboardOf(holding, portfolio, ctx.app.quotes, ctx.log)
-        }))
-      },
-      opts: { cache: false }
-    }
-  }
-}
-
-function withSource (quote: ProviderQuote | undefined, source: string): Quote | null {
-  return quote === undefined ? null : { ...quote, source }
 }

@@ -1,0 +1,53 @@
+import { dashboardOf } from '../../dashboard/service.js'
+import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
+import type { Asset } from '../../schemas/asset.js'
+import type { Dashboard } from '../../schemas/dashboard.js'
+import type { Portfolio } from '../../schemas/portfolio.js'
+import type { Quote } from '../../schemas/quote.js'
+import type { GraphqlContext } from './context.js'
+
+/**
+ * Batched fields (Mercurius loaders, one call per field per request whatever the number of
+ * parents): the assets of every portfolio in an answer in one statement; the quotes of every
+ * asset in one provider batch (shared with REST's cache and single flight); the dashboards of
+ * every asset from one read of their portfolios' holdings and one batch of quotes.
+ */
+export const graphqlLoaders = {
+  Portfolio: {
+    assets: {
+      loader: async (queries: Array<{ obj: Portfolio }>, ctx: GraphqlContext): Promise<Asset[][]> => {
+        const byPortfolio = await ctx.app.store.assets.ofPortfolios(queries.map(({ obj }) => obj.id))
+        return queries.map(({ obj }) => byPortfolio.get(obj.id) ?? [])
+      },
+      opts: { cache: false }
+    }
+  },
+  PortfolioAsset: {
+    quote: {
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> => {
+        const quotes = await quotesOf(ctx.app.quotes, queries.map(({ obj }) => obj.symbol).filter(isTicker), ctx.log)
+        const source = ctx.app.quotes.source
+        return queries.map(({ obj }) => withSource(quotes.get(obj.symbol), source))
+      },
+      opts: { cache: false }
+    },
+    dashboard: {
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Dashboard | null>> => {
+        const holdings = await ctx.app.store.assets.holdingsOfPortfolios(queries.map(({ obj }) => obj.portfolioId))
+        const symbols = [...holdings.values()].flat().map(({ asset }) => asset.symbol).filter(isTicker)
+        // Every quote the dashboards need, in one batch: each dashboard then finds them cached.
+        await quotesOf(ctx.app.quotes, [...symbols, IBOV_SYMBOL], ctx.log)
+        return await Promise.all(queries.map(async ({ obj }) => {
+          const portfolio = holdings.get(obj.portfolioId) ?? []
+          const holding = portfolio.find(entry => entry.asset.id === obj.id)
+          return holding === undefined ? null : await dashboardOf(holding, portfolio, ctx.app.quotes, ctx.log)
+        }))
+      },
+      opts: { cache: false }
+    }
+  }
+}
+
+function withSource (quote: ProviderQuote | undefined, source: string): Quote | null {
+  return quote === undefined ? null : { ...quote, source }
+}
