@@ -1,11 +1,15 @@
-import type { DocumentNode, GraphQLSchema } from 'graphql'
+import { visit, type DocumentNode, type GraphQLSchema } from 'graphql'
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
 import { QueryRefusedError } from './errors.js'
 
-/** The cost model of a field, in its `extensions.cost`: its own cost, and how many items a list field stands for. */
+/**
+ * The cost model of a field, in its `extensions.cost`: its own cost, and how many items a list
+ * field stands for — the value of its `pageArgument` when the query gives one, else `items`.
+ */
 export interface FieldCost {
   base?: number
-  items?: (args: Record<string, unknown>) => number
+  items?: number
+  pageArgument?: string
 }
 
 /**
@@ -15,19 +19,78 @@ export interface FieldCost {
  */
 const fieldCost: ComplexityEstimator = ({ field, args, childComplexity }) => {
   const cost = field.extensions.cost as FieldCost | undefined
-  return (cost?.base ?? 1) + (cost?.items?.(args) ?? 1) * childComplexity
+  const page = cost?.pageArgument === undefined ? undefined : args[cost.pageArgument]
+  return (cost?.base ?? 1) + (typeof page === 'number' ? page : cost?.items ?? 1) * childComplexity
+}
+
+/** Costs remembered per document, one per set of values of the variables its cost reads. */
+const COSTS_PER_DOCUMENT = 64
+
+interface DocumentCosts {
+  /** The variables the cost depends on: page sizes and `@skip`/`@include` conditions. */
+  pricedVariables: string[]
+  byValues: Map<string, number>
 }
 
 /**
  * Refuses, before it runs, an operation whose estimated cost is over `maxCost` (CONTRACT §14).
- * `getComplexity` also answers a document it cannot price (an unknown variable) with an error.
+ * A document is priced once (Mercurius hands over the same parsed document for the same text),
+ * and again only for new values of the variables its cost reads — not for every `id`.
  */
-export function assertAffordable (schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown> | undefined, maxCost: number): void {
-  let cost: number
-  try {
-    cost = getComplexity({ schema, query: document, variables, estimators: [fieldCost] })
-  } catch (error) {
-    throw new QueryRefusedError((error as Error).message, {})
+export class CostGuard {
+  private readonly costs = new WeakMap<DocumentNode, DocumentCosts>()
+  private readonly pageArguments: ReadonlySet<string>
+
+  constructor (private readonly schema: GraphQLSchema, private readonly maxCost: number) {
+    this.pageArguments = pageArgumentsOf(schema)
   }
-  if (cost > maxCost) throw new QueryRefusedError(`query cost ${cost} exceeds the limit of ${maxCost}`, { cost, maxCost })
+
+  assertAffordable (document: DocumentNode, variables: Record<string, unknown> | undefined): void {
+    let costs = this.costs.get(document)
+    if (costs === undefined) {
+      costs = { pricedVariables: this.pricedVariables(document), byValues: new Map() }
+      this.costs.set(document, costs)
+    }
+    // A variable left out (its default applies) and one given as null price differently.
+    const key = JSON.stringify(costs.pricedVariables.map(name => variables !== undefined && Object.hasOwn(variables, name) ? [variables[name]] : []))
+    let cost = costs.byValues.get(key)
+    if (cost === undefined) {
+      cost = this.price(document, variables)
+      if (costs.byValues.size >= COSTS_PER_DOCUMENT) costs.byValues.clear()
+      costs.byValues.set(key, cost)
+    }
+    if (cost > this.maxCost) throw new QueryRefusedError(`query cost ${cost} exceeds the limit of ${this.maxCost}`, { cost, maxCost: this.maxCost })
+  }
+
+  /** `getComplexity` also answers a document it cannot price (an unknown variable) with an error. */
+  private price (document: DocumentNode, variables: Record<string, unknown> | undefined): number {
+    try {
+      return getComplexity({ schema: this.schema, query: document, variables, estimators: [fieldCost] })
+    } catch (error) {
+      throw new QueryRefusedError((error as Error).message, {})
+    }
+  }
+
+  /** Variables given to a page argument (of any field: a superset is harmless) or to a directive. */
+  private pricedVariables (document: DocumentNode): string[] {
+    const names = new Set<string>()
+    const collect = { Variable: (node: { name: { value: string } }) => { names.add(node.name.value) } }
+    visit(document, {
+      Argument: node => { if (this.pageArguments.has(node.name.value)) visit(node.value, collect) },
+      Directive: node => { visit(node, collect) }
+    })
+    return [...names].sort()
+  }
+}
+
+function pageArgumentsOf (schema: GraphQLSchema): Set<string> {
+  const names = new Set<string>()
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!('getFields' in type)) continue
+    for (const field of Object.values(type.getFields())) {
+      const cost = field.extensions.cost as FieldCost | undefined
+      if (cost?.pageArgument !== undefined) names.add(cost.pageArgument)
+    }
+  }
+  return names
 }

@@ -6,7 +6,7 @@ import { answerError } from '../../plugins/error-responses.js'
 import { telemetryOf } from '../../plugins/metrics.js'
 import { ItemOwnership } from '../aggregator/ownership.js'
 import { requestCredentials, type GraphqlContext } from './context.js'
-import { assertAffordable } from './cost.js'
+import { CostGuard } from './cost.js'
 import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
@@ -41,8 +41,10 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   // GraphQL is described by its own schema (`schema.graphql`, introspection), not by OpenAPI.
   app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 
+  const schema = buildGraphqlSchema()
+  const costGuard = new CostGuard(schema, options.maxCost)
   await app.register(mercurius, {
-    schema: buildGraphqlSchema(),
+    schema,
     loaders: graphqlLoaders as never,
     path: '/graphql',
     graphiql: options.devTools,
@@ -77,8 +79,8 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
       }
     }
   })
-  app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
-    assertAffordable(schema, document, variables, options.maxCost)
+  app.graphql.addHook('preExecution', async (_schema, document, _context, variables) => {
+    costGuard.assertAffordable(document, variables)
   })
 }
 

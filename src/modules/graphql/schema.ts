@@ -65,7 +65,7 @@ const pageArgs: GraphQLFieldConfigArgumentMap = {
   limit: { type: GraphQLInt, defaultValue: GRAPHQL_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}` },
   offset: { type: GraphQLInt, defaultValue: 0, description: PageQuerySchema.properties.offset.description }
 }
-const pageCost: FieldCost = { items: args => typeof args.limit === 'number' ? args.limit : GRAPHQL_PAGE_SIZE }
+const pageCost: FieldCost = { items: GRAPHQL_PAGE_SIZE, pageArgument: 'limit' }
 const idArg = { id: { type: new GraphQLNonNull(GraphQLID) } }
 
 /** A list that is never null of items that are never null. */
@@ -89,7 +89,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
   }))
   const PortfolioValue = types.objectType(PortfolioValueSchema)
   const Portfolio = types.objectType(PortfolioSchema, () => ({
-    assets: { type: listOf(PortfolioAsset), description: 'The portfolio\'s assets, oldest first', extensions: { cost: { items: () => ASSETS_PER_PORTFOLIO_ESTIMATE } satisfies FieldCost } },
+    assets: { type: listOf(PortfolioAsset), description: 'The portfolio\'s assets, oldest first', extensions: { cost: { items: ASSETS_PER_PORTFOLIO_ESTIMATE } satisfies FieldCost } },
     value: {
       type: new GraphQLNonNull(PortfolioValue),
       description: 'Total value of the portfolio',
@@ -174,7 +174,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       type: listOf(ExcludedTransaction),
       description: 'Excluded transactions of one client; a client principal sees only its own (Bearer token)',
       args: { clientId: { type: new GraphQLNonNull(GraphQLID) } },
-      extensions: { cost: { items: () => GRAPHQL_PAGE_SIZE } satisfies FieldCost },
+      extensions: { cost: { items: GRAPHQL_PAGE_SIZE } satisfies FieldCost },
       resolve: async (_root, { clientId }: { clientId: string }, ctx) => {
         const principal = await ctx.credentials.principal()
         const query = checkExclusionList({ client_id: clientId })

@@ -238,9 +238,17 @@ t.test('depth, cost, introspection and GraphiQL', async t => {
   t.equal(costly.status, 400)
   t.match(costly.errors?.[0], { message: /^query cost \d+ exceeds the limit of 2000$/, extensions: { code: 'BAD_REQUEST', maxCost: 2000 } })
   t.equal(await storeStatements(app), before, 'nothing ran')
-  const viaVariables = await graphql(app, 'query ($n: Int) { portfolios(limit: $n) { id assets { id } } }', { n: 1000 })
-  t.equal(viaVariables.status, 400, 'the page a variable asks for counts too')
-  t.equal((await graphql(app, 'query ($n: Int) { portfolios(limit: $n) { id assets { id } } }', { n: 10 })).status, 200)
+  const paged = 'query ($n: Int) { portfolios(limit: $n) { id assets { id } } }'
+  t.equal((await graphql(app, paged, { n: 10 })).status, 200)
+  const viaVariables = await graphql(app, paged, { n: 1000 })
+  t.equal(viaVariables.status, 400, 'the page a variable asks for counts too, after the same text was priced with another')
+  t.equal((await graphql(app, paged, { n: 10 })).status, 200)
+  const defaulted = 'query ($n: Int = 5000) { portfolios(limit: $n) { id } }'
+  t.equal((await graphql(app, defaulted, { n: null })).status, 200, 'an explicit null page is the default 100')
+  t.equal((await graphql(app, defaulted)).status, 400, 'a left-out variable takes its default, priced apart from null')
+  const conditional = 'query ($quotes: Boolean!) { portfolios(limit: 20) { id assets { id quote @include(if: $quotes) { price } } } }'
+  t.equal((await graphql(app, conditional, { quotes: false })).status, 200)
+  t.equal((await graphql(app, conditional, { quotes: true })).status, 400, 'a directive\'s condition counts')
 
   t.equal((await graphql(app, '{ __type(name: "Portfolio") { name } }')).data?.__type.name, 'Portfolio', 'introspection outside production')
   t.equal((await app.inject({ method: 'GET', url: '/graphiql' })).statusCode, 200, 'GraphiQL outside production')
