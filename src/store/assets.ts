@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Selectable, Transaction, Updateable } from 'kysely'
 import type { Database, PortfolioAssetsTable } from './database.js'
+import type { StoreEngine } from './connect.js'
 import { now, type StoreHandle } from './handle.js'
 import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
@@ -70,12 +71,22 @@ async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, 
   }
 }
 
+/** The assets of several portfolios, oldest first, their ids bound as one list: one prepared statement for any number. */
+const OF_PORTFOLIOS_SQL: Record<StoreEngine, string> = {
+  sqlite: 'select * from portfolio_assets where portfolio_id in (select value from json_each(?)) order by created_at, id',
+  postgres: 'select * from portfolio_assets where portfolio_id = any(?::text[]) order by created_at, id'
+}
+
 /**
  * Portfolio assets (spec §2.2) and their buy lots. Every write touches the asset's portfolio,
  * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised.
  */
 export class AssetRepository {
-  constructor (private readonly handle: StoreHandle) {}
+  private readonly selectOfPortfolios: (parameters: readonly unknown[]) => Promise<Array<Selectable<PortfolioAssetsTable>>>
+
+  constructor (private readonly handle: StoreHandle) {
+    this.selectOfPortfolios = handle.statement(OF_PORTFOLIOS_SQL[handle.engine])
+  }
 
   async list (filter: AssetFilter, page: Page): Promise<Asset[]> {
     let query = this.handle.db.selectFrom('portfolio_assets').selectAll()
@@ -163,9 +174,7 @@ export class AssetRepository {
   async ofPortfolios (portfolioIds: readonly string[]): Promise<Map<string, Asset[]>> {
     const byPortfolio = new Map<string, Asset[]>(portfolioIds.map(id => [id, []]))
     if (byPortfolio.size === 0) return byPortfolio
-    const rows = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', 'in', [...byPortfolio.keys()])
-      .orderBy('created_at').orderBy('id').execute()
-    for (const row of rows) byPortfolio.get(row.portfolio_id)?.push(toAsset(row))
+    for (const row of await this.assetRowsOf([...byPortfolio.keys()])) byPortfolio.get(row.portfolio_id)?.push(toAsset(row))
     return byPortfolio
   }
 
@@ -192,11 +201,14 @@ export class AssetRepository {
     const byPortfolio = new Map<string, Holding[]>(portfolioIds.map(id => [id, []]))
     if (byPortfolio.size === 0) return byPortfolio
     const ids = [...byPortfolio.keys()]
-    const assets = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', 'in', ids)
-      .orderBy('created_at').orderBy('id').execute()
+    const assets = await this.assetRowsOf(ids)
     const lots = await this.lotsQuery().where('portfolio_assets.portfolio_id', 'in', ids).execute()
     for (const holding of withLots(assets, lots)) byPortfolio.get(holding.asset.portfolioId)?.push(holding)
     return byPortfolio
+  }
+
+  private async assetRowsOf (portfolioIds: readonly string[]): Promise<Array<Selectable<PortfolioAssetsTable>>> {
+    return await this.selectOfPortfolios([this.handle.listParameter(portfolioIds)])
   }
 
   /** Lots with their asset's id, oldest first, to be narrowed to some portfolios. */

@@ -14,7 +14,8 @@ import type {
 } from '../schemas/portfolio.js'
 
 /** A portfolio's total, computed by the database from its assets (CONTRACT §6). */
-const portfolioTotal = sql<number | string>`coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)`
+const TOTAL_SQL = 'coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)'
+const portfolioTotal = sql.raw<number | string>(TOTAL_SQL)
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
 
@@ -49,6 +50,8 @@ const DETAIL_SQL: Record<StoreEngine, string> = {
     where p.id = ?`
 }
 
+const BY_ID_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios where id = ?`
+
 const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
 
 /** The fields a portfolio and its detail share, from a row with its summed total. */
@@ -77,8 +80,10 @@ export async function touchPortfolio (executor: Executor, id: string, timestamp:
 export class PortfolioRepository {
   private readonly selectDetail: (parameters: readonly unknown[]) => Promise<DetailRow[]>
   private readonly insert: (parameters: readonly unknown[]) => Promise<unknown[]>
+  private readonly selectById: (parameters: readonly unknown[]) => Promise<PortfolioRow[]>
 
   constructor (private readonly handle: StoreHandle) {
+    this.selectById = handle.statement<PortfolioRow>(BY_ID_SQL)
     this.selectDetail = handle.statement<DetailRow>(DETAIL_SQL[handle.engine])
     this.insert = handle.statement(INSERT_SQL)
   }
@@ -91,7 +96,8 @@ export class PortfolioRepository {
   }
 
   async get (id: string): Promise<Portfolio | undefined> {
-    return await portfolioById(this.handle.db, id)
+    const row = (await this.selectById([id]))[0]
+    return row === undefined ? undefined : toPortfolio(row)
   }
 
   /** The portfolio, its total and its assets, in one statement. */
