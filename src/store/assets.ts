@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Selectable, Transaction, Updateable } from 'kysely'
+import type { Transaction, Updateable } from 'kysely'
 import type { Database, PortfolioAssetsTable } from './database.js'
 import type { StoreEngine } from './connect.js'
 import { now, type StoreHandle } from './handle.js'
@@ -7,7 +7,8 @@ import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { BadRequestError } from '../errors.js'
-import { decimal, fromCents, positionValue, toCents } from '../money.js'
+import { decimal, positionValue, toCents } from '../money.js'
+import { toAsset, type AssetRow } from './rows.js'
 
 export interface AssetFilter {
   portfolioId?: string
@@ -31,22 +32,6 @@ function valueCents (quantity: number, price: number): number {
   const value = positionValue(quantity, price)
   if (value.gt(MAX_POSITION_VALUE)) throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
   return toCents(value)
-}
-
-/** An asset as answered; its `totalValue` is the stored cents every sum adds, so the two always agree. */
-function toAsset (row: Selectable<PortfolioAssetsTable>): Asset {
-  return {
-    id: row.id,
-    name: row.name,
-    symbol: row.symbol,
-    type: row.type,
-    quantity: row.quantity,
-    price: row.price,
-    totalValue: fromCents(row.value_cents),
-    portfolioId: row.portfolio_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }
 }
 
 /** Records a buy after the asset's existing ones (callers hold the asset's row, so `seq` is safe to compute). */
@@ -82,7 +67,7 @@ const OF_PORTFOLIOS_SQL: Record<StoreEngine, string> = {
  * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised.
  */
 export class AssetRepository {
-  private readonly selectOfPortfolios: (parameters: readonly unknown[]) => Promise<Array<Selectable<PortfolioAssetsTable>>>
+  private readonly selectOfPortfolios: (parameters: readonly unknown[]) => Promise<AssetRow[]>
 
   constructor (private readonly handle: StoreHandle) {
     this.selectOfPortfolios = handle.statement(OF_PORTFOLIOS_SQL[handle.engine])
@@ -207,7 +192,7 @@ export class AssetRepository {
     return byPortfolio
   }
 
-  private async assetRowsOf (portfolioIds: readonly string[]): Promise<Array<Selectable<PortfolioAssetsTable>>> {
+  private async assetRowsOf (portfolioIds: readonly string[]): Promise<AssetRow[]> {
     return await this.selectOfPortfolios([this.handle.listParameter(portfolioIds)])
   }
 
@@ -221,7 +206,7 @@ export class AssetRepository {
 }
 
 /** Asset rows with their lots (rows with `asset_id`, oldest first) as holdings. */
-function withLots (assets: ReadonlyArray<Selectable<PortfolioAssetsTable>>, lots: ReadonlyArray<Lot & { asset_id: string }>): Holding[] {
+function withLots (assets: readonly AssetRow[], lots: ReadonlyArray<Lot & { asset_id: string }>): Holding[] {
   const lotsOf = new Map<string, Lot[]>(assets.map(asset => [asset.id, []]))
   for (const { asset_id: assetId, ...lot } of lots) lotsOf.get(assetId)?.push(lot)
   return assets.map(asset => ({ asset: toAsset(asset), lots: lotsOf.get(asset.id) ?? [] }))

@@ -5,6 +5,8 @@ import type { PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
 import { fromCents } from '../money.js'
+import type { Asset } from '../schemas/asset.js'
+import { toAsset, type AssetRow } from './rows.js'
 import type {
   CreatePortfolioInput,
   Portfolio,
@@ -19,32 +21,29 @@ const portfolioTotal = sql.raw<number | string>(TOTAL_SQL)
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
 
-interface DetailRow {
-  id: string
-  name: string
-  description: string | null
-  user_id: string
-  total_value: number | string
+interface DetailRow<Item> extends PortfolioRow {
   /** JSON text on SQLite, parsed by the driver on PostgreSQL. */
-  assets: string | PortfolioDetail['assets']
+  assets: string | Item[]
 }
+
+/** The asset fields of REST's portfolio detail (spec §2.1). */
+const DETAIL_ASSET_COLUMNS = ['id', 'name', 'symbol', 'quantity', 'price'] as const
+/** Every column of an asset row, for answers that hold whole assets (GraphQL). */
+const ASSET_COLUMNS = ['id', 'portfolio_id', 'name', 'symbol', 'type', 'quantity', 'price', 'value_cents', 'created_at', 'updated_at'] as const
 
 /**
  * A portfolio, its total and its assets in one statement (one round trip, one snapshot on
- * both engines, so the total always matches the assets listed), the assets aggregated as JSON.
+ * both engines, so the total always matches the assets listed), the assets aggregated as JSON
+ * objects of `columns`.
  */
-const DETAIL_SQL: Record<StoreEngine, string> = {
-  sqlite: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]') as assets
+function detailSql (engine: StoreEngine, columns: readonly string[]): string {
+  const [aggregate, object, empty] = engine === 'postgres'
+    ? ['json_agg', 'json_build_object', "'[]'::json"]
+    : ['json_group_array', 'json_object', "'[]'"]
+  return `select p.*, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, ${empty}) as assets
     from portfolios p left join (
       select portfolio_id, sum(value_cents) as total_value,
-        json_group_array(json_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
-      from portfolio_assets where portfolio_id = ? group by portfolio_id
-    ) a on a.portfolio_id = p.id
-    where p.id = ?`,
-  postgres: `select p.id, p.name, p.description, p.user_id, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, '[]'::json) as assets
-    from portfolios p left join (
-      select portfolio_id, sum(value_cents) as total_value,
-        json_agg(json_build_object('id', id, 'name', name, 'symbol', symbol, 'quantity', quantity, 'price', price) order by created_at, id) as assets
+        ${aggregate}(${object}(${columns.map(column => `'${column}', ${column}`).join(', ')}) order by created_at, id) as assets
       from portfolio_assets where portfolio_id = ? group by portfolio_id
     ) a on a.portfolio_id = p.id
     where p.id = ?`
@@ -55,12 +54,16 @@ const BY_ID_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfol
 const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
 
 /** The fields a portfolio and its detail share, from a row with its summed total. */
-function portfolioFields (row: Pick<PortfolioRow, 'id' | 'name' | 'description' | 'user_id' | 'total_value'>): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
+function portfolioFields (row: PortfolioRow): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
   return { id: row.id, name: row.name, description: row.description, userId: row.user_id, totalValue: fromCents(row.total_value) }
 }
 
 function toPortfolio (row: PortfolioRow): Portfolio {
   return { ...portfolioFields(row), createdAt: row.created_at, updatedAt: row.updated_at }
+}
+
+function itemsOf<Item> (row: DetailRow<Item>): Item[] {
+  return typeof row.assets === 'string' ? JSON.parse(row.assets) as Item[] : row.assets
 }
 
 async function portfolioById (executor: Executor, id: string): Promise<Portfolio | undefined> {
@@ -78,13 +81,15 @@ export async function touchPortfolio (executor: Executor, id: string, timestamp:
 
 /** Portfolios (spec §2.1), their totals summed by the database. Inputs arrive validated and trimmed. */
 export class PortfolioRepository {
-  private readonly selectDetail: (parameters: readonly unknown[]) => Promise<DetailRow[]>
+  private readonly selectDetail: (parameters: readonly unknown[]) => Promise<Array<DetailRow<PortfolioDetail['assets'][number]>>>
+  private readonly selectWithAssets: (parameters: readonly unknown[]) => Promise<Array<DetailRow<AssetRow>>>
   private readonly insert: (parameters: readonly unknown[]) => Promise<unknown[]>
   private readonly selectById: (parameters: readonly unknown[]) => Promise<PortfolioRow[]>
 
   constructor (private readonly handle: StoreHandle) {
     this.selectById = handle.statement<PortfolioRow>(BY_ID_SQL)
-    this.selectDetail = handle.statement<DetailRow>(DETAIL_SQL[handle.engine])
+    this.selectDetail = handle.statement(detailSql(handle.engine, DETAIL_ASSET_COLUMNS))
+    this.selectWithAssets = handle.statement(detailSql(handle.engine, ASSET_COLUMNS))
     this.insert = handle.statement(INSERT_SQL)
   }
 
@@ -100,12 +105,16 @@ export class PortfolioRepository {
     return row === undefined ? undefined : toPortfolio(row)
   }
 
-  /** The portfolio, its total and its assets, in one statement. */
+  /** The portfolio, its total and its assets (REST's detail), in one statement. */
   async detail (id: string): Promise<PortfolioDetail | undefined> {
     const row = (await this.selectDetail([id, id]))[0]
-    if (row === undefined) return undefined
-    const assets = typeof row.assets === 'string' ? JSON.parse(row.assets) as PortfolioDetail['assets'] : row.assets
-    return { ...portfolioFields(row), assets }
+    return row === undefined ? undefined : { ...portfolioFields(row), assets: itemsOf(row) }
+  }
+
+  /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
+  async withAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
+    const row = (await this.selectWithAssets([id, id]))[0]
+    return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 
   async value (id: string): Promise<PortfolioValue | undefined> {

@@ -1,3 +1,4 @@
+import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql'
 import { dashboardOf } from '../../dashboard/service.js'
 import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
 import type { Asset } from '../../schemas/asset.js'
@@ -5,6 +6,27 @@ import type { Dashboard } from '../../schemas/dashboard.js'
 import type { Portfolio } from '../../schemas/portfolio.js'
 import type { Quote } from '../../schemas/quote.js'
 import type { GraphqlContext } from './context.js'
+
+/** The assets read with their portfolio, in the same statement (`Query.portfolio`), so not read again. */
+const READ_ASSETS = Symbol('assets read with the portfolio')
+
+export type PortfolioWithAssets = Portfolio & { [READ_ASSETS]?: Asset[] }
+
+/** A portfolio answered with the assets its statement already read. */
+export function withReadAssets (portfolio: Portfolio, assets: Asset[]): PortfolioWithAssets {
+  return { ...portfolio, [READ_ASSETS]: assets }
+}
+
+/** Whether the query selects `name` on the field being resolved, directly or through fragments. */
+export function selects (info: GraphQLResolveInfo, name: string): boolean {
+  const within = (selections: readonly SelectionNode[]): boolean => selections.some(selection => {
+    if (selection.kind === Kind.FIELD) return selection.name.value === name
+    if (selection.kind === Kind.INLINE_FRAGMENT) return within(selection.selectionSet.selections)
+    const fragment = info.fragments[selection.name.value]
+    return fragment !== undefined && within(fragment.selectionSet.selections)
+  })
+  return info.fieldNodes.some(node => node.selectionSet !== undefined && within(node.selectionSet.selections))
+}
 
 /**
  * Batched fields (Mercurius loaders, one call per field per request whatever the number of
@@ -15,9 +37,10 @@ import type { GraphqlContext } from './context.js'
 export const graphqlLoaders = {
   Portfolio: {
     assets: {
-      loader: async (queries: Array<{ obj: Portfolio }>, ctx: GraphqlContext): Promise<Asset[][]> => {
-        const byPortfolio = await ctx.app.store.assets.ofPortfolios(queries.map(({ obj }) => obj.id))
-        return queries.map(({ obj }) => byPortfolio.get(obj.id) ?? [])
+      loader: async (queries: Array<{ obj: PortfolioWithAssets }>, ctx: GraphqlContext): Promise<Asset[][]> => {
+        const unread = queries.filter(({ obj }) => obj[READ_ASSETS] === undefined).map(({ obj }) => obj.id)
+        const byPortfolio = unread.length === 0 ? undefined : await ctx.app.store.assets.ofPortfolios(unread)
+        return queries.map(({ obj }) => obj[READ_ASSETS] ?? byPortfolio?.get(obj.id) ?? [])
       },
       opts: { cache: false }
     }

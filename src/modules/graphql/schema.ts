@@ -1,15 +1,4 @@
-import {
-  GraphQLBoolean,
-  GraphQLID,
-  GraphQLInt,
-  GraphQLList,
-  GraphQLNonNull,
-  GraphQLObjectType,
-  GraphQLSchema,
-  GraphQLString,
-  type GraphQLFieldConfig,
-  type GraphQLFieldConfigArgumentMap
-} from 'graphql'
+import { GraphQLBoolean, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap } from 'graphql'
 import { Type, type Static } from '@sinclair/typebox'
 import { NotFoundError } from '../../errors.js'
 import { IdParamsSchema, MAX_PAGE_SIZE, PageQuerySchema, pageOf } from '../../schemas/common.js'
@@ -29,6 +18,7 @@ import type { GraphqlContext } from './context.js'
 import { formattedSubscriptionError, inputValidator } from './errors.js'
 import { TypeBoxToGraphql } from './typebox.js'
 import type { FieldCost } from './cost.js'
+import { selects, withReadAssets } from './loaders.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
@@ -117,9 +107,13 @@ export function buildGraphqlSchema (): GraphQLSchema {
       type: Portfolio,
       description: 'One portfolio; null when no portfolio has this id (x-api-key)',
       args: idArg,
-      resolve: async (_root, { id }: { id: string }, ctx) => {
+      resolve: async (_root, { id }: { id: string }, ctx, info) => {
         await ctx.credentials.apiKey()
-        return possibleId(id) ? await ctx.app.store.portfolios.get(id) ?? null : null
+        if (!possibleId(id)) return null
+        // Asked with its assets, as REST's detail: one statement, whose total is the assets'.
+        if (!selects(info, 'assets')) return await ctx.app.store.portfolios.get(id) ?? null
+        const read = await ctx.app.store.portfolios.withAssets(id)
+        return read === undefined ? null : withReadAssets(read.portfolio, read.assets)
       }
     },
     asset: {

@@ -212,12 +212,31 @@ forEachEngine(t, 'no N+1: 20 portfolios of 10 assets cost a bounded number of st
   t.equal(cached.json().price, 11)
   t.equal(brapi.quoteRequests(), 1, 'REST finds the quote GraphQL fetched: one cache')
 
+  const firstId = answer.data?.portfolios[0].id as string
+  const everyField = 'id name description userId totalValue createdAt updatedAt assets { id name symbol type quantity price totalValue portfolioId createdAt updatedAt }'
+  const listed = await graphql(app, `{ portfolios(limit: 1) { ${everyField} } }`)
+  const shapes: Array<[string, string]> = [
+    ['directly', `query ($id: ID!) { portfolio(id: $id) { ${everyField} } }`],
+    ['through a fragment', `query ($id: ID!) { portfolio(id: $id) { ...Whole } } fragment Whole on Portfolio { ${everyField} }`],
+    ['through an inline fragment', `query ($id: ID!) { portfolio(id: $id) { ... on Portfolio { ${everyField} } } }`]
+  ]
+  for (const [label, query] of shapes) {
+    const start = await storeStatements(app)
+    const one = await graphql(app, query, { id: firstId })
+    t.same(one.data?.portfolio, listed.data?.portfolios[0], `portfolio(id) with its assets ${label} answers what the list answers`)
+    t.equal(await storeStatements(app) - start, 1, `the portfolio with its assets ${label}: one statement, as REST's detail`)
+  }
+  const start = await storeStatements(app)
+  t.same((await graphql(app, `{ portfolio(id: "${firstId}") { totalValue } }`)).data?.portfolio, { totalValue: listed.data?.portfolios[0].totalValue })
+  t.same((await graphql(app, '{ portfolio(id: "nope") { assets { id } } }')).data, { portfolio: null })
+  t.equal(await storeStatements(app) - start, 2, 'without assets, and a portfolio that does not exist: one statement each')
+
   const mid = await storeStatements(app)
-  const dashboards = await graphql(app, `{ portfolio(id: "${answer.data?.portfolios[0].id as string}") { assets { symbol dashboard { basicInfo { ticker lastQuote quantity } transactions { quantity } } } } }`)
+  const dashboards = await graphql(app, `{ portfolio(id: "${firstId}") { assets { symbol dashboard { basicInfo { ticker lastQuote quantity } transactions { quantity } } } } }`)
   t.equal(dashboards.errors, undefined, JSON.stringify(dashboards.errors))
   t.equal(dashboards.data?.portfolio.assets.length, 10)
   t.match(dashboards.data?.portfolio.assets[1].dashboard.basicInfo, { ticker: 'VALE3', lastQuote: 11, quantity: 2 })
-  t.equal(await storeStatements(app) - mid, 4, 'the portfolio, its assets, and for every dashboard at once the holdings and their lots')
+  t.equal(await storeStatements(app) - mid, 3, 'the portfolio with its assets, and for every dashboard at once the holdings and their lots')
   t.equal(brapi.quoteRequests(), 2, 'the assets\' quotes were cached: one request more, for the index the dashboards compare with')
   t.equal(brapi.received.filter(request => !request.query.has('range')).at(-1)?.path, '/api/quote/%5EBVSP')
 })
