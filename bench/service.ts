@@ -34,9 +34,10 @@ await store.close()
 
 const baseline = await startHelper('baseline.ts', 0)
 const upstream = await startHelper('fake-upstream.ts', 1)
+// What operators run: production, one log line per request (to a file, not this report).
 const service = await startService({
-  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url
-})
+  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url, LOG_LEVEL: 'info'
+}, join(dir, 'service.log'))
 const token = mintToken({
   secret: SECRET, algorithm: 'HS256', type: 'user', sub: 1, issuer: `${upstream.url}/api/login`, ttlSeconds: 3600,
   providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
