@@ -34,6 +34,18 @@ export function peakRssMb (pid: number | undefined): number {
   return match?.[1] === undefined ? 0 : Number(match[1]) / 1024
 }
 
+/**
+ * CPU time (user + system) a process has used, in seconds: /proc/<pid>/stat counts it in
+ * USER_HZ ticks, 100 a second on Linux whatever the kernel's own tick.
+ */
+export function cpuSeconds (pid: number | undefined): number {
+  if (pid === undefined) return 0
+  // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
 /** Starts a helper script that prints its port on its first line (baseline, upstream fake). */
 export async function startHelper (script: string, cpu: number, env: Record<string, string> = {}): Promise<{ url: string, stop: () => Promise<void> }> {
   const [command, args] = pinned(cpu, process.execPath, ['--import', 'tsx', `${ROOT}bench/${script}`])
@@ -89,6 +101,8 @@ export interface Figures {
   p50: number
   p99: number
   non2xx: number
+  /** Requests answered in all. */
+  requests: number
 }
 
 /** Runs autocannon; `requests` may set a different path per request (`setupRequest`). */
@@ -108,7 +122,8 @@ export async function load (name: string, options: { url: string, duration: numb
     mean: result.latency.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
-    non2xx: result.non2xx + result.errors
+    non2xx: result.non2xx + result.errors,
+    requests: result.requests.total
   }
 }
 
@@ -126,7 +141,8 @@ export function summarise (name: string, rounds: Figures[]): Figures {
     mean: median(rounds.map(r => r.mean)),
     p50: median(rounds.map(r => r.p50)),
     p99: median(rounds.map(r => r.p99)),
-    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0)
+    non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
+    requests: rounds.reduce((sum, r) => sum + r.requests, 0)
   }
 }
 
@@ -162,6 +178,7 @@ export async function loadGet (name: string, url: string, duration: number, head
     mean: NaN,
     p50: millis('50'),
     p99: millis('99'),
-    non2xx: number(/Non-2xx or 3xx responses:\s+(\d+)/) || 0
+    non2xx: number(/Non-2xx or 3xx responses:\s+(\d+)/) || 0,
+    requests: number(/(\d+) requests in/)
   }
 }

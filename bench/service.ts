@@ -9,10 +9,12 @@ import { join } from 'node:path'
 import { mintToken } from '../src/tokens.js'
 import { providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
-import { load, median, peakRssMb, pinSelf, ROOT, startHelper, startService, table, type Figures } from './lib.js'
+import { cpuSeconds, load, median, peakRssMb, pinSelf, ROOT, startHelper, startService, table, type Figures } from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** Seconds of load per target before the rounds, not counted: V8 and graphql-jit compile the hot paths first. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 const API_KEY = 'bench-key'
 const REST_TARGET = 'GET /portfolios/:id (API key + store)'
@@ -45,24 +47,36 @@ const token = mintToken({
 const bearer = { authorization: `Bearer ${token}` }
 const pick = (): string => ids[Math.floor(Math.random() * ids.length)] ?? ''
 
-interface Target { name: string, compareTo: 'baseline' | 'upstream direct', run: () => Promise<Figures> }
+interface Target { name: string, compareTo: 'baseline' | 'upstream direct', run: (duration?: number) => Promise<Figures> }
+const BASELINE = 'baseline: bare Fastify GET /'
+const UPSTREAM_DIRECT = 'upstream fake, direct'
+/** Targets that are not the service: their figures are the references of the others. */
+const REFERENCES = new Set([BASELINE, UPSTREAM_DIRECT])
 const targets: Target[] = [
-  { name: 'baseline: bare Fastify GET /', compareTo: 'baseline', run: async () => await load('baseline', { url: `${baseline.url}/`, duration: DURATION }) },
-  { name: 'GET /auth/health', compareTo: 'baseline', run: async () => await load('health', { url: `${service.url}/auth/health`, duration: DURATION }) },
-  { name: 'GET /auth/profile (JWT)', compareTo: 'baseline', run: async () => await load('profile', { url: `${service.url}/auth/profile`, duration: DURATION, headers: bearer }) },
-  { name: REST_TARGET, compareTo: 'baseline', run: async () => await load('portfolio', { url: service.url, duration: DURATION, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
-  { name: GRAPHQL_TARGET, compareTo: 'baseline', run: async () => await load('graphql', { url: `${service.url}/graphql`, duration: DURATION, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, setupRequest: request => ({ ...request, body: JSON.stringify({ query: PORTFOLIO_QUERY, variables: { id: pick() } }) }) }) },
-  { name: 'POST /portfolios (create)', compareTo: 'baseline', run: async () => await load('create', { url: `${service.url}/portfolios`, duration: DURATION, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench', userId: 'bench' }) }) },
-  { name: 'upstream fake, direct', compareTo: 'upstream direct', run: async () => await load('direct', { url: `${upstream.url}/api/user/profile`, duration: DURATION, headers: bearer }) },
-  { name: 'GET /backend-api/user/profile (relay)', compareTo: 'upstream direct', run: async () => await load('relay', { url: `${service.url}/backend-api/user/profile`, duration: DURATION, headers: bearer }) }
+  { name: BASELINE, compareTo: 'baseline', run: async (duration = DURATION) => await load('baseline', { url: `${baseline.url}/`, duration }) },
+  { name: 'GET /auth/health', compareTo: 'baseline', run: async (duration = DURATION) => await load('health', { url: `${service.url}/auth/health`, duration }) },
+  { name: 'GET /auth/profile (JWT)', compareTo: 'baseline', run: async (duration = DURATION) => await load('profile', { url: `${service.url}/auth/profile`, duration, headers: bearer }) },
+  { name: REST_TARGET, compareTo: 'baseline', run: async (duration = DURATION) => await load('portfolio', { url: service.url, duration, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
+  { name: GRAPHQL_TARGET, compareTo: 'baseline', run: async (duration = DURATION) => await load('graphql', { url: `${service.url}/graphql`, duration, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, setupRequest: request => ({ ...request, body: JSON.stringify({ query: PORTFOLIO_QUERY, variables: { id: pick() } }) }) }) },
+  { name: 'POST /portfolios (create)', compareTo: 'baseline', run: async (duration = DURATION) => await load('create', { url: `${service.url}/portfolios`, duration, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench', userId: 'bench' }) }) },
+  { name: UPSTREAM_DIRECT, compareTo: 'upstream direct', run: async (duration = DURATION) => await load('direct', { url: `${upstream.url}/api/user/profile`, duration, headers: bearer }) },
+  { name: 'GET /backend-api/user/profile (relay)', compareTo: 'upstream direct', run: async (duration = DURATION) => await load('relay', { url: `${service.url}/backend-api/user/profile`, duration, headers: bearer }) }
 ]
 
 const results = new Map<string, Figures[]>()
+/** The service's CPU time per answered request, µs, per round (what a request costs, whatever the load generator's pace). */
+const cpuMicros = new Map<string, number[]>()
 
 try {
+  if (WARMUP > 0) for (const target of targets) await target.run(WARMUP)
   // Rounds interleave the targets, so drift on a shared machine touches all alike.
   for (let round = 0; round < ROUNDS; round++) {
-    for (const target of targets) results.set(target.name, [...(results.get(target.name) ?? []), await target.run()])
+    for (const target of targets) {
+      const cpuBefore = cpuSeconds(service.child.pid)
+      const figures = await target.run()
+      results.set(target.name, [...(results.get(target.name) ?? []), figures])
+      cpuMicros.set(target.name, [...(cpuMicros.get(target.name) ?? []), (cpuSeconds(service.child.pid) - cpuBefore) * 1e6 / figures.requests])
+    }
   }
 } finally {
   const rss = peakRssMb(service.child.pid)
@@ -71,21 +85,24 @@ try {
   await upstream.stop()
   rmSync(dir, { recursive: true, force: true })
   const rps = (name: string): number => median((results.get(name) ?? []).map(r => r.requestsPerSecond))
+  const micros = (name: string): number => median(cpuMicros.get(name) ?? [])
   const rows = targets.map(target => {
     const runs = results.get(target.name) ?? []
-    const reference = rps(target.compareTo === 'baseline' ? 'baseline: bare Fastify GET /' : 'upstream fake, direct')
+    const reference = rps(target.compareTo === 'baseline' ? BASELINE : UPSTREAM_DIRECT)
     return {
       target: target.name,
       'req/s': Math.round(rps(target.name)),
       'p50 ms': median(runs.map(r => r.p50)),
       'p99 ms': median(runs.map(r => r.p99)),
       ratio: `${(rps(target.name) / reference).toFixed(2)} of ${target.compareTo}`,
+      'service CPU µs/req': REFERENCES.has(target.name) ? '—' : micros(target.name).toFixed(0),
       errors: runs.reduce((sum, r) => sum + r.non2xx, 0)
     }
   })
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
-  const graphqlCost = `GraphQL portfolio(id) costs ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× GET /portfolios/:id (target: within 2×)`
-  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
+  const graphqlCost = `GraphQL portfolio(id) costs ${(micros(GRAPHQL_TARGET) / micros(REST_TARGET)).toFixed(2)}× the service CPU of GET /portfolios/:id per request, ` +
+    `and serves ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× fewer requests a second (target: within 2×)`
+  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${WARMUP}s warm-up, then ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
   mkdirSync(`${ROOT}bench/results`, { recursive: true })
   writeFileSync(`${ROOT}bench/results/service.md`, report)
   process.stdout.write(`\n${report}`)
