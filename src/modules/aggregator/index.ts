@@ -212,8 +212,10 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
       const { updatedAt } = await aggregatorEvents.saveVerifiedItem({ itemId, status: item.status, clientUserId, lastEvent: event })
       log.info({ itemId, event, itemStatus: item.status }, 'webhook item verified')
-      // Subscribers at every instance hear of it (GraphQL `aggregatorItem`).
-      await app.itemStatus.publish({ itemId, status: item.status, event, updatedAt })
+      // Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way.
+      await app.itemStatus.publish({ itemId, status: item.status, event, updatedAt }).catch((error: unknown) => {
+        log.warn({ err: error, itemId, event }, 'webhook item verified and saved, but its status did not reach subscribers')
+      })
     } catch (error) {
       log.warn({ err: error, itemId, event }, 'webhook item verification failed: no item changed')
     }

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http'
+import { Writable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { createClient, type Client } from 'graphql-ws'
@@ -124,6 +125,23 @@ t.test('one instance in-process; credentials and ownership of subscriptions', as
   await webhook(app, 'item-1', 'item/login_succeeded')
   await owner.next(1)
   t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATED', event: 'item/login_succeeded' })
+})
+
+testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, and the log names that step', [NEEDS_REDIS], async t => {
+  const redis = await startRedis(t)
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-1', 'client-a')
+  pluggy.itemStatuses.set('item-1', 'UPDATED')
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
+  const app = await buildTestApp(t, { ...aggregatorConfig(pluggy), REDIS_URL: redis.url }, { logger: { level: 'info', stream } })
+  redis.kill()
+  await webhook(app, 'item-1', 'item/updated')
+  const unpublished = 'webhook item verified and saved, but its status did not reach subscribers'
+  for (let attempt = 0; attempt < 400 && !lines.some(line => line.msg === unpublished); attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+  t.match(lines.find(line => line.msg === unpublished), { itemId: 'item-1', event: 'item/updated', err: { message: /./ } })
+  t.notOk(lines.some(line => typeof line.msg === 'string' && line.msg.includes('verification failed')), 'not reported as a failed verification')
+  t.match(await app.store.aggregatorEvents.item('item-1'), { status: 'UPDATED', clientUserId: 'client-a' }, 'the verified item is saved')
 })
 
 /** A frontend's page: GraphQL over fetch from its own origin, and the subscription over the browser's WebSocket. */
