@@ -34,14 +34,14 @@ export class StoreHandle {
    * (PostgreSQL's `$1, $2…`), instead of built by the query builder on every request. On SQLite
    * the driver's statement cache then reuses one prepared statement for it.
    */
-  /** A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for PostgreSQL's `any(?)`. */
-  listParameter (values: readonly string[]): unknown {
-    return this.engine === 'postgres' ? values : JSON.stringify(values)
-  }
-
   statement<Row> (text: string): (parameters: readonly unknown[]) => Promise<Row[]> {
     let index = 0
     const sql = this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
     return async parameters => (await this.db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
+  }
+
+  /** A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for PostgreSQL's `any(?)`. */
+  listParameter (values: readonly string[]): unknown {
+    return this.engine === 'postgres' ? values : JSON.stringify(values)
   }
 }
