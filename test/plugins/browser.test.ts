@@ -1,24 +1,16 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { promisify } from 'node:util'
-import { fileURLToPath } from 'node:url'
+import { CHROMIUM, chromiumFlags, NEEDS_CHROMIUM } from '../fixtures/chromium.js'
 import { apiKey, buildTestApp, testNeeding } from '../helper.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const needs = [existsSync(CHROMIUM) ? '' : 'Debian\'s chromium (apt-get install chromium)']
+const needs = [NEEDS_CHROMIUM]
 
-/**
- * Headless Chromium on a closed network. Host names that are not `localhost` are mapped to
- * 127.0.0.1 by the browser itself, so pages load as from any other host (not a "potentially
- * trustworthy" origin) while every server still listens on loopback only.
- */
+/** The DOM of `url` once Chromium's virtual time has run out (pages load as from any other host). */
 async function chromiumDom (url: string, profile: string): Promise<string> {
-  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP *.bff.test 127.0.0.1',
-    `--user-data-dir=${fileURLToPath(new URL(`../../.tap/${profile}`, import.meta.url))}`, '--virtual-time-budget=10000', '--dump-dom', url]
+  const flags = [...chromiumFlags(profile), '--virtual-time-budget=10000', '--dump-dom', url]
   const { stdout } = await promisify(execFile)(CHROMIUM, flags, { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
   return stdout
 }

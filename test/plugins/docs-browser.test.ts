@@ -1,19 +1,17 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, statSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
+import { CHROMIUM, chromiumFlags, NEEDS_CHROMIUM } from '../fixtures/chromium.js'
 import { buildTestApp, testNeeding } from '../helper.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-testNeeding(t, '/docs renders every operation of the API in headless Chromium', [existsSync(CHROMIUM) ? '' : 'Debian\'s chromium (apt-get install chromium)'], async t => {
+testNeeding(t, '/docs renders every operation of the API in headless Chromium', [NEEDS_CHROMIUM], async t => {
   const app = await buildTestApp(t)
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   const operations = Object.values((await app.inject({ method: 'GET', url: '/docs/json' })).json().paths as Record<string, Record<string, unknown>>)
     .reduce((count, path) => count + Object.keys(path).length, 0)
-  // Flags for a closed network, as root, with a throwaway profile.
-  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', `--user-data-dir=${fileURLToPath(new URL('../../.tap/chromium-profile', import.meta.url))}`, '--virtual-time-budget=8000']
+  const flags = [...chromiumFlags('chromium-profile'), '--virtual-time-budget=8000']
   const { stdout: dom } = await promisify(execFile)(CHROMIUM, [...flags, '--dump-dom', `${url}/docs/`], { maxBuffer: 64 * 1024 * 1024, timeout: 60_000 })
   t.match(dom, 'BFF Service', 'the title rendered')
   t.equal((dom.match(/class="opblock /g) ?? []).length, operations, `all ${operations} operations are shown`)
