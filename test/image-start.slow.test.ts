@@ -1,0 +1,100 @@
+import t, { type Test } from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { NEEDS_POSTGRES, TEST_API_KEYS, apiKey, freshDatabaseUrl, testNeeding, tymon, type Engine } from './helper.js'
+
+/**
+ * What operators run: the compiled `dist/server.js`, started exactly as the Docker image's CMD
+ * says, on the project's Node (the Node the Dockerfile pins), in production, on each engine.
+ */
+const root = fileURLToPath(new URL('..', import.meta.url))
+const dockerfile = readFileSync(`${root}Dockerfile`, 'utf8')
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { devDependencies: Record<string, string> }
+
+/** The image's CMD, in exec form: `CMD ["node", …]`. */
+function imageCommand (): string[] {
+  const line = dockerfile.split('\n').filter(text => text.startsWith('CMD ')).at(-1)
+  if (line === undefined) throw new Error('Dockerfile has no CMD')
+  return JSON.parse(line.slice('CMD '.length)) as string[]
+}
+
+t.test('the Dockerfile, package.json and the Node running the tests are one Node 24 release', async t => {
+  const pinned = /^FROM node:(\d+\.\d+\.\d+)-/m.exec(dockerfile)?.[1]
+  t.equal(pinned, pkg.devDependencies.node, 'the image pins the node package of package.json')
+  t.equal(process.version, `v${pkg.devDependencies.node}`, 'npm scripts run on that Node')
+  t.equal(process.versions.node.split('.')[0], '24')
+  for (const from of dockerfile.matchAll(/^FROM node:(\S+)/gm)) t.equal(from[1]?.split('-')[0], pinned, `every stage: ${from[0]}`)
+})
+
+// Built once for both engines, laid out as in the image: <workdir>/dist, dependencies found above it.
+const workdir = join(root, '.tap', 'image')
+let built: Promise<void> | undefined
+async function buildImageLayout (): Promise<void> {
+  built ??= (async () => {
+    rmSync(workdir, { recursive: true, force: true })
+    mkdirSync(workdir, { recursive: true })
+    await promisify(execFile)(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}tsconfig.build.json`, '--outDir', join(workdir, 'dist')])
+  })()
+  await built
+}
+t.teardown(() => { rmSync(workdir, { recursive: true, force: true }) })
+
+async function startStop (t: Test, engine: Engine): Promise<void> {
+  await buildImageLayout()
+  const databaseUrl = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const [command, ...args] = imageCommand()
+  t.equal(command, 'node', 'the image runs node')
+  const child = spawn(process.execPath, args, {
+    cwd: workdir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: tymon.secret,
+      API_KEYS: TEST_API_KEYS.join(','),
+      DATABASE_URL: databaseUrl,
+      QUOTES_PROVIDER: 'offline',
+      SHUTDOWN_DRAIN_MS: '0'
+    }
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', chunk => { err += String(chunk) })
+  const exit = new Promise<number | null>(resolve => child.on('exit', code => resolve(code)))
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.on('data', chunk => {
+      out += String(chunk)
+      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
+      if (match !== null) resolve(Number(match[1]))
+    })
+    child.on('exit', code => reject(new Error(`exited ${String(code)} before listening: ${err}`)))
+  })
+
+  const base = `http://127.0.0.1:${port}`
+  t.equal((await fetch(`${base}/ready`)).status, 200, 'ready')
+  const created = await fetch(`${base}/portfolios`, {
+    method: 'POST',
+    headers: { ...apiKey(), 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `Image ${engine}`, userId: 'image' })
+  })
+  t.equal(created.status, 201, 'a write is served')
+  const { id } = await created.json() as { id: string }
+  const read = await fetch(`${base}/portfolios/${id}`, { headers: apiKey() })
+  t.equal(read.status, 200, 'and read back')
+  t.match(await read.json(), { id, name: `Image ${engine}`, totalValue: 0, assets: [] })
+
+  child.kill('SIGTERM')
+  t.equal(await exit, 0, 'SIGTERM: exit 0')
+  t.notMatch(err, /Assertion failed|Aborted|Segmentation/, 'no native crash on the way out')
+  t.match(out, /"msg":"shutting down/, 'the shutdown is logged')
+}
+
+t.test('dist/server.js as the image starts it, on a SQLite file: serves, takes SIGTERM, exits 0', async t => { await startStop(t, 'sqlite') })
+testNeeding(t, 'dist/server.js as the image starts it, on PostgreSQL: serves, takes SIGTERM, exits 0', [NEEDS_POSTGRES], async t => { await startStop(t, 'postgres') })
