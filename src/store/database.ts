@@ -62,6 +62,26 @@ export interface AggregatorItemsTable {
   updated_at: string
 }
 
+/**
+ * A webhook item verification that failed and is retried (migration 6): one row per item, claimed
+ * by one instance at a time through a lease (`claimed_by` until `claimed_until`).
+ */
+export interface AggregatorItemVerificationsTable {
+  item_id: string
+  /** The latest event about the item; it becomes the item's `last_event` once verified. */
+  event: string
+  /** When that event's verification began: one that began before it does not settle the entry. */
+  queued_at: string
+  /** Failed attempts so far. */
+  attempts: number
+  next_attempt_at: string
+  expires_at: string
+  /** Why the latest attempt failed, for operators. */
+  last_error: string | null
+  claimed_by: string | null
+  claimed_until: string | null
+}
+
 /** A buy of an asset (issue 5): the dashboard's transactions and history come from these. */
 export interface AssetLotsTable {
   id: string
@@ -79,6 +99,7 @@ export interface Database {
   asset_lots: AssetLotsTable
   aggregator_webhook_events: AggregatorWebhookEventsTable
   aggregator_items: AggregatorItemsTable
+  aggregator_item_verifications: AggregatorItemVerificationsTable
   portfolios: PortfoliosTable
   portfolio_assets: PortfolioAssetsTable
   excluded_transactions: ExcludedTransactionsTable

@@ -120,6 +120,25 @@ const migrations: Record<string, Migration> = {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('aggregator_items').addColumn('client_user_id', 'text').execute()
     }
+  },
+  '0006-aggregator-item-verifications': {
+    /** Failed webhook verifications, retried by whichever instance claims them first. */
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('aggregator_item_verifications')
+        .addColumn('item_id', 'text', col => col.primaryKey())
+        .addColumn('event', 'text', col => col.notNull())
+        .addColumn('queued_at', 'text', col => col.notNull())
+        .addColumn('attempts', 'integer', col => col.notNull())
+        .addColumn('next_attempt_at', 'text', col => col.notNull())
+        .addColumn('expires_at', 'text', col => col.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('claimed_by', 'text')
+        .addColumn('claimed_until', 'text')
+        .execute()
+      // Workers look for the entries due first.
+      await db.schema.createIndex('aggregator_item_verifications_due_idx')
+        .on('aggregator_item_verifications').column('next_attempt_at').execute()
+    }
   }
 }
 

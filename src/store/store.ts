@@ -5,6 +5,7 @@ import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
 import { ExclusionRepository } from './exclusions.js'
 import { AggregatorEventRepository } from './aggregator-events.js'
+import { ItemVerificationRepository } from './item-verifications.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
 
@@ -28,6 +29,7 @@ export class Store {
   readonly assets: AssetRepository
   readonly exclusions: ExclusionRepository
   readonly aggregatorEvents: AggregatorEventRepository
+  readonly itemVerifications: ItemVerificationRepository
   readonly stats: StatsRepository
   readonly demo: DemoRepository
 
@@ -36,6 +38,7 @@ export class Store {
     this.assets = new AssetRepository(handle)
     this.exclusions = new ExclusionRepository(handle)
     this.aggregatorEvents = new AggregatorEventRepository(handle)
+    this.itemVerifications = new ItemVerificationRepository(handle)
     this.stats = new StatsRepository(handle)
     this.demo = new DemoRepository(handle)
   }
