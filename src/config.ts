@@ -74,6 +74,10 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
+  /** Failed webhook item verifications: retried from this delay, doubling; looked for this often; until this age. */
+  AGGREGATOR_VERIFY_RETRY_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 }),
+  AGGREGATOR_VERIFY_POLL_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 5000 }),
+  AGGREGATOR_VERIFY_EXPIRY_SECONDS: Type.Integer({ minimum: 1, maximum: 30 * 86_400, default: 86_400 }),
   /** Unset: 5000 in production (a balancer's checks see `/ready` turn 503), 0 elsewhere. */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -269,7 +273,14 @@ function pluginOptions (env: Environment): AppConfig {
         webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET,
         // Outside production an unconfigured aggregator still takes webhooks (local testing).
         webhooksWithoutCredentials: devRoutes,
-        connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE
+        connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE,
+        verification: {
+          retryMs: env.AGGREGATOR_VERIFY_RETRY_MS,
+          pollMs: env.AGGREGATOR_VERIFY_POLL_MS,
+          expiryMs: env.AGGREGATOR_VERIFY_EXPIRY_SECONDS * 1000,
+          // A claim outlives the slowest verification: key exchange, renewal and two lookups, each up to the timeout.
+          leaseMs: 60_000 + 4 * env.AGGREGATOR_TIMEOUT_MS
+        }
       },
       // Introspection and GraphiQL outside production only (CONTRACT §14).
       graphql: { devTools: devRoutes, maxCost: env.GRAPHQL_MAX_COST }

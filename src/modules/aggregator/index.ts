@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
+import type { FastifyRequest } from 'fastify'
 import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
 import { WindowCounter } from '../../budget.js'
 import { requirePrincipal } from '../../plugins/auth.js'
@@ -12,6 +12,7 @@ import { jsonObject, relayResponse, type JsonValue, type QueryValue, type Upstre
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
 import { ItemOwnership } from './ownership.js'
+import { itemVerifications, type VerificationRetryOptions } from './verification-queue.js'
 import {
   AggregatorRelayBodySchema,
   ConnectTokenBodySchema,
@@ -32,6 +33,8 @@ export interface AggregatorModuleOptions {
   webhooksWithoutCredentials?: boolean
   /** `POST /connect_token` calls per principal per minute (CONTRACT §1; 10 when absent). */
   connectTokensPerMinute?: number
+  /** How failed webhook item verifications are retried (defaults: every 5 s, from 5 s, for 24 h). */
+  verification?: Partial<VerificationRetryOptions>
 }
 
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
@@ -90,6 +93,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
   const connectTokens = new WindowCounter(options.connectTokensPerMinute ?? 10)
+  // Tried at once after the event is stored, then retried from the store's queue (verification-queue.ts).
+  const verifications = itemVerifications(app, options.verification)
 
   app.post('/', {
     schema: {
@@ -175,51 +180,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     const { stored } = await aggregatorEvents.record({ eventKey: webhookEventKey(body), event: body.event, itemId, payload: JSON.stringify(body) })
     request.log.info({ event: body.event, itemId, stored }, stored ? 'webhook event stored' : 'webhook redelivery acknowledged')
     // The sender hears back at once; the item is checked after (a redelivery is not checked twice).
-    if (stored && itemId !== null) track(verifyItem(itemId, body.event, request.log))
+    if (stored && itemId !== null) verifications.afterWebhook(itemId, body.event, request.log)
     return { received: true as const }
   })
-
-  /** Verifications still running: closing waits for them, so none is cut off at shutdown. */
-  const verifying = new Set<Promise<void>>()
-  function track (verification: Promise<void>): void {
-    verifying.add(verification)
-    void verification.finally(() => verifying.delete(verification))
-  }
-  app.addHook('onClose', async () => { await Promise.allSettled([...verifying]) })
-
-  /**
-   * A webhook is a notice, not a fact (OWASP API10): whoever holds the secret could claim any
-   * status. The item is read from the aggregator (`GET /items/{id}`, with the cached key) and
-   * its own status and `clientUserId` are kept; an item the aggregator does not know changes
-   * nothing. Failures are logged: the event itself is already stored.
-   */
-  async function verifyItem (itemId: string, event: string, log: FastifyBaseLogger): Promise<void> {
-    if (!aggregator.configured) {
-      log.warn({ itemId }, 'webhook item not verified: the aggregator has no credentials')
-      return
-    }
-    try {
-      const response = await aggregator.call({ method: 'GET', path: `items/${encodeURIComponent(itemId)}`, log })
-      const item = jsonObject(response.body)
-      if (response.status === 404) {
-        log.warn({ itemId, event }, 'webhook about an item the aggregator does not know: no item changed')
-        return
-      }
-      if (response.status !== 200 || typeof item?.status !== 'string') {
-        log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
-        return
-      }
-      const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
-      const { updatedAt } = await aggregatorEvents.saveVerifiedItem({ itemId, status: item.status, clientUserId, lastEvent: event })
-      log.info({ itemId, event, itemStatus: item.status }, 'webhook item verified')
-      // Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way.
-      await app.itemStatus.publish({ itemId, status: item.status, event, updatedAt }).catch((error: unknown) => {
-        log.warn({ err: error, itemId, event }, 'webhook item verified and saved, but its status did not reach subscribers')
-      })
-    } catch (error) {
-      log.warn({ err: error, itemId, event }, 'webhook item verification failed: no item changed')
-    }
-  }
 }
 
 export default fp(aggregatorModule, {

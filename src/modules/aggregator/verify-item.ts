@@ -1,0 +1,81 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { ItemStatusFeed } from '../../item-status.js'
+import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
+import type { AggregatorApi } from '../../upstream/aggregator.js'
+import { jsonObject } from '../../upstream/client.js'
+
+/** What a verification needs: the aggregator, where items are kept, and who hears of them. */
+export interface VerificationDeps {
+  aggregator: AggregatorApi
+  items: AggregatorEventRepository
+  itemStatus: ItemStatusFeed
+}
+
+export type VerificationOutcome =
+  /** The item was read, saved and published. */
+  | { result: 'verified' }
+  /** The aggregator answered for good (an item it does not know, an unusable answer): no item changed. */
+  | { result: 'settled' }
+  /** Worth another try (the aggregator down, slow or busy, the budget spent, the store unreachable). */
+  | { result: 'failed', reason: string, retryAfterMs?: number }
+
+/** Answers the aggregator gives when it will answer differently later. */
+const TRANSIENT_STATUSES = new Set([408, 425, 429])
+const REASON_CHARACTERS = 200
+
+/** `Retry-After` in seconds (a date is not worth parsing here: the backoff applies instead). */
+function retryAfterMs (seconds: unknown): number | undefined {
+  const value = typeof seconds === 'string' && /^\d+$/.test(seconds.trim()) ? Number(seconds) : seconds
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value * 1000 : undefined
+}
+
+function failed (reason: string, wait: number | undefined): VerificationOutcome {
+  const outcome: VerificationOutcome = { result: 'failed', reason: reason.slice(0, REASON_CHARACTERS) }
+  return wait === undefined ? outcome : { ...outcome, retryAfterMs: wait }
+}
+
+type ThrownError = { code?: unknown, message?: unknown, retryAfterSeconds?: unknown } | undefined
+
+function failure (error: unknown): VerificationOutcome {
+  const { code, message, retryAfterSeconds } = (error ?? {}) as NonNullable<ThrownError>
+  const reason = [code, message].filter(part => typeof part === 'string').join(': ') || String(error)
+  return failed(reason, retryAfterMs(retryAfterSeconds))
+}
+
+/**
+ * A webhook is a notice, not a fact (OWASP API10): whoever holds the secret could claim any
+ * status. The item is read from the aggregator (`GET /items/{id}`, with the cached key) and
+ * its own status and `clientUserId` are kept; an item the aggregator does not know changes
+ * nothing. One attempt: the caller decides what a failure leads to.
+ */
+export async function verifyItem (
+  deps: VerificationDeps, itemId: string, event: string, log: FastifyBaseLogger
+): Promise<VerificationOutcome> {
+  try {
+    const response = await deps.aggregator.call({ method: 'GET', path: `items/${encodeURIComponent(itemId)}`, log })
+    const item = jsonObject(response.body)
+    if (response.status === 404) {
+      log.warn({ itemId, event }, 'webhook about an item the aggregator does not know: no item changed')
+      return { result: 'settled' }
+    }
+    if (TRANSIENT_STATUSES.has(response.status)) {
+      return failed(`aggregator answered ${response.status}`, retryAfterMs(response.rateLimitHeaders['retry-after']))
+    }
+    if (response.status !== 200 || typeof item?.status !== 'string') {
+      log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
+      return { result: 'settled' }
+    }
+    const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
+    const status = item.status
+    const { updatedAt } = await deps.items.saveVerifiedItem({ itemId, status, clientUserId, lastEvent: event })
+    log.info({ itemId, event, itemStatus: status }, 'webhook item verified')
+    // Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way.
+    await deps.itemStatus.publish({ itemId, status, event, updatedAt }).catch((error: unknown) => {
+      const message = 'webhook item verified and saved, but its status did not reach subscribers'
+      log.warn({ err: error, itemId, event }, message)
+    })
+    return { result: 'verified' }
+  } catch (error) {
+    return failure(error)
+  }
+}

@@ -1,0 +1,156 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { buildDataApp, buildTestApp, forEachEngine, freshDatabaseUrl } from '../../helper.js'
+import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
+import { closedPort, sendJson } from '../../fixtures/fake-server.js'
+import { ItemVerifications, MAX_RETRY_DELAY_MS, type QueueDeps } from '../../../src/modules/aggregator/verification-queue.js'
+import { answersInTurn, captureLog, credentials, fails, item, lookups, quickRetries, waitFor, webhook } from './verification-helpers.js'
+
+forEachEngine(t, 'a failed verification is retried until the item is verified, without another webhook', async (t, engine) => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.on('/items/i1', answersInTurn(fails(500), fails(503), item('i1', 'LOGIN_ERROR', 'client-7')))
+  const { lines, logger } = captureLog()
+  const app = await buildDataApp(t, engine, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
+  const logged = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries }, { logger })
+  t.same(await webhook(app, 'i1', 'item/updated'), { received: true }, 'the sender hears back at once')
+  await waitFor(t, 'the item verified', async () => (await app.store.aggregatorEvents.item('i1')) !== undefined)
+  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'LOGIN_ERROR', clientUserId: 'client-7', lastEvent: 'item/updated' })
+  t.equal(lookups(pluggy, 'i1'), 3, 'two failures, then the answer')
+  t.equal(await app.store.itemVerifications.count(), 0, 'a verified item leaves the queue')
+
+  // The same with a log to read: the failures and the retry say so.
+  pluggy.on('/items/i2', answersInTurn(fails(500), fails(502), item('i2')))
+  await webhook(logged, 'i2')
+  await waitFor(t, 'i2 verified', async () => (await logged.store.aggregatorEvents.item('i2')) !== undefined)
+  t.match(lines.find(line => line.msg === 'webhook item verification failed: retried later'), {
+    itemId: 'i2', event: 'item/updated', reason: /BFF_UPSTREAM_UNAVAILABLE/, nextAttemptAt: String, expiresAt: String
+  })
+  t.match(lines.find(line => line.msg === 'webhook item verification failed again: retried later'), { itemId: 'i2', attempts: 2 })
+  t.match(lines.find(line => line.msg === 'webhook item verified' && line.verificationAttempt === 3), { itemId: 'i2' })
+})
+
+forEachEngine(t, 'an item already queued keeps one entry and takes the newer event', async (t, engine) => {
+  const pluggy = await startFakePluggy(t)
+  let up = false
+  pluggy.on('/items/i1', async (_req, res) => { up ? item('i1', 'UPDATED')(res) : fails(500)(res) })
+  const app = await buildDataApp(t, engine, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
+  await webhook(app, 'i1', 'item/created')
+  await waitFor(t, 'the first event queued', async () => (await app.store.itemVerifications.entry('i1')) !== undefined)
+  await webhook(app, 'i1', 'item/login_succeeded')
+  await waitFor(t, 'the newer event queued', async () => (await app.store.itemVerifications.entry('i1'))?.event === 'item/login_succeeded')
+  t.equal(await app.store.itemVerifications.count(), 1, 'one entry for the item')
+  up = true
+  await waitFor(t, 'the item verified', async () => (await app.store.aggregatorEvents.item('i1')) !== undefined)
+  t.match(await app.store.aggregatorEvents.item('i1'), { status: 'UPDATED', lastEvent: 'item/login_succeeded' })
+  await waitFor(t, 'the queue empty', async () => (await app.store.itemVerifications.count()) === 0)
+})
+
+t.test('a definitive answer ends the retries: an unknown item, an unusable answer', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.on('/items/gone', answersInTurn(fails(500), fails(404)))
+  pluggy.on('/items/odd', answersInTurn(fails(500), res => { sendJson(res, 200, { id: 'odd' }) }))
+  pluggy.on('/items/refused', answersInTurn(fails(500), fails(400)))
+  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
+  for (const id of ['gone', 'odd', 'refused']) await webhook(app, id)
+  await waitFor(t, 'every entry queued and then settled', () => ['gone', 'odd', 'refused'].every(id => lookups(pluggy, id) >= 2))
+  await waitFor(t, 'the queue empty', async () => (await app.store.itemVerifications.count()) === 0)
+  for (const id of ['gone', 'odd', 'refused']) {
+    t.equal(await app.store.aggregatorEvents.item(id), undefined, `${id}: no item changed`)
+  }
+  await app.close()
+  t.same(['gone', 'odd', 'refused'].map(id => lookups(pluggy, id)), [2, 2, 2], 'asked no more after the answer')
+})
+
+t.test('the aggregator\'s 429 and Retry-After: retried no sooner than asked', async t => {
+  const pluggy = await startFakePluggy(t)
+  const busy = (seconds: string) => (res: import('node:http').ServerResponse) => {
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': seconds })
+    res.end('{"message":"Too many requests","code":429}')
+  }
+  pluggy.on('/items/busy', answersInTurn(busy('0'), busy('0'), item('busy')))
+  pluggy.on('/items/later', answersInTurn(busy('120')))
+  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
+  await webhook(app, 'busy')
+  await waitFor(t, 'busy verified', async () => (await app.store.aggregatorEvents.item('busy')) !== undefined)
+  t.equal(lookups(pluggy, 'busy'), 3)
+
+  const before = Date.now()
+  await webhook(app, 'later')
+  await waitFor(t, 'later queued', async () => (await app.store.itemVerifications.entry('later')) !== undefined)
+  const entry = await app.store.itemVerifications.entry('later')
+  t.match(entry, { attempts: 1, lastError: 'aggregator answered 429' })
+  t.ok(Date.parse(entry?.nextAttemptAt ?? '') >= before + 120_000, 'not before the aggregator\'s Retry-After')
+})
+
+t.test('a spent aggregator budget queues the verification until the budget is back', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('first', 'client-1')
+  pluggy.items.set('second', 'client-1')
+  // POST /auth and the first lookup spend the budget of 2.
+  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, ...credentials, AGGREGATOR_REQUESTS_PER_MINUTE: '2' })
+  await webhook(app, 'first')
+  await waitFor(t, 'first verified', async () => (await app.store.aggregatorEvents.item('first')) !== undefined)
+  const before = Date.now()
+  await webhook(app, 'second')
+  await waitFor(t, 'second queued', async () => (await app.store.itemVerifications.entry('second')) !== undefined)
+  const entry = await app.store.itemVerifications.entry('second')
+  t.match(entry?.lastError, /BFF_RATE_LIMITED/)
+  t.ok(Date.parse(entry?.nextAttemptAt ?? '') >= before + 1000, 'no sooner than the budget allows')
+  t.equal(lookups(pluggy, 'second'), 0, 'nothing was sent past the budget')
+})
+
+forEachEngine(t, 'an entry past its expiry is dropped and logged; the expiry is AGGREGATOR_VERIFY_EXPIRY_SECONDS', async (t, engine) => {
+  const { lines, logger } = captureLog()
+  const down = `http://127.0.0.1:${await closedPort(t)}`
+  const config = { AGGREGATOR_URL: down, ...credentials, ...quickRetries, AGGREGATOR_VERIFY_EXPIRY_SECONDS: '3600' }
+  const app = await buildTestApp(t, { ...config, DATABASE_URL: await freshDatabaseUrl(t, engine) }, { logger })
+  await webhook(app, 'down')
+  await waitFor(t, 'the entry queued', async () => (await app.store.itemVerifications.entry('down')) !== undefined)
+  const queued = await app.store.itemVerifications.entry('down')
+  t.equal(Date.parse(queued?.expiresAt ?? '') - Date.parse(queued?.queuedAt ?? ''), 3_600_000)
+
+  const past = new Date(Date.now() - 1000).toISOString()
+  await app.store.itemVerifications.enqueue({
+    itemId: 'stale', event: 'item/updated', queuedAt: past, nextAttemptAt: past, expiresAt: past, lastError: 'BFF_UPSTREAM_UNAVAILABLE'
+  })
+  const dropped = 'webhook item verification expired: dropped'
+  await waitFor(t, 'the drop logged', () => lines.some(line => line.msg === dropped))
+  t.match(lines.find(line => line.msg === dropped), { itemId: 'stale', event: 'item/updated', attempts: 1, lastError: 'BFF_UPSTREAM_UNAVAILABLE' })
+  t.equal(await app.store.itemVerifications.entry('stale'), undefined, 'the entry is gone')
+  t.equal(await app.store.aggregatorEvents.item('stale'), undefined, 'no item changed')
+  t.match(await app.store.itemVerifications.entry('down'), { itemId: 'down' }, 'an entry not yet expired stays')
+})
+
+t.test('backoff: from the first delay, doubling, capped, jittered, never sooner than asked', async t => {
+  const at = (verifications: ItemVerifications, failures: number, retryAfterMs?: number): number =>
+    Date.parse(verifications.nextAttemptAt(failures, retryAfterMs)) - Date.now()
+  const low = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 1000 }, () => 0)
+  const high = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 1000 }, () => 1)
+  const near = (value: number, expected: number, what: string) => { t.ok(Math.abs(value - expected) < 500, `${what}: ${value} ≈ ${expected}`) }
+  near(at(low, 1), 500, 'first retry, least jitter')
+  near(at(high, 1), 1000, 'first retry, most')
+  near(at(high, 4), 8000, 'doubling')
+  near(at(high, 40), MAX_RETRY_DELAY_MS, 'capped')
+  near(at(high, 5000), MAX_RETRY_DELAY_MS, 'capped, however many failures')
+  near(at(low, 1, 30_000), 30_000, 'never sooner than the aggregator asks')
+  const slow = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 2 * MAX_RETRY_DELAY_MS }, () => 1)
+  near(at(slow, 3), 2 * MAX_RETRY_DELAY_MS, 'a first delay above the cap is the cap')
+})
+
+t.test('a store that fails is logged, never thrown: queueing after a failure, and a look at the queue', async t => {
+  const { lines, logger } = captureLog()
+  const log = Fastify({ logger }).log
+  const broken = async (): Promise<never> => { throw new Error('store down') }
+  const deps = {
+    aggregator: { configured: true, call: async () => { throw new Error('aggregator down') } },
+    queue: { enqueue: broken, dropExpired: broken },
+    log
+  } as unknown as QueueDeps
+  const verifications = new ItemVerifications(deps, { pollMs: 5 })
+  verifications.afterWebhook('i1', 'item/updated', log)
+  verifications.start()
+  await waitFor(t, 'both failures logged', () => lines.filter(line => /store/.test(JSON.stringify(line.err))).length >= 2)
+  await verifications.close()
+  t.match(lines.find(line => line.msg === 'webhook item verification failed and could not be queued for a retry'), { itemId: 'i1', err: { message: 'store down' } })
+  t.match(lines.find(line => line.msg === 'webhook verification queue: the store could not be read or written'), { err: { message: 'store down' } })
+})
