@@ -53,6 +53,7 @@ export const ConfigSchema = Type.Object({
   }),
   AGGREGATOR_ALLOWED_METHODS: Type.String({ pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$', default: 'GET' }),
   DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
+  /** Required in production; `offline` elsewhere. */
   QUOTES_PROVIDER: Type.Unsafe<'offline' | 'brapi'>({ type: 'string', enum: ['offline', 'brapi'], default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),
   BRAPI_TOKEN: Type.Optional(Type.String({ minLength: 1 })),
@@ -178,6 +179,9 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
     // The default is the development store of the checkout (CONTRACT §13): production names its own.
     if (defined.DATABASE_URL === undefined) missing.push('DATABASE_URL')
     if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
+    // Simulated prices must be a choice in production, never a default nobody noticed.
+    if (defined.QUOTES_PROVIDER === undefined) missing.push('QUOTES_PROVIDER')
+    else if (values.QUOTES_PROVIDER === 'brapi' && values.BRAPI_TOKEN === undefined) missing.push('BRAPI_TOKEN (QUOTES_PROVIDER=brapi)')
     if (missing.length > 0) throw new ConfigError(`Production requires ${missing.join(', ')}`)
     if ((values.JWT_SECRET ?? '').length < MIN_PRODUCTION_SECRET_LENGTH) {
       throw new ConfigError(`JWT_SECRET must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js'
 import { StoreOpenError } from './store/store.js'
 import { loadOrCreateDevSecrets } from './dev-secrets.js'
 import { loggingOptions } from './logging.js'
+import { configurationSummary, configurationWarnings } from './startup.js'
 
 /** Time for in-flight requests once the drain is over; past it the process exits 1. */
 const IN_FLIGHT_DEADLINE_MS = 10_000
@@ -37,6 +38,8 @@ async function start (): Promise<void> {
     // rather than refused: the store closes only after the last connection ends.
     return503OnClosing: false
   })
+  app.log.info({ configuration: configurationSummary(config) }, 'configuration')
+  for (const warning of configurationWarnings(config)) app.log.warn(warning)
   const closeIdleConnections = app.server.closeIdleConnections.bind(app.server)
   app.server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
 

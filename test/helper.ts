@@ -65,6 +65,8 @@ export function testConfig (overrides: Record<string, string> = {}): AppConfig {
     JWT_SECRET: tymon.secret,
     API_KEYS: TEST_API_KEYS.join(','),
     DATABASE_URL: 'sqlite::memory:',
+    // Named, as production requires (tests of the default leave testConfig aside).
+    QUOTES_PROVIDER: 'offline',
     ...overrides
   })
 }

@@ -12,8 +12,21 @@ export interface AssetPrices {
   lots: readonly Lot[]
   /** The current quote (the last month's price). */
   lastQuote: number
+  /** Who gave `lastQuote`. */
+  origin: QuoteOrigin
   closes: readonly MonthlyClose[]
 }
+
+/** Where a `lastQuote` came from: a provider's quote, or the asset's own stored price. */
+export interface QuoteOrigin {
+  /** The provider's name, as its quotes' `source` says it, or {@link STORED_PRICE_SOURCE}. */
+  source: string
+  /** When the provider last priced it; `null` for a stored price. */
+  lastUpdate: string | null
+}
+
+/** The `quoteSource` of an asset the provider does not know, valued at its own stored price. */
+export const STORED_PRICE_SOURCE = 'asset'
 
 export interface DashboardInput {
   asset: { id: string, symbol: string, name: string, quantity: number, imageUrl: string }
@@ -142,6 +155,8 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       quantity: input.asset.quantity,
       averagePrice: quantity.eq(0) ? 0 : unitAmount(invested.div(quantity)),
       lastQuote: unitAmount(own.lastQuote),
+      quoteSource: own.origin.source,
+      quoteUpdatedAt: own.origin.lastUpdate,
       investedValue: invested.toNumber(),
       grossValue: grossValue.toNumber(),
       result: result.toNumber(),

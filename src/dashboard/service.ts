@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Holding, AssetRepository } from '../store/assets.js'
 import { IBOV_SYMBOL, isTicker, monthKey, type MonthKey, type QuoteProvider } from '../quotes/provider.js'
-import { buildDashboard, type AssetPrices, type Dashboard } from './dashboard.js'
+import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard.js'
 
 /** Logos by ticker, from brapi's icon set. */
 export function imageUrlFor (symbol: string): string {
@@ -16,9 +16,12 @@ export function imageUrlFor (symbol: string): string {
 async function pricesOf (quotes: QuoteProvider, { asset, lots }: Holding, since: MonthKey, log: FastifyBaseLogger): Promise<AssetPrices> {
   if (isTicker(asset.symbol)) {
     const [quote, closes] = await Promise.all([quotes.quote(asset.symbol, log), quotes.monthlyCloses(asset.symbol, since, log)])
-    if (quote !== undefined) return { assetId: asset.id, lots, lastQuote: quote.price, closes: closes ?? [] }
+    if (quote !== undefined) {
+      const origin = { source: quotes.source, lastUpdate: quote.lastUpdate }
+      return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes: closes ?? [] }
+    }
   }
-  return { assetId: asset.id, lots, lastQuote: asset.price, closes: [] }
+  return { assetId: asset.id, lots, lastQuote: asset.price, origin: { source: STORED_PRICE_SOURCE, lastUpdate: null }, closes: [] }
 }
 
 /** The dashboard of one asset, or `undefined` when there is no such asset. */

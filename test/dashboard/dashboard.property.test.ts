@@ -42,6 +42,7 @@ function toPrices (assets: Array<{ lots: Array<{ monthsAgo: number, day: number,
   return assets.map((entry, index) => ({
     assetId: `asset-${index}`,
     lastQuote: entry.lastQuote,
+    origin: { source: 'brapi.dev', lastUpdate: '2026-11-21T20:07:46.000Z' },
     closes: entry.closes,
     lots: entry.lots.map((l, n): Lot => ({ id: `lot-${index}-${n}`, date: `${monthsAgo(l.monthsAgo)}-${String(l.day).padStart(2, '0')}`, quantity: l.quantity, price: l.price }))
   }))

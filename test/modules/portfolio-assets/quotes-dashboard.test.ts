@@ -112,6 +112,8 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
     quantity: 150,
     averagePrice: 33.33333333,
     lastQuote: 40,
+    quoteSource: 'brapi.dev',
+    quoteUpdatedAt: '2026-11-21T20:07:46.000Z',
     investedValue: invested,
     grossValue: 150 * 40,
     result: 150 * 40 - invested,
@@ -122,6 +124,13 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
   t.match(historicalChart[0], { month: SHORT_LABEL, appliedValue: invested, grossBalance: 6000 })
   t.same(transactions.map((tx: { type: string, quantity: number, pricePerUnit: number, totalValue: number }) => [tx.type, tx.quantity, tx.pricePerUnit, tx.totalValue]), [['BUY', 100, 32, 3200], ['BUY', 50, 36, 1800]])
   t.match(transactions[0].date, /^\d{4}-\d\d-\d\d$/)
+  const viaGraphql = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: apiKey(),
+    payload: { query: `{ asset(id: "${String(assetId)}") { dashboard { basicInfo { lastQuote quoteSource quoteUpdatedAt } } } }` }
+  })
+  t.same(viaGraphql.json().data.asset.dashboard.basicInfo, { lastQuote: 40, quoteSource: 'brapi.dev', quoteUpdatedAt: '2026-11-21T20:07:46.000Z' }, 'GraphQL names the same source')
 
   // Selling 120 takes the whole first lot and 20 of the second (FIFO).
   await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 30 } })
@@ -182,14 +191,20 @@ t.test('a symbol the provider does not know is valued at its stored price', asyn
   const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
   t.equal(res.statusCode, 200)
   t.match(res.json().basicInfo, { ticker: 'TESOURO IPCA+ 2035', lastQuote: 2100, investedValue: 4000, grossValue: 4200, result: 200 })
+  t.same([res.json().basicInfo.quoteSource, res.json().basicInfo.quoteUpdatedAt], ['asset', null], 'the dashboard says the price is the asset\'s own')
   t.equal(brapi.calls('TESOURO IPCA+ 2035'), 0, 'a symbol that is not a ticker is not sent to brapi')
 })
 
 t.test('offline is the default provider and names itself', async t => {
-  const app = await buildTestApp(t)
+  // An empty value is unset: the default applies.
+  const app = await buildTestApp(t, { QUOTES_PROVIDER: '' })
   const res = await app.inject({ method: 'GET', url: '/portfolio-assets/price/ITUB4', headers: apiKey() })
   t.equal(res.statusCode, 200)
   t.match(res.json(), { symbol: 'ITUB4', price: Number, currency: 'BRL', source: /offline/ })
   const again = await app.inject({ method: 'GET', url: '/portfolio-assets/price/ITUB4', headers: apiKey() })
   t.equal(again.json().price, res.json().price)
+  const { assetId } = await portfolioWithAsset(app, { symbol: 'ITUB4', quantity: 3, price: 30 })
+  const dashboard = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
+  t.match(dashboard.json().basicInfo, { lastQuote: res.json().price, quoteSource: res.json().source, quoteUpdatedAt: res.json().lastUpdate },
+    'the dashboard says its values rest on simulated prices')
 })

@@ -1,0 +1,43 @@
+import type { AppConfig } from './config.js'
+
+/** What an operator checks of a starting instance, logged once at `info`: never a secret or a URL's password. */
+export interface ConfigurationSummary {
+  environment: AppConfig['env']['NODE_ENV']
+  nodeVersion: string
+  /** `sqlite` (a file), `sqlite (memory)` or `postgres`; never the URL, which may hold a password. */
+  store: string
+  quotesProvider: AppConfig['quotes']['provider']
+  corsOrigins: string[]
+  /** Aggregator credentials are set (its routes answer instead of 503 NOT_CONFIGURED). */
+  aggregatorConfigured: boolean
+  /** The port of the metrics listener, `null` when metrics are off. */
+  metricsPort: number | null
+}
+
+function storeEngine (url: string): string {
+  if (/^postgres(?:ql)?:/.test(url)) return 'postgres'
+  return url === 'sqlite::memory:' ? 'sqlite (memory)' : 'sqlite'
+}
+
+/** The start-up summary of `config`, made of settings only: secrets and URLs stay out. */
+export function configurationSummary (config: AppConfig, nodeVersion = process.version): ConfigurationSummary {
+  return {
+    environment: config.env.NODE_ENV,
+    nodeVersion,
+    store: storeEngine(config.store.url),
+    quotesProvider: config.quotes.provider,
+    corsOrigins: [...config.protection.corsOrigins],
+    aggregatorConfigured: config.upstreams.aggregator.credentials !== undefined,
+    metricsPort: config.metrics.port ?? null
+  }
+}
+
+/** Settings that start the service but that an operator should hear about: one log line each, at `warn`. */
+export function configurationWarnings (config: AppConfig): string[] {
+  const warnings: string[] = []
+  if (config.env.NODE_ENV === 'production' && config.quotes.provider === 'offline') {
+    warnings.push('QUOTES_PROVIDER=offline in production: quotes, and the dashboard values computed from them, are ' +
+      'simulated, not market prices')
+  }
+  return warnings
+}

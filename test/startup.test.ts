@@ -1,0 +1,61 @@
+import t from 'tap'
+import { loadConfig } from '../src/config.js'
+import { configurationSummary, configurationWarnings } from '../src/startup.js'
+
+const secrets = {
+  JWT_SECRET: 'jwt-secret-value-that-is-long-enough-for-production',
+  API_KEYS: 'api-key-one,api-key-two',
+  AGGREGATOR_CLIENT_ID: 'aggregator-client-id-value',
+  AGGREGATOR_CLIENT_SECRET: 'aggregator-client-secret-value',
+  AGGREGATOR_WEBHOOK_SECRET: 'aggregator-webhook-secret-value',
+  BRAPI_TOKEN: 'brapi-token-value'
+}
+
+t.test('the start-up summary: what an operator checks, and no secret', async t => {
+  const config = loadConfig({
+    ...secrets,
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://bff:database-password-value@db.internal:5432/bff',
+    QUOTES_PROVIDER: 'brapi',
+    CORS_ORIGINS: 'https://app.example, https://admin.example',
+    METRICS_PORT: '9464'
+  })
+  const summary = configurationSummary(config, 'v24.1.0')
+  t.same(summary, {
+    environment: 'production',
+    nodeVersion: 'v24.1.0',
+    store: 'postgres',
+    quotesProvider: 'brapi',
+    corsOrigins: ['https://app.example', 'https://admin.example'],
+    aggregatorConfigured: true,
+    metricsPort: 9464
+  })
+  const text = JSON.stringify(summary)
+  for (const secret of [...Object.values(secrets), 'api-key-one', 'database-password-value', 'db.internal']) {
+    t.notMatch(text, secret, 'no secret, and not the database URL')
+  }
+  t.equal(configurationWarnings(config).length, 0, 'brapi in production: nothing to warn about')
+})
+
+t.test('the summary of a development start: the defaults', async t => {
+  const summary = configurationSummary(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' }))
+  t.same(summary, {
+    environment: 'development',
+    nodeVersion: process.version,
+    store: 'sqlite',
+    quotesProvider: 'offline',
+    corsOrigins: [],
+    aggregatorConfigured: false,
+    metricsPort: null
+  })
+  t.equal(configurationSummary(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'sqlite::memory:' })).store, 'sqlite (memory)')
+})
+
+t.test('offline quotes in production start with a warning; elsewhere they are the quiet default', async t => {
+  const production = loadConfig({ ...secrets, NODE_ENV: 'production', DATABASE_URL: 'postgres://bff@db/bff', QUOTES_PROVIDER: 'offline' })
+  const warnings = configurationWarnings(production)
+  t.equal(warnings.length, 1)
+  t.match(warnings[0], /^QUOTES_PROVIDER=offline in production: .*simulated/)
+  t.notMatch(warnings[0], /\n/, 'one line')
+  t.same(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })), [])
+})
