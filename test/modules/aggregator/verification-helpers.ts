@@ -12,7 +12,9 @@ export const credentials = { AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_
 export const quickRetries = { AGGREGATOR_VERIFY_RETRY_MS: '20', AGGREGATOR_VERIFY_POLL_MS: '10' }
 
 /** Waits for a state by polling it (generously: a busy machine is slow, never wrong). */
-export async function waitFor (t: Test, what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
+export async function waitFor (
+  t: Test, what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) {
@@ -24,11 +26,13 @@ export async function waitFor (t: Test, what: string, check: () => Promise<boole
 }
 
 /** The service's log lines, parsed, for `buildTestApp`'s server options. */
-export function captureLog (): { lines: Array<Record<string, unknown>>, logger: { level: string, stream: Writable } } {
-  const lines: Array<Record<string, unknown>> = []
+type LogLine = Record<string, unknown>
+
+export function captureLog (): { lines: LogLine[], logger: { level: string, stream: Writable } } {
+  const lines: LogLine[] = []
   const stream = new Writable({
     write (chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>)
+      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as LogLine)
       done()
     }
   })
@@ -36,7 +40,8 @@ export function captureLog (): { lines: Array<Record<string, unknown>>, logger: 
 }
 
 /** `GET /items/{id}` calls the fake received. */
-export const lookups = (fake: FakeServer, itemId: string): number => fake.received.filter(r => r.path === `/items/${itemId}`).length
+export const lookups = (fake: FakeServer, itemId: string): number =>
+  fake.received.filter(r => r.path === `/items/${itemId}`).length
 
 /** An item lookup that answers each call in turn from `answers`, the last one from then on. */
 export function answersInTurn (...answers: Array<(res: ServerResponse) => void | Promise<void>>) {
@@ -47,11 +52,15 @@ export function answersInTurn (...answers: Array<(res: ServerResponse) => void |
   }
 }
 
-export const fails = (status = 500) => (res: ServerResponse) => { sendJson(res, status, { code: status, message: 'down' }) }
+export const fails = (status = 500) => (res: ServerResponse) => {
+  sendJson(res, status, { code: status, message: 'down' })
+}
 export const item = (id: string, status = 'UPDATED', clientUserId = 'client-1') =>
   (res: ServerResponse) => { sendJson(res, 200, { id, status, clientUserId }) }
 
-export async function webhook (app: App, itemId: string, event = 'item/updated', eventId = `${itemId}-${event}`): Promise<unknown> {
+export async function webhook (
+  app: App, itemId: string, event = 'item/updated', eventId = `${itemId}-${event}`
+): Promise<unknown> {
   const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', payload: { event, eventId, itemId } })
   return res.json()
 }

@@ -6,21 +6,26 @@ import { buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { closedPort } from '../../fixtures/fake-server.js'
 import { Store } from '../../../src/store/store.js'
-import { answersInTurn, credentials, fails, item, lookups, quickRetries, waitFor, webhook } from './verification-helpers.js'
+import {
+  answersInTurn, credentials, fails, item, lookups, quickRetries, waitFor, webhook
+} from './verification-helpers.js'
 
 t.test('the queue survives a restart: what one instance queued, the next one verifies', async t => {
   const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-verify-')), 'bff.sqlite')}`
   const down = `http://127.0.0.1:${await closedPort(t)}`
-  const first = await buildTestApp(t, { DATABASE_URL: url, AGGREGATOR_URL: down, ...credentials, ...quickRetries })
+  const config = { DATABASE_URL: url, ...credentials, ...quickRetries }
+  const first = await buildTestApp(t, { ...config, AGGREGATOR_URL: down })
   t.same(await webhook(first, 'i1', 'item/login_succeeded'), { received: true })
   await waitFor(t, 'the entry queued', async () => (await first.store.itemVerifications.entry('i1')) !== undefined)
   await first.close()
 
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('i1', 'client-9')
-  const second = await buildTestApp(t, { DATABASE_URL: url, AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
+  const second = await buildTestApp(t, { ...config, AGGREGATOR_URL: pluggy.url })
   await waitFor(t, 'the item verified', async () => (await second.store.aggregatorEvents.item('i1')) !== undefined)
-  t.match(await second.store.aggregatorEvents.item('i1'), { status: 'UPDATED', clientUserId: 'client-9', lastEvent: 'item/login_succeeded' })
+  t.match(await second.store.aggregatorEvents.item('i1'), {
+    status: 'UPDATED', clientUserId: 'client-9', lastEvent: 'item/login_succeeded'
+  })
   t.equal(lookups(pluggy, 'i1'), 1)
   await waitFor(t, 'the queue empty', async () => (await second.store.itemVerifications.count()) === 0)
 })
