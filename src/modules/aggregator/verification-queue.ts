@@ -9,7 +9,7 @@ export interface VerificationRetryOptions {
   pollMs: number
   /** The first retry's delay (ms); it doubles with each failure, up to {@link MAX_RETRY_DELAY_MS}. */
   retryMs: number
-  /** How long after its first failure an item is retried before it is dropped (ms). */
+  /** How long after the latest event about it failed an item is retried before it is dropped (ms). */
   expiryMs: number
   /** How long a claim holds an entry: longer than one verification can take (ms). */
   leaseMs: number
