@@ -1,3 +1,4 @@
+import type { ServerOptions } from 'node:http'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -7,6 +8,7 @@ import openapi from './plugins/openapi.js'
 import strictInputs from './plugins/strict-inputs.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
+import lingeringClose from './plugins/lingering-close.js'
 import { echoRequestId, requestId } from './logging.js'
 import { schemaCompilers } from './schema-compilers.js'
 import metrics from './plugins/metrics.js'
@@ -32,7 +34,7 @@ export const SERVICE_VERSION = '1.0.0'
  * Builds the whole service without listening: the server entry, every test and a host
  * application that wants the same service all start here.
  */
-export async function buildApp (config: AppConfig, server: FastifyServerOptions = {}) {
+export async function buildApp (config: AppConfig, server: FastifyServerOptions & { http?: ServerOptions } = {}) {
   // Before the server exists: the HTTP instrumentation must see it created.
   const tracing = config.otlpEndpoint === undefined ? undefined : await (await import('./otel.js')).startTracing(config.otlpEndpoint)
   const app = Fastify({
@@ -73,6 +75,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(sensible)
   await app.register(errorResponses)
   await app.register(lifecycle)
+  await app.register(lingeringClose)
   await app.register(openapi, { version: SERVICE_VERSION })
   await app.register(strictInputs)
   await app.register(store, tracing === undefined ? config.store : { ...config.store, tracer: tracing.tracer })

@@ -4,6 +4,7 @@ import { StoreOpenError } from './store/store.js'
 import { loadOrCreateDevSecrets } from './dev-secrets.js'
 import { loggingOptions } from './logging.js'
 import { configurationSummary, configurationWarnings } from './startup.js'
+import { httpTimeouts } from './http-timeouts.js'
 
 /** Time for in-flight requests once the drain is over; past it the process exits 1. */
 const IN_FLIGHT_DEADLINE_MS = 10_000
@@ -30,10 +31,8 @@ async function start (): Promise<void> {
   const app = await buildApp(config, {
     ...loggingOptions(config.env.LOG_LEVEL),
     // Behind a load balancer: keep idle connections longer than common balancer idle timeouts
-    // (60 s), and never let a slow client hold a request open forever.
-    keepAliveTimeout: 72_000,
-    requestTimeout: 30_000,
-    connectionTimeout: 60_000,
+    // (60 s), and never let a slow client hold a request open past REQUEST_TIMEOUT_MS.
+    ...httpTimeouts(config.env.REQUEST_TIMEOUT_MS),
     // Once closing, a request on an open connection is served (and its connection closed)
     // rather than refused: the store closes only after the last connection ends.
     return503OnClosing: false
