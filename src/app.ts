@@ -58,7 +58,10 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
         // error handler see the schema of a missing property; no coercion: `123` is not a string.
         allErrors: true,
         verbose: true,
-        coerceTypes: false
+        coerceTypes: false,
+        // The schemas are TypeBox's, checked by the type checker and the tests: checking each one
+        // against JSON Schema's meta-schema at start-up cost more CPU than compiling them all.
+        validateSchema: false
       }
     }
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -81,7 +84,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(store, tracing === undefined ? config.store : { ...config.store, tracer: tracing.tracer })
   await app.register(auth, config.auth)
   await app.register(protection, config.protection)
-  await app.register(upstreams, config.upstreams)
+  await app.register(upstreams, tracing === undefined ? config.upstreams : { ...config.upstreams, tracer: tracing.tracer })
   await app.register(quotes, config.quotes)
   await app.register(itemStatus, config.itemStatus)
   await app.register(authModule, { prefix: '/auth', ...config.modules.auth })

@@ -1,11 +1,12 @@
 import t, { type Test } from 'tap'
 import { execFile, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { NEEDS_POSTGRES, TEST_API_KEYS, apiKey, freshDatabaseUrl, testNeeding, tymon, type Engine } from './helper.js'
+import { NEEDS_POSTGRES, TEST_API_KEYS, apiKey, fixtureToken, freshDatabaseUrl, testNeeding, tymon, type Engine } from './helper.js'
+import { LARAVEL_USER, startFakeLaravel } from './fixtures/fake-laravel.js'
 
 /**
  * What operators run: the compiled `dist/server.js`, started exactly as the Docker image's CMD
@@ -30,26 +31,22 @@ t.test('the Dockerfile, package.json and the Node running the tests are one Node
   for (const from of dockerfile.matchAll(/^FROM node:(\S+)/gm)) t.equal(from[1]?.split('-')[0], pinned, `every stage: ${from[0]}`)
 })
 
-// Built once for both engines, laid out as in the image: <workdir>/dist, dependencies found above it.
-const workdir = join(root, '.tap', 'image')
-let built: Promise<void> | undefined
+// Built once for both engines by the image's build command, in place: dist/ beside node_modules, as in /app.
+let built: Promise<unknown> | undefined
 async function buildImageLayout (): Promise<void> {
-  built ??= (async () => {
-    rmSync(workdir, { recursive: true, force: true })
-    mkdirSync(workdir, { recursive: true })
-    await promisify(execFile)(process.execPath, [`${root}node_modules/typescript/bin/tsc`, '-p', `${root}tsconfig.build.json`, '--outDir', join(workdir, 'dist')])
-  })()
+  built ??= promisify(execFile)('npm', ['run', '--silent', 'build'], { cwd: root })
   await built
 }
-t.teardown(() => { rmSync(workdir, { recursive: true, force: true }) })
 
 async function startStop (t: Test, engine: Engine): Promise<void> {
   await buildImageLayout()
   const databaseUrl = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const laravel = await startFakeLaravel(t)
   const [command, ...args] = imageCommand()
   t.equal(command, 'node', 'the image runs node')
+  t.ok(args.includes('dist/server.js'), 'the bundled entry')
   const child = spawn(process.execPath, args, {
-    cwd: workdir,
+    cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -59,6 +56,7 @@ async function startStop (t: Test, engine: Engine): Promise<void> {
       JWT_SECRET: tymon.secret,
       API_KEYS: TEST_API_KEYS.join(','),
       DATABASE_URL: databaseUrl,
+      BACKEND_URL: laravel.url,
       QUOTES_PROVIDER: 'offline',
       SHUTDOWN_DRAIN_MS: '0'
     }
@@ -90,11 +88,30 @@ async function startStop (t: Test, engine: Engine): Promise<void> {
   t.equal(read.status, 200, 'and read back')
   t.match(await read.json(), { id, name: `Image ${engine}`, totalValue: 0, assets: [] })
 
+  // The parts of the bundle loaded on demand or from their packages: the relay client, GraphQL.
+  const relayed = await fetch(`${base}/backend-api/user/profile`, { headers: { authorization: `Bearer ${fixtureToken('valid_user').token}` } })
+  t.equal(relayed.status, 200, 'a relay is served')
+  t.match(await relayed.json(), LARAVEL_USER)
+  const graphql = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { ...apiKey(), 'content-type': 'application/json' },
+    body: JSON.stringify({ query: `{ portfolio(id: "${id}") { name assets { id } } }` })
+  })
+  t.equal(graphql.status, 200, 'GraphQL is served')
+  t.same(await graphql.json(), { data: { portfolio: { name: `Image ${engine}`, assets: [] } } })
+
   child.kill('SIGTERM')
   t.equal(await exit, 0, 'SIGTERM: exit 0')
   t.notMatch(err, /Assertion failed|Aborted|Segmentation/, 'no native crash on the way out')
   t.match(out, /"msg":"shutting down/, 'the shutdown is logged')
 }
+
+t.test('the build bundles dist/server.js: one file and lazy chunks, no import of the sources it bundles', async t => {
+  await buildImageLayout()
+  const entry = readFileSync(`${root}dist/server.js`, 'utf8')
+  t.notMatch(entry, /from ["']\.\/app\.js["']/, 'the app is inside the entry, not imported file by file')
+  t.match(entry, /import\(["']\.\/chunks\//, 'what only some configurations use stays in chunks loaded on demand')
+})
 
 t.test('dist/server.js as the image starts it, on a SQLite file: serves, takes SIGTERM, exits 0', async t => { await startStop(t, 'sqlite') })
 testNeeding(t, 'dist/server.js as the image starts it, on PostgreSQL: serves, takes SIGTERM, exits 0', [NEEDS_POSTGRES], async t => { await startStop(t, 'postgres') })
