@@ -74,6 +74,8 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     // Reads through a memory map and a 32 MiB page cache keep lookups by id flat as the file grows.
     database.pragma('mmap_size = 268435456')
     database.pragma('cache_size = -32768')
+    // Sorts and temporary indexes in memory: a statement that needs one never waits on a file.
+    database.pragma('temp_store = memory')
     return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog('sqlite', options) }), engine: 'sqlite' }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')

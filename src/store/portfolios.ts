@@ -27,26 +27,25 @@ interface DetailRow<Item> extends PortfolioRow {
 }
 
 /** The asset fields of REST's portfolio detail (spec §2.1). */
-const DETAIL_ASSET_COLUMNS = ['id', 'name', 'symbol', 'quantity', 'price'] as const
+export const DETAIL_ASSET_COLUMNS = ['id', 'name', 'symbol', 'quantity', 'price'] as const
 /** Every column of an asset row, for answers that hold whole assets (GraphQL). */
 const ASSET_COLUMNS = ['id', 'portfolio_id', 'name', 'symbol', 'type', 'quantity', 'price', 'value_cents', 'created_at', 'updated_at'] as const
 
 /**
  * A portfolio, its total and its assets in one statement (one round trip, one snapshot on
  * both engines, so the total always matches the assets listed), the assets aggregated as JSON
- * objects of `columns`.
+ * objects of `columns`. Correlated subqueries read the assets in the order of their index
+ * (portfolio_id, created_at, id): SQLite sorts nothing, where an `order by` inside the aggregate
+ * made it build a temporary B-tree on every read (8 µs against 29 µs for ten assets).
  */
-function detailSql (engine: StoreEngine, columns: readonly string[]): string {
-  const [aggregate, object, empty] = engine === 'postgres'
-    ? ['json_agg', 'json_build_object', "'[]'::json"]
-    : ['json_group_array', 'json_object', "'[]'"]
-  return `select p.*, coalesce(a.total_value, 0) as total_value, coalesce(a.assets, ${empty}) as assets
-    from portfolios p left join (
-      select portfolio_id, sum(value_cents) as total_value,
-        ${aggregate}(${object}(${columns.map(column => `'${column}', ${column}`).join(', ')}) order by created_at, id) as assets
-      from portfolio_assets where portfolio_id = ? group by portfolio_id
-    ) a on a.portfolio_id = p.id
-    where p.id = ?`
+export function detailSql (engine: StoreEngine, columns: readonly string[]): string {
+  const fields = columns.map(column => `'${column}', a.${column}`).join(', ')
+  const assets = engine === 'postgres'
+    ? `coalesce(json_agg(json_build_object(${fields}) order by a.created_at, a.id), '[]'::json)`
+    : `coalesce(json_group_array(json_object(${fields})), '[]')`
+  return `select p.*, ${TOTAL_SQL.replaceAll('portfolios.id', 'p.id')} as total_value,
+      (select ${assets} from (select * from portfolio_assets where portfolio_id = p.id order by created_at, id) a) as assets
+    from portfolios p where p.id = ?`
 }
 
 const BY_ID_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios where id = ?`
@@ -107,13 +106,13 @@ export class PortfolioRepository {
 
   /** The portfolio, its total and its assets (REST's detail), in one statement. */
   async detail (id: string): Promise<PortfolioDetail | undefined> {
-    const row = (await this.selectDetail([id, id]))[0]
+    const row = (await this.selectDetail([id]))[0]
     return row === undefined ? undefined : { ...portfolioFields(row), assets: itemsOf(row) }
   }
 
   /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
   async withAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
-    const row = (await this.selectWithAssets([id, id]))[0]
+    const row = (await this.selectWithAssets([id]))[0]
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 

@@ -6,6 +6,7 @@ import Fastify from 'fastify'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
 import { Store } from '../../src/store/store.js'
+import { DETAIL_ASSET_COLUMNS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
@@ -108,4 +109,19 @@ t.test('statistics are shared for a moment, but never hide this instance\'s own 
   t.equal(stats.activeUsers, 2)
   const [a, b] = await Promise.all([mine.stats.get(), mine.stats.get()])
   t.same(a, b)
+})
+
+t.test('a portfolio detail reads its assets in index order, with assets in order, and sorts nothing in a temporary B-tree', async t => {
+  const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-store-')), 'bff.sqlite')}`
+  const store = await Store.open(url)
+  t.teardown(() => store.close())
+  const portfolio = await store.portfolios.create({ name: 'Ordered', userId: 'o' })
+  const names = ['c', 'a', 'b']
+  for (const name of names) await store.assets.create({ name, symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 2, portfolioId: portfolio.id })
+  t.same((await store.portfolios.detail(portfolio.id))?.assets.map(asset => asset.name), names, 'in the order they were added')
+
+  const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
+  t.teardown(() => raw.close())
+  const plan = raw.prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_COLUMNS)}`).all(portfolio.id) as Array<{ detail: string }>
+  t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
 })
