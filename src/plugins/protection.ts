@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
+import { EventLoopDelay } from '../event-loop-delay.js'
 
 export interface ProtectionPluginOptions {
   /** Origins allowed by CORS; empty: no cross-origin access. */
@@ -101,17 +102,39 @@ export async function addRateLimit (app: FastifyInstance, options: Pick<Protecti
 
 const SHED_RETRY_AFTER_SECONDS = 5
 
-/** Layer 4: load shedding — 503 while the event loop lags or the heap nears its limit. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `false`: never shed — the liveness check, which must not get an instance restarted for being busy. */
+    shed?: boolean
+  }
+}
+
+/**
+ * Layer 4: load shedding — 503 `OVERLOADED` with Retry-After while the event loop lags or the heap
+ * nears its limit, on every route but those with `config.shed: false` (`/auth/health`). `/ready`
+ * is shed too: an overloaded instance is not ready, and the balancer sends elsewhere.
+ *
+ * The event-loop delay is measured from when the instance can serve, not from process start: from
+ * `ready`, and again from `listen` (start-up work in between is not load either), each time after
+ * a settling window (see EventLoopDelay). A fresh instance answers its first requests.
+ */
 export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
-  await app.register(underPressure, {
-    maxEventLoopDelay: maxEventLoopDelayMs,
-    // Refuse new work before V8 runs out of heap.
-    maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9),
-    // Counted, then answered as under-pressure would: 503 OVERLOADED with Retry-After.
-    pressureHandler: async () => {
-      telemetryOf(app).shed()
-      throw withRetryAfter(new OverloadedError(), SHED_RETRY_AFTER_SECONDS)
-    }
+  // Counted, then answered as under-pressure would: 503 OVERLOADED with Retry-After.
+  const pressureHandler = async (request: FastifyRequest): Promise<void> => {
+    if (request.routeOptions.config.shed === false) return
+    telemetryOf(app).shed()
+    throw withRetryAfter(new OverloadedError(), SHED_RETRY_AFTER_SECONDS)
+  }
+  // Refuse new work before V8 runs out of heap.
+  await app.register(underPressure, { maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9), pressureHandler })
+  if (maxEventLoopDelayMs === 0) return
+  const loop = new EventLoopDelay()
+  app.addHook('onReady', async () => { loop.restart() })
+  app.addHook('onListen', async () => { loop.restart() })
+  app.addHook('onClose', async () => { loop.stop() })
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
+    if (loop.delayMs > maxEventLoopDelayMs) pressureHandler(request).then(() => { done() }, done)
+    else done()
   })
 }
 

@@ -1,7 +1,10 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
 import { loggingOptions } from '../../src/logging.js'
-import { apiKey, assertErrorBody, bearer, buildTestApp, clientToken, userToken } from '../helper.js'
+import type { AddressInfo } from 'node:net'
+import type { Response as LightMyRequestResponse } from 'light-my-request'
+import { buildApp, type App } from '../../src/app.js'
+import { apiKey, assertErrorBody, bearer, buildTestApp, clientToken, testConfig, userToken } from '../helper.js'
 
 t.test('helmet headers on every answer', async t => {
   const app = await buildTestApp(t)
@@ -51,19 +54,53 @@ t.test('bodies over 1 MiB are 413', async t => {
   assertErrorBody(t, res.json(), 413, '/portfolios')
 })
 
-t.test('an overloaded event loop is shed with 503 in the standard body', async t => {
-  const app = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY_MS: '50' })
-  // Block the loop in slices, long enough for the sampler to see it.
-  const until = Date.now() + 2500
-  while (Date.now() < until) {
-    const slice = Date.now() + 200
-    while (Date.now() < slice) { /* busy */ }
+/** Synchronous work: the event loop is blocked for `ms`. */
+function busy (ms: number): void {
+  const until = Date.now() + ms
+  while (Date.now() < until) { /* busy */ }
+}
+
+/**
+ * Blocks the loop in 200 ms slices, letting it turn between them, until a request to `url` is
+ * shed (at most 40 slices): an overload that lasts, whatever the machine's speed.
+ */
+async function overloadUntilShed (app: App, url: string): Promise<LightMyRequestResponse> {
+  let res = await app.inject({ method: 'GET', url })
+  for (let slice = 0; slice < 40 && res.statusCode !== 503; slice++) {
+    busy(200)
     await new Promise(resolve => setImmediate(resolve))
+    res = await app.inject({ method: 'GET', url })
   }
-  const res = await app.inject({ method: 'GET', url: '/auth/health' })
+  return res
+}
+
+t.test('an overloaded event loop is shed with 503 in the standard body; liveness never is', async t => {
+  const app = await buildTestApp(t, { MAX_EVENT_LOOP_DELAY_MS: '50' })
+  const res = await overloadUntilShed(app, '/provider-config')
   t.equal(res.statusCode, 503)
-  assertErrorBody(t, res.json(), 503, '/auth/health')
+  assertErrorBody(t, res.json(), 503, '/provider-config')
   t.equal(res.json().message, 'Serviço sobrecarregado; tente novamente em instantes')
+  t.equal(res.headers['retry-after'], '5')
+  const ready = await app.inject({ method: 'GET', url: '/ready' })
+  t.equal(ready.statusCode, 503, 'not ready while overloaded: the balancer sends elsewhere')
+  t.equal(ready.json().code, 'OVERLOADED')
+  busy(200)
+  t.equal((await app.inject({ method: 'GET', url: '/auth/health' })).statusCode, 200, 'liveness answers: an orchestrator must not restart a busy instance')
+})
+
+t.test('start-up work is not overload: the first requests after listen are served; a later overload is shed', async t => {
+  const app = await buildApp(testConfig({ MAX_EVENT_LOOP_DELAY_MS: '50' }))
+  t.teardown(() => app.close())
+  // Start-up work of a host application: 2 s of synchronous work before the server listens.
+  app.addHook('onReady', async () => { busy(2000) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+  const first = await Promise.all(['/auth/health', '/ready', '/provider-config', '/portfolios'].map(async path => (await fetch(`${base}${path}`, { headers: apiKey() })).status))
+  t.same(first, [200, 200, 200, 200], 'the first requests are served, /ready says ready')
+
+  const later = await overloadUntilShed(app, '/portfolios')
+  t.equal(later.statusCode, 503, 'an overload after start-up is shed')
+  t.equal(later.json().code, 'OVERLOADED')
 })
 
 t.test('request ids: taken from x-request-id when sane, else generated; echoed; in every log line', async t => {

@@ -44,7 +44,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   const guarded = errorSchemas(401, 403)
 
   app.get('/health', {
-    schema: { operationId: 'getHealth', summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } }
+    schema: { operationId: 'getHealth', summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } },
+    // Liveness is never shed: an orchestrator would restart an instance that is only busy.
+    config: { shed: false }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {
