@@ -20,7 +20,8 @@ export const SERVICE_NAME = 'bff-service'
  * Starts the standard OpenTelemetry pipeline: a tracer provider with the W3C propagator and an
  * AsyncLocalStorage context, spans batched to the OTLP/HTTP exporter at `endpoint`
  * (`/v1/traces`), the HTTP instrumentation (a SERVER span per incoming request, a CLIENT span
- * and the `traceparent` of each upstream call through got) and the official Fastify one.
+ * and the `traceparent` of each upstream call through got; the relays' undici calls get theirs
+ * from `tracer`, see src/upstream/relay.ts) and the official Fastify one.
  * Everything is loaded here, on demand: without an endpoint none of it is in memory.
  */
 export async function startTracing (endpoint: string): Promise<Tracing> {

@@ -1,14 +1,18 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
+import type { Tracer } from '@opentelemetry/api'
 import { UpstreamClient } from '../upstream/client.js'
+import { RelayClient } from '../upstream/relay.js'
 import { AggregatorApi, type AggregatorCredentials } from '../upstream/aggregator.js'
 import { localBudget, redisBudget, type SharedBudget } from '../budget.js'
 import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The Laravel backend API (`BACKEND_URL`). */
+    /** The Laravel backend API (`BACKEND_URL`), for the service's own calls (got). */
     backendClient: UpstreamClient
+    /** The same upstream for the pass-through relays (undici). */
+    backendRelay: RelayClient
     /** The aggregator (Pluggy) behind its cached API key. */
     aggregator: AggregatorApi
   }
@@ -25,6 +29,8 @@ export interface UpstreamsPluginOptions {
     /** Shares that budget among every instance (`RATE_LIMIT_REDIS_URL`). */
     redisUrl?: string
   }
+  /** With span export on: a CLIENT span per relay call (got's calls get theirs from the HTTP instrumentation). */
+  tracer?: Tracer
 }
 
 async function aggregatorBudget (app: FastifyInstance, { requestsPerMinute, redisUrl }: UpstreamsPluginOptions['aggregator']): Promise<SharedBudget | undefined> {
@@ -38,10 +44,25 @@ async function aggregatorBudget (app: FastifyInstance, { requestsPerMinute, redi
 
 async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions): Promise<void> {
   const telemetry = telemetryOf(app)
-  app.decorate('backendClient', new UpstreamClient({ name: 'backend', ...options.backend, telemetry }))
-  const aggregatorClient = new UpstreamClient({ name: 'aggregator', baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs, telemetry })
-  app.decorate('aggregator', new AggregatorApi(aggregatorClient, options.aggregator.credentials, await aggregatorBudget(app, options.aggregator), telemetry))
+  const { tracer } = options
+  const backend = { name: 'backend' as const, ...options.backend, telemetry }
+  const aggregator = { name: 'aggregator' as const, baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs, telemetry }
+  const backendRelay = new RelayClient({ ...backend, tracer })
+  const aggregatorRelay = new RelayClient({ ...aggregator, tracer })
+  app.addHook('onClose', async () => { await Promise.all([backendRelay.close(), aggregatorRelay.close()]) })
+  app.decorate('backendClient', new UpstreamClient(backend))
+  app.decorate('backendRelay', backendRelay)
+  app.decorate('aggregator', new AggregatorApi({
+    client: new UpstreamClient(aggregator),
+    relayClient: aggregatorRelay,
+    credentials: options.aggregator.credentials,
+    budget: await aggregatorBudget(app, options.aggregator),
+    telemetry
+  }))
 }
 
-/** got clients for the backend API and the aggregator (CONTRACT §4 maps their failures). */
+/**
+ * Clients for the backend API and the aggregator (CONTRACT §4 maps their failures): got for the
+ * service's own calls, undici pools for the pass-through relays (closed with the app).
+ */
 export default fp(upstreams, { name: 'bff-upstreams', fastify: '5.x' })

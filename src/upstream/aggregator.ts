@@ -3,6 +3,7 @@ import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor 
 import type { SharedBudget } from '../budget.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
+import type { RelayClient, RelayedResponse } from './relay.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
 const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
@@ -33,32 +34,57 @@ export interface AggregatorCredentials {
   clientSecret: string
 }
 
+export interface AggregatorApiOptions {
+  /** got: the service's own calls (the key exchange, item lookups). */
+  client: UpstreamClient
+  /** undici: what is relayed to a caller (`POST /aggregator`, connect tokens). */
+  relayClient: RelayClient
+  credentials?: AggregatorCredentials
+  /** Every request to the aggregator spends from it (the aggregator's limit is per source IP). */
+  budget?: SharedBudget
+  telemetry?: Telemetry
+  now?: () => number
+}
+
 /**
  * The aggregator behind its API key: `POST /auth {clientId, clientSecret}` → `apiKey`, sent as
  * `X-API-KEY`. The key is cached and renewed before it expires and once after a 401/403; all
  * concurrent callers share one renewal in flight. Every request, key exchanges included, spends
  * from `budget` (the aggregator's own limit is per source IP, shared by every instance): past it
- * the caller gets a 429 and nothing is sent.
+ * the caller gets a 429 and nothing is sent. {@link call} goes through got and parses the answer
+ * for the service; {@link relay} through undici, keeping the bytes for the caller.
  */
 export class AggregatorApi {
+  readonly client: UpstreamClient
+  private readonly relayClient: RelayClient
+  private readonly credentials: AggregatorCredentials | undefined
+  private readonly budget: SharedBudget | undefined
+  private readonly telemetry: Telemetry
+  private readonly now: () => number
   private key: CachedKey | undefined
   private renewal: Promise<CachedKey> | undefined
 
-  constructor (
-    readonly client: UpstreamClient,
-    private readonly credentials: AggregatorCredentials | undefined,
-    private readonly budget?: SharedBudget,
-    private readonly telemetry: Telemetry = NO_TELEMETRY,
-    private readonly now: () => number = Date.now
-  ) {}
+  constructor (options: AggregatorApiOptions) {
+    this.client = options.client
+    this.relayClient = options.relayClient
+    this.credentials = options.credentials
+    this.budget = options.budget
+    this.telemetry = options.telemetry ?? NO_TELEMETRY
+    this.now = options.now ?? Date.now
+  }
 
-  private async send (request: UpstreamRequest): Promise<UpstreamResponse> {
+  /** Spends one request from the budget, or throws 429 when it is spent (nothing is sent then). */
+  private async spend (request: UpstreamRequest): Promise<void> {
     const wait = await this.budget?.take(request.log)
     if (wait !== undefined) {
       this.telemetry.rateLimited('aggregator')
       request.log.warn({ upstream: 'aggregator' }, 'aggregator budget spent for this minute')
       throw rateLimitedFor(wait)
     }
+  }
+
+  private async send (request: UpstreamRequest): Promise<UpstreamResponse> {
+    await this.spend(request)
     return await this.client.call(request)
   }
 
@@ -66,13 +92,25 @@ export class AggregatorApi {
     return this.credentials !== undefined
   }
 
-  /** A request with the API key (CONTRACT §4 applies); renews the key once and retries once if it was refused. */
+  /** A request with the API key over got (CONTRACT §4 applies); renews the key once and retries once if it was refused. */
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
+    return await this.withCurrentKey(request, async keyed => await this.send(keyed))
+  }
+
+  /** The same, over the relay client: the answer keeps the upstream's bytes for the caller. */
+  async relay (request: UpstreamRequest): Promise<RelayedResponse> {
+    return await this.withCurrentKey(request, async keyed => {
+      await this.spend(keyed)
+      return await this.relayClient.call(keyed)
+    })
+  }
+
+  private async withCurrentKey<T extends { status: number }> (request: UpstreamRequest, send: (keyed: UpstreamRequest) => Promise<T>): Promise<T> {
     const key = await this.currentKey(request.log)
-    const response = await this.send(this.withKey(request, key.value))
+    const response = await send(this.withKey(request, key.value))
     if (response.status !== 401 && response.status !== 403) return response
     const renewed = await this.renew(key, request.log)
-    return await this.send(this.withKey(request, renewed.value))
+    return await send(this.withKey(request, renewed.value))
   }
 
   private withKey (request: UpstreamRequest, apiKey: string): UpstreamRequest {

@@ -8,7 +8,8 @@ import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { telemetryOf } from '../../plugins/metrics.js'
-import { jsonObject, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
 import { ItemOwnership } from './ownership.js'
@@ -127,7 +128,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       upstream.json = fields
     }
     if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields, request.log)
-    return relayResponse(reply, await aggregator.call(upstream))
+    return relayResponse(reply, await aggregator.relay(upstream))
   })
 
   app.post('/connect_token', {
@@ -147,7 +148,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     }
     const itemId = request.body?.itemId
     if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId, request.log)
-    const response = await aggregator.call({
+    const response = await aggregator.relay({
       method: 'POST',
       path: 'connect_token',
       // The principal is the end user; nothing else the caller sent reaches the aggregator.

@@ -4,7 +4,8 @@ import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { jsonObject, relayResponse, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
 import { formatDuration } from '../../time.js'
 import {
@@ -59,6 +60,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   app.addHook('onRoute', documentRoutes('backend-api', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
   const backend = app.backendClient
+  const relay = app.backendRelay
   const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(502, 504) }
 
   app.get('/health', {
@@ -77,7 +79,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { operationId: 'validateTokenAtBackend', summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
   }, async request => {
     const principal = requirePrincipal(request)
-    const response = await backend.call({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal), log: request.log })
+    const response = await relay.call({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal), log: request.log })
     const user = response.status >= 200 && response.status < 300 ? backendUser(response.body) : null
     return { valid: user !== null, user }
   })
@@ -86,7 +88,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { operationId: 'getBackendUserProfile', summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
-    return relayResponse(reply, await backend.call({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal), log: request.log }))
+    return relayResponse(reply, await relay.call({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal), log: request.log }))
   })
 
   app.post('/proxy/*', {
@@ -111,7 +113,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra), log: request.log }
     if (method === 'GET') upstream.query = queryOf(params)
     else upstream.json = params as JsonValue
-    return relayResponse(reply, await backend.call(upstream))
+    return relayResponse(reply, await relay.call(upstream))
   })
 }
 
@@ -119,6 +121,6 @@ export default fp(backendApiModule, {
   name: 'bff-backend-api',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-upstreams'],
-  decorators: { fastify: ['verifyJwt', 'backendClient'] },
+  decorators: { fastify: ['verifyJwt', 'backendClient', 'backendRelay'] },
   encapsulate: true
 })

@@ -1,0 +1,209 @@
+import type { FastifyReply } from 'fastify'
+import type { Span, SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
+import type { Dispatcher, Pool } from 'undici'
+import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
+import { NO_TELEMETRY, type Telemetry, type UpstreamName, type UpstreamOutcome } from '../telemetry.js'
+import { upstreamTraceparent } from '../trace.js'
+import {
+  baseUrlOf,
+  DEFAULT_MAX_BODY_BYTES,
+  rateLimitHeadersOf,
+  urlUnder,
+  type JsonValue,
+  type UpstreamClientOptions,
+  type UpstreamRequest
+} from './client.js'
+
+// The API's enum values, so that a relay without span export never loads OpenTelemetry.
+const CLIENT_SPAN = 2 as SpanKind.CLIENT
+const ERROR_STATUS = 2 as SpanStatusCode.ERROR
+
+/** What a relay hands on: the upstream's status and body bytes, as received. */
+export interface RelayedResponse {
+  /** 200–499: a 5xx never leaves {@link RelayClient.call}. */
+  status: number
+  /** The body's bytes as received; empty when the upstream sent none. */
+  raw: Buffer
+  /** The upstream's content type when it names JSON (`application/json; charset=utf-8`…), else `application/json`. */
+  contentType: string
+  /** The same body parsed (it was checked to be JSON); `undefined` when there was none. */
+  body: JsonValue | undefined
+  durationMs: number
+  /** The upstream's rate-limit headers (`Retry-After`, `RateLimit-*`), which a relay passes on. */
+  rateLimitHeaders: Record<string, string>
+}
+
+export interface RelayClientOptions extends UpstreamClientOptions {
+  /** With span export on: a CLIENT span per call, whose context the upstream receives as `traceparent`. */
+  tracer?: Tracer
+}
+
+type Undici = typeof import('undici')
+
+/** undici is loaded on the first relay: an instance that never relays does not carry it. */
+let undiciModule: Promise<Undici> | undefined
+async function loadUndici (): Promise<Undici> {
+  undiciModule ??= import('undici')
+  return await undiciModule
+}
+
+/** A connection reset or closed by the upstream before it answered: a GET may be sent once more. */
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
+const TOO_LARGE_CODE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE'
+const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i
+
+function codeOf (error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' ? code : undefined
+}
+
+/** One header value (undici gives repeated headers as arrays). */
+function headerOf (headers: Dispatcher.ResponseData['headers'], name: string): string | undefined {
+  const value = headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Outcome of a call that threw: why, in the words of the metrics. */
+type Failure = 'timeout' | 'too-large' | 'refused'
+
+/**
+ * The pass-through relays' way upstream, over an undici `Pool` per upstream origin (keep-alive
+ * connections, at most 256): several times cheaper per call than got, which the service keeps
+ * for its own calls. The same rules as {@link UpstreamClient.call}: URLs built from the
+ * configured base and checked, a timeout over the whole call (504), redirects never followed
+ * (undici does not), a 5xx, refused or reset connection, a body over the size limit or not
+ * JSON are 502, one immediate retry of a GET whose connection was reset before it was answered.
+ */
+export class RelayClient {
+  readonly name: UpstreamName
+  readonly base: URL
+  private readonly telemetry: Telemetry
+  private readonly maxBodyBytes: number
+  private readonly timeoutMs: number
+  private readonly tracer: Tracer | undefined
+  private pool: Pool | undefined
+  private opening: Promise<Pool> | undefined
+  private closed = false
+
+  constructor (options: RelayClientOptions) {
+    this.name = options.name
+    this.base = baseUrlOf(options.baseUrl)
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    this.timeoutMs = options.timeoutMs
+    this.telemetry = options.telemetry ?? NO_TELEMETRY
+    this.tracer = options.tracer
+  }
+
+  /** The pool, made on the first call. */
+  private async open (): Promise<Pool> {
+    this.opening ??= loadUndici().then(({ Pool }) => {
+      this.pool = new Pool(this.base.origin, {
+        connections: 256,
+        keepAliveTimeout: 10_000,
+        // Backstops: the deadline of each call is enforced by its own timer.
+        headersTimeout: this.timeoutMs,
+        bodyTimeout: this.timeoutMs,
+        maxResponseSize: this.maxBodyBytes
+      })
+      if (this.closed) void this.pool.close()
+      return this.pool
+    })
+    return await this.opening
+  }
+
+  /** Closes the pool once the calls in flight are over (the app's `onClose`). */
+  async close (): Promise<void> {
+    this.closed = true
+    const pool = this.pool ?? await this.opening
+    await pool?.close()
+  }
+
+  /** Sends one request; see the class for what comes back and what is thrown. */
+  async call (request: UpstreamRequest): Promise<RelayedResponse> {
+    const url = urlUnder(this.base, request.path, this.name)
+    if (request.query !== undefined) for (const [key, value] of Object.entries(request.query)) url.searchParams.append(key, String(value))
+    const pool = this.pool ?? await this.open()
+    const { log, method } = request
+    const started = performance.now()
+    const span = this.tracer?.startSpan(method, { kind: CLIENT_SPAN, attributes: { 'http.request.method': method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` } })
+    const headers: Record<string, string> = { ...request.headers, traceparent: span === undefined ? upstreamTraceparent(log) : traceparentOf(span) }
+    let body: string | undefined
+    if (request.json !== undefined) {
+      body = JSON.stringify(request.json)
+      headers['content-type'] = 'application/json'
+    }
+    const deadline = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => { timedOut = true; deadline.abort() }, this.timeoutMs)
+    const options: Dispatcher.RequestOptions = { path: `${url.pathname}${url.search}`, method, headers, body, signal: deadline.signal }
+    let status: number
+    let raw: Buffer
+    let answer: Dispatcher.ResponseData
+    try {
+      try {
+        answer = await pool.request(options)
+      } catch (error) {
+        if (method !== 'GET' || timedOut || !RESET_CODES.has(codeOf(error) ?? '')) throw error
+        answer = await pool.request(options)
+      }
+      status = answer.statusCode
+      raw = Buffer.from(await answer.body.arrayBuffer())
+    } catch (error) {
+      const failure: Failure = timedOut || TIMEOUT_CODES.has(codeOf(error) ?? '') ? 'timeout' : codeOf(error) === TOO_LARGE_CODE ? 'too-large' : 'refused'
+      throw this.failed(failure, { method, path: url.pathname, code: codeOf(error) }, started, request, span)
+    } finally {
+      clearTimeout(timer)
+    }
+    const durationMs = performance.now() - started
+    const outcome: UpstreamOutcome = status >= 500 ? '5xx' : status >= 400 ? '4xx' : 'ok'
+    this.telemetry.upstream(this.name, outcome, durationMs / 1000)
+    span?.setAttribute('http.response.status_code', status)
+    if (status >= 500) {
+      span?.setStatus({ code: ERROR_STATUS })
+      span?.end()
+      log.warn({ upstream: this.name, method, path: url.pathname, status, body: raw.toString('utf8', 0, 2000) }, 'upstream failed')
+      throw new UpstreamUnavailableError()
+    }
+    span?.end()
+    const rateLimitHeaders = rateLimitHeadersOf(answer.headers)
+    const type = headerOf(answer.headers, 'content-type')
+    const contentType = type !== undefined && JSON_TYPE.test(type) ? type : 'application/json'
+    if (raw.length === 0) return { status, raw, contentType, body: undefined, durationMs, rateLimitHeaders }
+    try {
+      return { status, raw, contentType, body: JSON.parse(raw.toString('utf8')) as JsonValue, durationMs, rateLimitHeaders }
+    } catch {
+      log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
+      throw new UpstreamUnavailableError()
+    }
+  }
+
+  /** Reports a call that threw and returns what the caller gets: 504 for a timeout, else 502. */
+  private failed (failure: Failure, context: Record<string, unknown>, started: number, request: UpstreamRequest, span: Span | undefined): Error {
+    const seconds = (performance.now() - started) / 1000
+    span?.setStatus({ code: ERROR_STATUS })
+    span?.end()
+    const logged = { upstream: this.name, ...context }
+    if (failure === 'timeout') {
+      this.telemetry.upstream(this.name, 'timeout', seconds)
+      request.log.warn(logged, 'upstream timed out')
+      return new UpstreamTimeoutError()
+    }
+    // An oversized body counts as a failed answer (5xx), as it does on the got path.
+    this.telemetry.upstream(this.name, failure === 'too-large' ? '5xx' : 'refused', seconds)
+    request.log.warn(logged, failure === 'too-large' ? 'upstream body over the size limit' : 'upstream unreachable')
+    return new UpstreamUnavailableError()
+  }
+}
+
+/** The `traceparent` that makes `span` the parent of the upstream's own spans. */
+function traceparentOf (span: Span): string {
+  const { traceId, spanId, traceFlags } = span.spanContext()
+  return `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`
+}
+
+/** Answers with the upstream's status and JSON body, as received (no body when it sent none). */
+export function relayResponse (reply: FastifyReply, response: RelayedResponse): FastifyReply {
+  reply.code(response.status).headers(response.rateLimitHeaders)
+  return response.body === undefined ? reply.send() : reply.send(response.body)
+}
