@@ -70,7 +70,16 @@ export async function startService (env: Record<string, string>, logFile?: strin
   const child = spawn(command, args, {
     cwd: ROOT,
     // One load generator is one client: the rate limit would measure its refusals, not the routes.
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'production', QUOTES_PROVIDER: 'offline', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_MAX: '1000000000', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      QUOTES_PROVIDER: 'offline',
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      RATE_LIMIT_MAX: '1000000000',
+      ...env
+    },
     stdio: ['ignore', logFile === undefined ? 'inherit' : openSync(logFile, 'a'), 'inherit']
   })
   const url = `http://127.0.0.1:${port}`

@@ -183,7 +183,9 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
     if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
     // Simulated prices must be a choice in production, never a default nobody noticed.
     if (defined.QUOTES_PROVIDER === undefined) missing.push('QUOTES_PROVIDER')
-    else if (values.QUOTES_PROVIDER === 'brapi' && values.BRAPI_TOKEN === undefined) missing.push('BRAPI_TOKEN (QUOTES_PROVIDER=brapi)')
+    else if (values.QUOTES_PROVIDER === 'brapi' && values.BRAPI_TOKEN === undefined) {
+      missing.push('BRAPI_TOKEN (QUOTES_PROVIDER=brapi)')
+    }
     if (missing.length > 0) throw new ConfigError(`Production requires ${missing.join(', ')}`)
     if ((values.JWT_SECRET ?? '').length < MIN_PRODUCTION_SECRET_LENGTH) {
       throw new ConfigError(`JWT_SECRET must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)

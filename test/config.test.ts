@@ -73,10 +73,17 @@ t.test('a wrong value stops start-up and names the variable', async t => {
 
 t.test('production refuses to start without its secrets and its database', async t => {
   const database = { DATABASE_URL: 'postgres://bff@db/bff', QUOTES_PROVIDER: 'offline' }
-  t.throws(() => loadConfig({ NODE_ENV: 'production' }), /^Production requires JWT_SECRET, API_KEYS, DATABASE_URL, QUOTES_PROVIDER$/)
+  t.throws(
+    () => loadConfig({ NODE_ENV: 'production' }),
+    /^Production requires JWT_SECRET, API_KEYS, DATABASE_URL, QUOTES_PROVIDER$/
+  )
   t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, ...database }), /API_KEYS/)
   t.throws(() => loadConfig({ NODE_ENV: 'production', API_KEYS: 'k', ...database }), /JWT_SECRET/)
-  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', QUOTES_PROVIDER: 'offline' }), /^Production requires DATABASE_URL$/, 'never the development store of the checkout')
+  t.throws(
+    () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', QUOTES_PROVIDER: 'offline' }),
+    /^Production requires DATABASE_URL$/,
+    'never the development store of the checkout'
+  )
   t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short', API_KEYS: 'k', ...database }), /JWT_SECRET must be at least 32/)
   t.throws(
     () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', AGGREGATOR_CLIENT_ID: 'i', AGGREGATOR_CLIENT_SECRET: 's', ...database }),
@@ -89,18 +96,22 @@ t.test('production refuses to start without its secrets and its database', async
 })
 
 t.test('production names its quote provider: simulated prices are never a default there', async t => {
-  const base = { NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', DATABASE_URL: 'postgres://bff@db/bff' }
-  t.throws(() => loadConfig(base), /^Production requires QUOTES_PROVIDER$/)
+  const base = { NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', DATABASE_URL: 'postgres://db/bff' }
+  const refused = /^Production requires QUOTES_PROVIDER$/
+  t.throws(() => loadConfig(base), refused)
   t.throws(() => loadConfig(base), ConfigError)
-  t.throws(() => loadConfig({ ...base, QUOTES_PROVIDER: '' }), /^Production requires QUOTES_PROVIDER$/, 'an empty value is no choice')
-  t.throws(() => loadConfig({ ...base, QUOTES_PROVIDER: 'brapi' }), /^Production requires BRAPI_TOKEN \(QUOTES_PROVIDER=brapi\)$/)
+  t.throws(() => loadConfig({ ...base, QUOTES_PROVIDER: '' }), refused, 'an empty value is no choice')
+  const brapiRefused = /^Production requires BRAPI_TOKEN \(QUOTES_PROVIDER=brapi\)$/
+  t.throws(() => loadConfig({ ...base, QUOTES_PROVIDER: 'brapi' }), brapiRefused)
   t.throws(() => loadConfig({ ...base, QUOTES_PROVIDER: 'yahoo' }), /QUOTES_PROVIDER must be one of offline, brapi/)
-  t.match(loadConfig({ ...base, QUOTES_PROVIDER: 'brapi', BRAPI_TOKEN: 't' }).quotes, { provider: 'brapi', brapiToken: 't' })
+  const brapi = loadConfig({ ...base, QUOTES_PROVIDER: 'brapi', BRAPI_TOKEN: 't' })
+  t.match(brapi.quotes, { provider: 'brapi', brapiToken: 't' })
   t.match(loadConfig({ ...base, QUOTES_PROVIDER: 'offline' }).quotes, { provider: 'offline' })
 
-  t.equal(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' }).quotes.provider, 'offline', 'outside production the default stays offline')
-  t.equal(loadConfig({ NODE_ENV: 'test', JWT_SECRET: 's', API_KEYS: 'k', QUOTES_PROVIDER: 'brapi' }).quotes.provider, 'brapi',
-    'outside production brapi may run without a token (its free tickers)')
+  const development = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })
+  t.equal(development.quotes.provider, 'offline', 'outside production the default stays offline')
+  const tokenless = loadConfig({ NODE_ENV: 'test', JWT_SECRET: 's', API_KEYS: 'k', QUOTES_PROVIDER: 'brapi' })
+  t.equal(tokenless.quotes.provider, 'brapi', 'outside production brapi may run without a token (its free tickers)')
 })
 
 t.test('outside production, missing secrets come from devSecrets and are reported', async t => {

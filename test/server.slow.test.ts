@@ -57,25 +57,38 @@ t.test('production without secrets refuses to start with a one-line reason', asy
 })
 
 t.test('production: brapi without its token is refused naming BRAPI_TOKEN', async t => {
-  const child = run(serverEntry, { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), API_KEYS: 'k', QUOTES_PROVIDER: 'brapi' })
+  const env = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), API_KEYS: 'k', QUOTES_PROVIDER: 'brapi' }
+  const child = run(serverEntry, env)
   const { err, exit } = collect(child)
   t.equal(await exit, 1)
   t.equal(err().trim(), 'Production requires BRAPI_TOKEN (QUOTES_PROVIDER=brapi)')
 })
 
-t.test('start-up logs one configuration summary without secrets, and warns of offline quotes in production', async t => {
+t.test('start-up logs a configuration summary without secrets, and warns of offline quotes in production', async t => {
   const secret = 'production-jwt-secret-of-enough-length'
-  const child = run(serverEntry, { NODE_ENV: 'production', PORT: '0', JWT_SECRET: secret, API_KEYS: 'production-api-key', QUOTES_PROVIDER: 'offline', CORS_ORIGINS: 'https://app.example', SHUTDOWN_DRAIN_MS: '0' })
+  const child = run(serverEntry, {
+    NODE_ENV: 'production', PORT: '0', JWT_SECRET: secret, API_KEYS: 'production-api-key', QUOTES_PROVIDER: 'offline',
+    CORS_ORIGINS: 'https://app.example', SHUTDOWN_DRAIN_MS: '0'
+  })
   const { out, exit } = collect(child)
   await listening(child)
   child.kill('SIGTERM')
   t.equal(await exit, 0)
-  const lines = out().split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as { level: number, msg: string, configuration?: unknown })
+  const lines = out().split('\n').filter(line => line.startsWith('{'))
+    .map(line => JSON.parse(line) as { level: number, msg: string, configuration?: unknown })
   const summaries = lines.filter(line => line.msg === 'configuration')
   t.equal(summaries.length, 1, 'one summary line')
   t.match(summaries[0], {
     level: 30,
-    configuration: { environment: 'production', nodeVersion: process.version, store: 'sqlite (memory)', quotesProvider: 'offline', corsOrigins: ['https://app.example'], aggregatorConfigured: false, metricsPort: null }
+    configuration: {
+      environment: 'production',
+      nodeVersion: process.version,
+      store: 'sqlite (memory)',
+      quotesProvider: 'offline',
+      corsOrigins: ['https://app.example'],
+      aggregatorConfigured: false,
+      metricsPort: null
+    }
   })
   const warnings = lines.filter(line => line.level === 40)
   t.equal(warnings.length, 1, 'one warning')

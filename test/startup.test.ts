@@ -48,11 +48,14 @@ t.test('the summary of a development start: the defaults', async t => {
     aggregatorConfigured: false,
     metricsPort: null
   })
-  t.equal(configurationSummary(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'sqlite::memory:' })).store, 'sqlite (memory)')
+  const memory = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'sqlite::memory:' })
+  t.equal(configurationSummary(memory).store, 'sqlite (memory)')
 })
 
 t.test('offline quotes in production start with a warning; elsewhere they are the quiet default', async t => {
-  const production = loadConfig({ ...secrets, NODE_ENV: 'production', DATABASE_URL: 'postgres://bff@db/bff', QUOTES_PROVIDER: 'offline' })
+  const production = loadConfig({
+    ...secrets, NODE_ENV: 'production', DATABASE_URL: 'postgres://bff@db/bff', QUOTES_PROVIDER: 'offline'
+  })
   const warnings = configurationWarnings(production)
   t.equal(warnings.length, 1)
   t.match(warnings[0], /^QUOTES_PROVIDER=offline in production: .*simulated/)

@@ -21,7 +21,8 @@ async function pricesOf (quotes: QuoteProvider, { asset, lots }: Holding, since:
       return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes: closes ?? [] }
     }
   }
-  return { assetId: asset.id, lots, lastQuote: asset.price, origin: { source: STORED_PRICE_SOURCE, lastUpdate: null }, closes: [] }
+  const origin = { source: STORED_PRICE_SOURCE, lastUpdate: null }
+  return { assetId: asset.id, lots, lastQuote: asset.price, origin, closes: [] }
 }
 
 /** The dashboard of one asset, or `undefined` when there is no such asset. */

@@ -126,7 +126,8 @@ export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: nu
     throw withRetryAfter(new OverloadedError(), SHED_RETRY_AFTER_SECONDS)
   }
   // Refuse new work before V8 runs out of heap.
-  await app.register(underPressure, { maxHeapUsedBytes: Math.floor(getHeapStatistics().heap_size_limit * 0.9), pressureHandler })
+  const maxHeapUsedBytes = Math.floor(getHeapStatistics().heap_size_limit * 0.9)
+  await app.register(underPressure, { maxHeapUsedBytes, pressureHandler })
   if (maxEventLoopDelayMs === 0) return
   const loop = new EventLoopDelay()
   app.addHook('onReady', async () => { loop.restart() })

@@ -11,9 +11,9 @@ export const DashboardSchema = Type.Object({
     averagePrice: Type.Number(),
     lastQuote: Type.Number(),
     quoteSource: Type.String({
-      description: 'Who priced lastQuote (and so grossValue and result): the quote provider as a quote\'s source names it ' +
-        '(brapi.dev, or the offline simulation), or `asset` when the provider does not know the symbol and the ' +
-        'asset\'s own stored price is used'
+      description: 'Who priced lastQuote (and so grossValue and result): the quote provider as a quote\'s ' +
+        'source names it (brapi.dev, or the offline simulation), or `asset` when the provider does not know ' +
+        'the symbol and the asset\'s own stored price is used'
     }),
     quoteUpdatedAt: Type.Union([TimestampOf('When the provider last priced it'), Type.Null()], {
       description: 'When the provider last priced lastQuote; null for an asset\'s own stored price'

@@ -12,7 +12,13 @@ t.test('the README\'s worked example', async t => {
         closes: [{ month: '2026-09', close: 30 }, { month: '2026-10', close: 35 }],
         lots: [{ id: 'b', date: '2026-10-10', quantity: 50, price: 36 }, { id: 'a', date: '2026-09-10', quantity: 100, price: 32 }]
       },
-      { assetId: 'vale3', lastQuote: 50, origin: { source: 'asset', lastUpdate: null }, closes: [], lots: [{ id: 'c', date: '2026-11-05', quantity: 10, price: 60 }] }
+      {
+        assetId: 'vale3',
+        lastQuote: 50,
+        origin: { source: 'asset', lastUpdate: null },
+        closes: [],
+        lots: [{ id: 'c', date: '2026-11-05', quantity: 10, price: 60 }]
+      }
     ],
     benchmark: { lastQuote: 132_000, closes: [{ month: '2026-09', close: 120_000 }, { month: '2026-10', close: 126_000 }] },
     now: new Date('2026-11-15T12:00:00Z')
@@ -50,7 +56,8 @@ t.test('the README\'s worked example', async t => {
 t.test('gaps in closes repeat the last close; before any close, the average buy price', async t => {
   const dashboard = buildDashboard({
     asset: { id: 'x', symbol: 'X', name: 'X', quantity: 2, imageUrl: '' },
-    portfolio: [{ assetId: 'x', lastQuote: 12, origin: { source: 'offline', lastUpdate: null }, closes: [{ month: '2026-08', close: 11 }], lots: [{ id: 'l', date: '2026-07-01', quantity: 2, price: 9 }] }],
+    portfolio: [{ assetId: 'x', lastQuote: 12, origin: { source: 'offline', lastUpdate: null },
+      closes: [{ month: '2026-08', close: 11 }], lots: [{ id: 'l', date: '2026-07-01', quantity: 2, price: 9 }] }],
     benchmark: undefined,
     now: new Date('2026-10-02T00:00:00Z')
   })

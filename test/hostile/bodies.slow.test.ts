@@ -18,7 +18,17 @@ t.teardown(() => { for (const child of started) if (child.exitCode === null) chi
 async function startServer (env: Record<string, string> = {}): Promise<number> {
   const child = spawn(process.execPath, ['--import', tsx, serverEntry], {
     cwd: mkdtempSync(join(tmpdir(), 'bff-bodies-')),
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY_MS: '0', JWT_SECRET: 's', API_KEYS: API_KEY, ...env }
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: 'sqlite::memory:',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      JWT_SECRET: 's',
+      API_KEYS: API_KEY,
+      ...env
+    }
   })
   started.add(child)
   return await new Promise((resolve, reject) => {
@@ -39,7 +49,8 @@ t.test('a body trickled a byte every 200 ms is cut at REQUEST_TIMEOUT_MS (408), 
   // Three times the timeout: the server's deadline check runs every 500 ms here, and a busy
   // machine may run it late, but never by seconds; before the fix the cut came after 60–90 s.
   const exchange = await trickleBody(port, '/portfolios', { 'x-api-key': API_KEY }, 200, 3 * REQUEST_TIMEOUT_MS)
-  t.notOk(exchange.closedByClient, `the server closed the connection (after ${exchange.elapsedMs} ms, ${exchange.bodyBytesSent} bytes)`)
+  const seen = `after ${exchange.elapsedMs} ms, ${exchange.bodyBytesSent} bytes`
+  t.notOk(exchange.closedByClient, `the server closed the connection (${seen})`)
   t.ok(exchange.elapsedMs >= REQUEST_TIMEOUT_MS, 'never before the request timeout')
   t.equal(parseAnswer(exchange.received).status, 408)
 })
@@ -52,11 +63,13 @@ t.test('413 over the body limit reaches a client still sending its body: 20 time
     ...Array.from({ length: 5 }, (_, i) => ({ label: `chunked, #${i + 1}`, chunked: true }))
   ]
   for (const { label, chunked } of cases) {
-    const exchange = await sendLargeBody(port, '/portfolios', { 'x-api-key': API_KEY }, { totalBytes: tooLarge, chunked })
+    const exchange = await sendLargeBody(port, '/portfolios', { 'x-api-key': API_KEY },
+      { totalBytes: tooLarge, chunked })
     const answer = parseAnswer(exchange.received)
     t.equal(exchange.error, undefined, `${label}: no connection error`)
     t.equal(answer.status, 413, `${label}: the status was read`)
-    t.match(answer.body, { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', path: '/portfolios' }, `${label}: the JSON body was read`)
+    const body = { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', path: '/portfolios' }
+    t.match(answer.body, body, `${label}: the JSON body was read`)
     t.match(exchange.received, /\r\nconnection: close\r\n/i, `${label}: the answer says the connection closes`)
   }
   // The server still serves.

@@ -85,17 +85,21 @@ t.test('an overloaded event loop is shed with 503 in the standard body; liveness
   t.equal(ready.statusCode, 503, 'not ready while overloaded: the balancer sends elsewhere')
   t.equal(ready.json().code, 'OVERLOADED')
   busy(200)
-  t.equal((await app.inject({ method: 'GET', url: '/auth/health' })).statusCode, 200, 'liveness answers: an orchestrator must not restart a busy instance')
+  const health = await app.inject({ method: 'GET', url: '/auth/health' })
+  t.equal(health.statusCode, 200, 'liveness answers: an orchestrator must not restart a busy instance')
 })
 
-t.test('start-up work is not overload: the first requests after listen are served; a later overload is shed', async t => {
+t.test('start-up work is not overload: the first requests after listen are served; later overload is shed', async t => {
   const app = await buildApp(testConfig({ MAX_EVENT_LOOP_DELAY_MS: '50' }))
   t.teardown(() => app.close())
   // Start-up work of a host application: 2 s of synchronous work before the server listens.
   app.addHook('onReady', async () => { busy(2000) })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-  const first = await Promise.all(['/auth/health', '/ready', '/provider-config', '/portfolios'].map(async path => (await fetch(`${base}${path}`, { headers: apiKey() })).status))
+  const paths = ['/auth/health', '/ready', '/provider-config', '/portfolios']
+  const first = await Promise.all(paths.map(async path => {
+    return (await fetch(`${base}${path}`, { headers: apiKey() })).status
+  }))
   t.same(first, [200, 200, 200, 200], 'the first requests are served, /ready says ready')
 
   const later = await overloadUntilShed(app, '/portfolios')

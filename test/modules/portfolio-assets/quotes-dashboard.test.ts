@@ -6,6 +6,7 @@ import { monthStart, startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-
 import { sendJson } from '../../fixtures/fake-server.js'
 
 const LONG_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\.\d{4}$/
+const SOURCE_FIELDS = '{ lastQuote quoteSource quoteUpdatedAt }'
 const SHORT_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\/\d{2}$/
 
 async function brapiApp (t: Test, engine: 'sqlite' | 'postgres' = 'sqlite', overrides: Record<string, string> = {}): Promise<{ app: App, brapi: FakeBrapi }> {
@@ -128,9 +129,11 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
     method: 'POST',
     url: '/graphql',
     headers: apiKey(),
-    payload: { query: `{ asset(id: "${String(assetId)}") { dashboard { basicInfo { lastQuote quoteSource quoteUpdatedAt } } } }` }
+    payload: { query: `{ asset(id: "${String(assetId)}") { dashboard { basicInfo ${SOURCE_FIELDS} } } }` }
   })
-  t.same(viaGraphql.json().data.asset.dashboard.basicInfo, { lastQuote: 40, quoteSource: 'brapi.dev', quoteUpdatedAt: '2026-11-21T20:07:46.000Z' }, 'GraphQL names the same source')
+  const fromGraphql = viaGraphql.json().data.asset.dashboard.basicInfo
+  const sourced = { lastQuote: 40, quoteSource: 'brapi.dev', quoteUpdatedAt: '2026-11-21T20:07:46.000Z' }
+  t.same(fromGraphql, sourced, 'GraphQL names the same source')
 
   // Selling 120 takes the whole first lot and 20 of the second (FIFO).
   await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 30 } })
@@ -191,7 +194,8 @@ t.test('a symbol the provider does not know is valued at its stored price', asyn
   const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
   t.equal(res.statusCode, 200)
   t.match(res.json().basicInfo, { ticker: 'TESOURO IPCA+ 2035', lastQuote: 2100, investedValue: 4000, grossValue: 4200, result: 200 })
-  t.same([res.json().basicInfo.quoteSource, res.json().basicInfo.quoteUpdatedAt], ['asset', null], 'the dashboard says the price is the asset\'s own')
+  const { quoteSource, quoteUpdatedAt } = res.json().basicInfo
+  t.same([quoteSource, quoteUpdatedAt], ['asset', null], 'the dashboard says the price is the asset\'s own')
   t.equal(brapi.calls('TESOURO IPCA+ 2035'), 0, 'a symbol that is not a ticker is not sent to brapi')
 })
 
@@ -204,7 +208,9 @@ t.test('offline is the default provider and names itself', async t => {
   const again = await app.inject({ method: 'GET', url: '/portfolio-assets/price/ITUB4', headers: apiKey() })
   t.equal(again.json().price, res.json().price)
   const { assetId } = await portfolioWithAsset(app, { symbol: 'ITUB4', quantity: 3, price: 30 })
-  const dashboard = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
-  t.match(dashboard.json().basicInfo, { lastQuote: res.json().price, quoteSource: res.json().source, quoteUpdatedAt: res.json().lastUpdate },
+  const url = `/portfolio-assets/${assetId}/dashboard`
+  const dashboard = (await app.inject({ method: 'GET', url, headers: apiKey() })).json()
+  const quote = res.json()
+  t.match(dashboard.basicInfo, { lastQuote: quote.price, quoteSource: quote.source, quoteUpdatedAt: quote.lastUpdate },
     'the dashboard says its values rest on simulated prices')
 })
