@@ -71,6 +71,8 @@ export const ConfigSchema = Type.Object({
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   /** The most a GraphQL operation may cost (see README, GraphQL). */
   GRAPHQL_MAX_COST: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 50_000 }),
+  /** The longest GraphQL document in UTF-8 bytes, refused before parsing (at most the 1 MiB body limit). */
+  GRAPHQL_MAX_DOCUMENT_BYTES: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000 }),
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
@@ -291,7 +293,11 @@ function pluginOptions (env: Environment): AppConfig {
         }
       },
       // Introspection and GraphiQL outside production only (CONTRACT §14).
-      graphql: { devTools: devRoutes, maxCost: env.GRAPHQL_MAX_COST }
+      graphql: {
+        devTools: devRoutes,
+        maxCost: env.GRAPHQL_MAX_COST,
+        maxDocumentBytes: env.GRAPHQL_MAX_DOCUMENT_BYTES
+      }
     }
   }
 }

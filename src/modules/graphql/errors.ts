@@ -23,12 +23,23 @@ const PERSISTED_QUERY_CODES: Record<string, GraphqlErrorCode> = {
   PersistedQueryNotSupported: 'PERSISTED_QUERY_NOT_SUPPORTED'
 }
 
+/** GraphQL's "Did you mean …?" hints, which name fields, arguments, types and enum values. */
+const SUGGESTION = / Did you mean (?:[a-z ]+ )?"[^"]*"(?:(?:, |,? or )"[^"]*")*\?/g
+
+/** A message without GraphQL's suggestions: where introspection is off, they would reveal the schema. */
+export function withoutSuggestions (message: string): string {
+  return message.replace(SUGGESTION, '')
+}
+
 /**
  * One error as the caller sees it: CONTRACT §9's code in `extensions.code`, the REST message
  * (validation failures: every phrase of §5, joined, and as an array in `extensions.messages`),
- * and nothing of the internals of an unexpected failure, which is logged instead.
+ * and nothing of the internals of an unexpected failure, which is logged instead. With
+ * `hideSuggestions` (production), GraphQL's own messages lose their "Did you mean …?".
  */
-export function formatGraphqlError (error: GraphQLError, log: FastifyBaseLogger): GraphQLFormattedError {
+export function formatGraphqlError (
+  error: GraphQLError, log: FastifyBaseLogger, hideSuggestions = false
+): GraphQLFormattedError {
   const original = error.originalError as (FastifyError & { validation?: ValidationIssue[], retryAfterSeconds?: number }) | undefined
   const located = { ...(error.locations === undefined ? {} : { locations: error.locations }), ...(error.path === undefined ? {} : { path: error.path }) }
   if (original?.validation !== undefined) {
@@ -49,11 +60,12 @@ export function formatGraphqlError (error: GraphQLError, log: FastifyBaseLogger)
     log.error({ err: original ?? error }, 'graphql field failed')
     return { message: Messages.internal, ...located, extensions: { code: 'INTERNAL_ERROR' } }
   }
-  if (typeof error.extensions.code === 'string') return { message: error.message, ...located, extensions: error.extensions }
+  const message = hideSuggestions ? withoutSuggestions(error.message) : error.message
+  if (typeof error.extensions.code === 'string') return { message, ...located, extensions: error.extensions }
   // Refused before execution (GraphQL's own words): a syntax error is a malformed request,
   // anything else — unknown fields, wrong argument or variable types — fails the schema.
   const code: ErrorCode = error.message.startsWith('Syntax Error') ? 'BAD_REQUEST' : 'VALIDATION_FAILED'
-  return { message: error.message, ...located, extensions: { code } }
+  return { message, ...located, extensions: { code } }
 }
 
 /**
@@ -91,13 +103,18 @@ export function requestErrors (error: unknown): GraphQLError[] {
  * `errors`, as GraphQL over HTTP says for `application/json`; one refused before execution
  * (syntax, validation, depth, cost) is 400 with `errors` only.
  */
-export function graphqlErrorFormatter (execution: ExecutionResult, log: FastifyBaseLogger): { statusCode: number, response: ExecutionResult } {
+export function graphqlErrorFormatter (
+  execution: ExecutionResult, log: FastifyBaseLogger, hideSuggestions = false
+): { statusCode: number, response: ExecutionResult } {
   const errors = (execution.errors ?? []).flatMap(requestErrors)
   const ran = (execution.data !== undefined && execution.data !== null) || errors.some(error => error.path !== undefined)
   return {
     statusCode: ran ? 200 : 400,
     // A request refused before execution has no `data` at all (GraphQL spec, "Response").
-    response: { ...(ran ? { data: execution.data ?? null } : {}), errors: errors.map(error => formatGraphqlError(error, log)) as unknown as GraphQLError[] }
+    response: {
+      ...(ran ? { data: execution.data ?? null } : {}),
+      errors: errors.map(error => formatGraphqlError(error, log, hideSuggestions)) as unknown as GraphQLError[]
+    }
   }
 }
 

@@ -1,15 +1,17 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import mercurius from 'mercurius'
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
 import { answerError } from '../../plugins/error-responses.js'
 import { telemetryOf } from '../../plugins/metrics.js'
 import { ItemOwnership } from '../aggregator/ownership.js'
 import { requestCredentials, type GraphqlContext } from './context.js'
 import { CostGuard } from './cost.js'
 import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
+import { DocumentGuard, documentLimits } from './limits.js'
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
+import { assertValidationAffordable } from './validation-budget.js'
 
 export { buildGraphqlSchema } from './schema.js'
 
@@ -18,6 +20,8 @@ export interface GraphqlModuleOptions {
   devTools: boolean
   /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
   maxCost: number
+  /** The longest document, in UTF-8 bytes (GRAPHQL_MAX_DOCUMENT_BYTES); longer ones are refused unparsed. */
+  maxDocumentBytes: number
 }
 
 /** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
@@ -43,6 +47,11 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
 
   const schema = buildGraphqlSchema()
   const costGuard = new CostGuard(schema, options.maxCost)
+  const limits = documentLimits(options.maxDocumentBytes)
+  const documentGuard = new DocumentGuard(limits)
+  const hideSuggestions = !options.devTools
+  // Handed to GraphQL's `validate` as they are (Mercurius's types name `maxErrors` only).
+  const validateOptions: NonNullable<Parameters<typeof validate>[3]> = { hideSuggestions }
   await app.register(mercurius, {
     schema,
     loaders: graphqlLoaders as never,
@@ -51,16 +60,19 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     // Compiled with graphql-jit from a query's second run on.
     jit: 1,
     queryDepth: MAX_QUERY_DEPTH,
+    graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },
     validationRules: options.devTools ? [] : [NoSchemaIntrospectionCustomRule],
     persistedQueryProvider: mercurius.persistedQueryDefaults.automatic(PERSISTED_QUERIES),
     context: request => contextOf(request),
-    errorFormatter: (execution, context) => graphqlErrorFormatter(execution, (context as unknown as Partial<GraphqlContext>).log ?? app.log),
+    errorFormatter: (execution, context) =>
+      graphqlErrorFormatter(execution, (context as unknown as Partial<GraphqlContext>).log ?? app.log, hideSuggestions),
     errorHandler: (error, request, reply) => {
       if (!isGraphqlLayerError(error as FastifyError)) {
         answerError(error as FastifyError, request, reply)
         return
       }
-      const { statusCode, response } = graphqlErrorFormatter({ errors: [error as unknown as GraphQLError] }, request.log)
+      const errors = [error as unknown as GraphQLError]
+      const { statusCode, response } = graphqlErrorFormatter({ errors }, request.log, hideSuggestions)
       // A mutation over GET is 405, as GraphQL over HTTP says.
       void reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
     },
@@ -79,6 +91,10 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
       }
     }
   })
+  // Cheapest first: the text before it is parsed, the document before it is validated, then
+  // the cost before anything runs.
+  app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
+  app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
   app.graphql.addHook('preExecution', async (_schema, document, _context, variables) => {
     costGuard.assertAffordable(document, variables)
   })
