@@ -21,7 +21,11 @@ async function storePlugin (app: FastifyInstance, options: StorePluginOptions): 
     return
   }
   const { url, ...storeOptions } = options
-  const store = await Store.open(url, { telemetry: telemetryOf(app), ...storeOptions })
+  const store = await Store.open(url, {
+    telemetry: telemetryOf(app),
+    onCheckpointerFailure: error => { app.log.error({ err: error }, 'SQLite checkpointer failed: checkpoints are automatic again') },
+    ...storeOptions
+  })
   app.decorate('store', store)
   app.addHook('onClose', async () => { await store.close() })
 }

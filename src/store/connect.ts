@@ -9,12 +9,15 @@ const CLIENT_SPAN = 2 as SpanKind.CLIENT
 const ERROR_STATUS = 2 as SpanStatusCode.ERROR
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
+import { startCheckpointer } from './checkpointer.js'
 
 export type StoreEngine = 'sqlite' | 'postgres'
 
 export interface Connection {
   db: Kysely<Database>
   engine: StoreEngine
+  /** What else to end once `db` is destroyed (SQLite's checkpointer). */
+  release?: () => Promise<void>
 }
 
 export interface ConnectOptions {
@@ -24,6 +27,8 @@ export interface ConnectOptions {
   telemetry?: Telemetry
   /** With span export on: a span per statement. */
   tracer?: Tracer
+  /** SQLite: the WAL checkpointer thread failed (automatic checkpoints are back on). */
+  onCheckpointerFailure?: (error: unknown) => void
 }
 
 /**
@@ -76,7 +81,9 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     database.pragma('cache_size = -32768')
     // Sorts and temporary indexes in memory: a statement that needs one never waits on a file.
     database.pragma('temp_store = memory')
-    return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog('sqlite', options) }), engine: 'sqlite' }
+    const checkpointer = memory ? undefined : startCheckpointer(database, file, options.onCheckpointerFailure ?? (() => {}))
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog('sqlite', options) })
+    return { db, engine: 'sqlite', ...(checkpointer === undefined ? {} : { release: checkpointer.stop }) }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }

@@ -33,7 +33,7 @@ export class Store {
   readonly stats: StatsRepository
   readonly demo: DemoRepository
 
-  private constructor (private readonly handle: StoreHandle) {
+  private constructor (private readonly handle: StoreHandle, private readonly release?: () => Promise<void>) {
     this.portfolios = new PortfolioRepository(handle)
     this.assets = new AssetRepository(handle)
     this.exclusions = new ExclusionRepository(handle)
@@ -45,14 +45,15 @@ export class Store {
 
   /** Connects, migrates, and (when asked) loads the demo data once. */
   static async open (url: string, options: StoreOptions = {}): Promise<Store> {
-    const { db, engine } = await connect(url, options)
+    const { db, engine, release } = await connect(url, options)
     try {
       await migrate(db, engine)
-      const store = new Store(new StoreHandle(db, engine))
+      const store = new Store(new StoreHandle(db, engine), release)
       if (options.demoData === true) await store.demo.loadOnce()
       return store
     } catch (error) {
       await db.destroy().catch(() => {})
+      await release?.()
       // The driver's reason (refused, unknown host, bad password…), never the URL: it may hold a password.
       throw new StoreOpenError(`Cannot open the database of DATABASE_URL (${engine}): ${(error as Error).message.split('\n')[0] ?? ''}`)
     }
@@ -64,6 +65,7 @@ export class Store {
 
   async close (): Promise<void> {
     await this.handle.db.destroy()
+    await this.release?.()
   }
 
   /** A cheap round trip, for readiness checks. */

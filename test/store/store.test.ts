@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
@@ -124,4 +124,20 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   t.teardown(() => raw.close())
   const plan = raw.prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_COLUMNS)}`).all(portfolio.id) as Array<{ detail: string }>
   t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
+})
+
+t.test('a SQLite file is checkpointed by a thread of its own: the serving connection never checkpoints', async t => {
+  const file = join(mkdtempSync(join(tmpdir(), 'bff-store-')), 'bff.sqlite')
+  const store = await Store.open(`sqlite:${file}`)
+  const raw = new SqliteDatabase(file)
+  t.teardown(() => raw.close())
+  // The serving connection's setting is not visible from here; a fresh connection's is SQLite's default.
+  t.equal(raw.pragma('wal_autocheckpoint', { simple: true }), 1000)
+  const before = statSync(file).size
+  for (let index = 0; index < 300; index++) await store.portfolios.create({ name: `Checkpointed ${index}`, userId: 'cp' })
+  // The worker copies committed pages into the database file on its own.
+  while (statSync(file).size === before) await new Promise(resolve => setTimeout(resolve, 50))
+  t.ok(statSync(file).size > before, 'pages reached the database file without a checkpoint from this thread')
+  await store.close()
+  t.same(raw.prepare("select count(*) as n from portfolios where user_id = 'cp'").get(), { n: 300 }, 'every write is there after close')
 })
