@@ -226,12 +226,34 @@ export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' 
  */
 const ErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties: true })
 
-/** The OpenAPI document shows the body the service itself answers, every field present. */
+/**
+ * The same at run time, for an error status of a relay route that the upstream may answer too:
+ * the service's own errors are serialized with it, a relayed answer is sent as the upstream's
+ * bytes (see relayResponse). Its own object, so that the document can show both shapes.
+ */
+const RelayedErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties: true })
+
+/** What an upstream answered with an error status, relayed byte for byte: any JSON, its own fields and types. */
+export const UpstreamErrorBodySchema = Type.Unknown({
+  title: 'UpstreamErrorBody',
+  description: 'The upstream\'s own answer with this status, relayed byte for byte (any JSON: Pluggy\'s `{code: 403, message, …}`, Laravel\'s `{message, errors}`…)'
+})
+
+/**
+ * The OpenAPI document shows the body the service itself answers, every field present; on a
+ * relay route, for a status both may answer, that body or the upstream's.
+ */
 export function documentedErrorSchema (schema: unknown): unknown {
+  if (schema === RelayedErrorResponseSchema) return { anyOf: [ErrorBodySchema, UpstreamErrorBodySchema] }
   return schema === ErrorResponseSchema ? ErrorBodySchema : schema
 }
 
 /** Response schemas for the error statuses a route can answer with. */
 export function errorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof ErrorResponseSchema> {
   return Object.fromEntries(codes.map(code => [code, ErrorResponseSchema])) as Record<Code, typeof ErrorResponseSchema>
+}
+
+/** Response schemas for the error statuses a relay route answers itself and also relays from its upstream. */
+export function relayedErrorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof RelayedErrorResponseSchema> {
+  return Object.fromEntries(codes.map(code => [code, RelayedErrorResponseSchema])) as Record<Code, typeof RelayedErrorResponseSchema>
 }

@@ -100,6 +100,14 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
 }
 
 type WithSchema = Record<string, { schema?: unknown }>
+
+const UPSTREAM_ERROR_BODY = { $ref: '#/components/schemas/UpstreamErrorBody' }
+
+/** A response whose body is ErrorBody or the upstream's (see relayedErrorSchemas). */
+function relaysUpstream (response: { content?: WithSchema }): boolean {
+  return Object.values(response.content ?? {}).some(({ schema }) => isObject(schema) && Array.isArray(schema.anyOf) &&
+    schema.anyOf.some(branch => JSON.stringify(branch) === JSON.stringify(UPSTREAM_ERROR_BODY)))
+}
 interface DocumentedOperation { summary?: string, requestBody?: { content?: WithSchema }, parameters?: Array<{ schema?: unknown }>, responses?: Record<string, { description?: string, content?: WithSchema, headers?: JsonObject }> }
 
 /** Hoists the schemas of media types or parameters, never their examples (which may hold a `title`). */
@@ -116,7 +124,7 @@ function finishDocument (document: { paths?: Record<string, Record<string, Docum
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       hoistSchemasOf(Object.values(response.content ?? {}), components)
       const description = ERROR_DESCRIPTIONS[status]
-      if (description !== undefined) response.description = description
+      if (description !== undefined) response.description = relaysUpstream(response) ? `${description}; or the upstream's own answer with this status, relayed byte for byte` : description
       else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
       if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': RETRY_AFTER }
     }

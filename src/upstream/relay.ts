@@ -202,8 +202,14 @@ function traceparentOf (span: Span): string {
   return `00-${traceId}-${spanId}-${(traceFlags & 1) === 1 ? '01' : '00'}`
 }
 
-/** Answers with the upstream's status and JSON body, as received (no body when it sent none). */
+/**
+ * Answers with the upstream's status and body bytes, as received (no body when it sent none),
+ * with its JSON content type and rate-limit headers. A Buffer skips the route's response
+ * serializer: whatever the schema says for this status (an error status the service also
+ * answers itself has the ErrorBody schema), the caller gets the upstream's own bytes.
+ */
 export function relayResponse (reply: FastifyReply, response: RelayedResponse): FastifyReply {
   reply.code(response.status).headers(response.rateLimitHeaders)
-  return response.body === undefined ? reply.send() : reply.send(response.body)
+  if (response.raw.length === 0) return reply.send()
+  return reply.header('content-type', response.contentType).send(response.raw)
 }

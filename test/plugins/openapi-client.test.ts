@@ -43,11 +43,15 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   t.equal(result.missingMessage, 'Portfolio não encontrado')
 })
 
+/** The routes that relay an upstream's answer, and the error statuses both they and the upstream may answer. */
+const RELAY_OPERATIONS = ['get /backend-api/user/profile', 'post /backend-api/proxy/{path}', 'post /aggregator', 'post /aggregator/connect_token']
+const RELAYED_ERRORS = ['400', '401', '403', '413', '415', '429']
+
 t.test('every operation has a unique camelCase operationId and every entity is a named component', async t => {
   const app = await buildTestApp(t)
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as {
     servers?: unknown[]
-    paths: Record<string, Record<string, { operationId?: string, responses: Record<string, { description: string, content?: Record<string, { schema: { $ref?: string } }> }> }>>
+    paths: Record<string, Record<string, { operationId?: string, responses: Record<string, { description: string, content?: Record<string, { schema: { $ref?: string, anyOf?: Array<{ $ref?: string }> } }> }> }>>
     components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> }
   }
   t.ok((document.servers ?? []).length > 0, 'servers')
@@ -64,10 +68,19 @@ t.test('every operation has a unique camelCase operationId and every entity is a
       for (const [status, response] of Object.entries(operation.responses)) {
         t.not(response.description, 'Default Response', `${method} ${path} ${status} is described`)
         const schema = response.content?.['application/json']?.schema
-        if (/^[45]\d\d$/.test(status)) t.equal(schema?.$ref, '#/components/schemas/ErrorBody', `${method} ${path} ${status} is an ErrorBody`)
+        if (!/^[45]\d\d$/.test(status)) continue
+        // A relay route's 4xx that the service also answers itself: ErrorBody or the upstream's own body.
+        const relayed = RELAY_OPERATIONS.includes(`${method} ${path}`) && RELAYED_ERRORS.includes(status)
+        if (relayed) {
+          t.same(schema?.anyOf, [{ $ref: '#/components/schemas/ErrorBody' }, { $ref: '#/components/schemas/UpstreamErrorBody' }], `${method} ${path} ${status} is an ErrorBody or the upstream's body`)
+          t.match(response.description, /relayed byte for byte/, `${method} ${path} ${status} says so`)
+        } else {
+          t.equal(schema?.$ref, '#/components/schemas/ErrorBody', `${method} ${path} ${status} is an ErrorBody`)
+        }
       }
     }
   }
+  t.ok(document.components.schemas.UpstreamErrorBody, 'component UpstreamErrorBody')
   t.equal(document.paths['/portfolios/{id}']?.get?.responses['200']?.content?.['application/json']?.schema.$ref, '#/components/schemas/PortfolioDetail')
   t.same(Object.keys(document.paths['/auth/client/test']?.get?.responses['200']?.content ?? {}), ['text/plain'])
 })

@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify'
 import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
 import { WindowCounter } from '../../budget.js'
 import { requirePrincipal } from '../../plugins/auth.js'
-import { errorSchemas } from '../../plugins/error-responses.js'
+import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { telemetryOf } from '../../plugins/metrics.js'
 import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
@@ -101,7 +101,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'relayToAggregator', summary: 'Relays a call to the aggregator (allowed paths and methods only)',
       body: AggregatorRelayBodySchema,
-      response: { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
+      response: { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 403, 413, 415, 429), ...errorSchemas(502, 503, 504) }
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
@@ -135,7 +135,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'createConnectToken', summary: 'Creates a connect token for the calling principal',
       body: ConnectTokenBodySchema,
-      response: { 201: ConnectTokenSchema, '4xx': UpstreamBodySchema, ...errorSchemas(400, 401, 403, 502, 503, 504) }
+      // A 4xx of the aggregator's is relayed as received, those the service answers itself too.
+      response: { 201: ConnectTokenSchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 403, 413, 415, 429), ...errorSchemas(502, 503, 504) }
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {

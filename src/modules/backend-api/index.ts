@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BadRequestError } from '../../errors.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
-import { errorSchemas } from '../../plugins/error-responses.js'
+import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relayResponse } from '../../upstream/relay.js'
@@ -61,7 +61,9 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   app.addHook('onRequest', app.verifyJwt)
   const backend = app.backendClient
   const relay = app.backendRelay
-  const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...errorSchemas(502, 504) }
+  // The upstream's status and bytes (relayResponse); the 4xx the service also answers itself
+  // (a bad body, the token, the body limits, the rate limit) are documented with both shapes.
+  const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 413, 415, 429), ...errorSchemas(502, 504) }
 
   app.get('/health', {
     schema: { operationId: 'getBackendHealth', summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
@@ -96,7 +98,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       operationId: 'proxyToBackend', summary: 'Relays a call to any backend API path with the caller\'s token',
       params: ProxyParamsSchema,
       body: ProxyBodySchema,
-      response: { ...relayed, ...errorSchemas(400, 401) }
+      response: relayed
     }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
