@@ -23,6 +23,13 @@ const fieldCost: ComplexityEstimator = ({ field, args, childComplexity }) => {
   return (cost?.base ?? 1) + (typeof page === 'number' ? page : cost?.items ?? 1) * childComplexity
 }
 
+/**
+ * A root `quote` names its ticker in the document, so each alias is one more ticker asked of the
+ * provider (batched, but not free): it costs 100, so one document asks at most a few hundred
+ * (about 490 at the default limit of 50 000), where a list's quotes are the stored assets' own.
+ */
+export const QUERY_QUOTE_COST = 100
+
 /** Costs remembered per document, one per set of values of the variables its cost reads. */
 const COSTS_PER_DOCUMENT = 64
 

@@ -5,6 +5,7 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'gr
 import { answerError } from '../../plugins/error-responses.js'
 import { telemetryOf } from '../../plugins/metrics.js'
 import { ItemOwnership } from '../aggregator/ownership.js'
+import { assertArguments } from './arguments.js'
 import { requestCredentials, type GraphqlContext } from './context.js'
 import { CostGuard } from './cost.js'
 import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
@@ -92,12 +93,22 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     }
   })
   // Cheapest first: the text before it is parsed, the document before it is validated, then
-  // the cost before anything runs.
+  // every argument and the cost before anything runs.
   app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
   app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
-  app.graphql.addHook('preExecution', async (_schema, document, _context, variables) => {
+  app.graphql.addHook('preExecution', async (_schema, document, context, variables) => {
+    assertArguments(schema, document, operationNameOf(context.reply?.request), variables)
     costGuard.assertAffordable(document, variables)
   })
+}
+
+/** The operation a request names (a document may hold several), from its body or query string. */
+function operationNameOf (request: { body?: unknown, query?: unknown } | undefined): string | undefined {
+  for (const source of [request?.body, request?.query]) {
+    const name = (source as { operationName?: unknown } | null | undefined)?.operationName
+    if (typeof name === 'string') return name
+  }
+  return undefined
 }
 
 export default fp(graphqlModule, {

@@ -5,6 +5,7 @@ import type { Asset } from '../../schemas/asset.js'
 import type { Dashboard } from '../../schemas/dashboard.js'
 import type { Portfolio } from '../../schemas/portfolio.js'
 import type { Quote } from '../../schemas/quote.js'
+import { readArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
 
 /** The assets read with their portfolio, in the same statement (`Query.portfolio`), so not read again. */
@@ -30,11 +31,25 @@ export function selects (info: GraphQLResolveInfo, name: string): boolean {
 
 /**
  * Batched fields (Mercurius loaders, one call per field per request whatever the number of
- * parents): the assets of every portfolio in an answer in one statement; the quotes of every
- * asset in one provider batch (shared with REST's cache and single flight); the dashboards of
- * every asset from one read of their portfolios' holdings and one batch of quotes.
+ * parents or aliases): every `quote(symbol:)` of a document in one provider batch; the assets
+ * of every portfolio in an answer in one statement; the quotes of every asset in one provider
+ * batch (shared with REST's cache and single flight); the dashboards of every asset from one
+ * read of their portfolios' holdings and one batch of quotes.
  */
 export const graphqlLoaders = {
+  Query: {
+    quote: {
+      loader: async (
+        queries: Array<{ params: Record<string, unknown> }>, ctx: GraphqlContext
+      ): Promise<Array<Quote | null>> => {
+        await ctx.credentials.apiKey()
+        const symbols = queries.map(({ params }) => readArguments.quoteSymbol(params))
+        const quotes = await quotesOf(ctx.app.quotes, symbols, ctx.log)
+        return symbols.map(symbol => withSource(quotes.get(symbol), ctx.app.quotes.source))
+      },
+      opts: { cache: false }
+    }
+  },
   Portfolio: {
     assets: {
       loader: async (queries: Array<{ obj: PortfolioWithAssets }>, ctx: GraphqlContext): Promise<Asset[][]> => {

@@ -1,23 +1,20 @@
 import { GraphQLBoolean, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap } from 'graphql'
-import { Type, type Static } from '@sinclair/typebox'
 import { NotFoundError } from '../../errors.js'
 import { IdParamsSchema, MAX_PAGE_SIZE, PageQuerySchema, pageOf } from '../../schemas/common.js'
-import { ASSET_TYPES, AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput, type CreateAssetInput, type UpdateAssetInput } from '../../schemas/asset.js'
-import { CreatePortfolioInputSchema, PortfolioSchema, PortfolioValueSchema, UpdatePortfolioInputSchema, createPortfolioInput, updatePortfolioInput, type CreatePortfolioInput, type Portfolio, type PortfolioValue, type UpdatePortfolioInput } from '../../schemas/portfolio.js'
-import { CreateExclusionInputSchema, ExcludedTransactionSchema, assertOwnClient, createExclusionInput, type CreateExclusionInput } from '../../schemas/excluded-transaction.js'
+import { ASSET_TYPES, AssetSchema, AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema } from '../../schemas/asset.js'
+import { CreatePortfolioInputSchema, PortfolioSchema, PortfolioValueSchema, UpdatePortfolioInputSchema, type Portfolio, type PortfolioValue } from '../../schemas/portfolio.js'
+import { CreateExclusionInputSchema, ExcludedTransactionSchema, assertOwnClient } from '../../schemas/excluded-transaction.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
-import { QuoteSchema, type Quote } from '../../schemas/quote.js'
+import { QuoteSchema } from '../../schemas/quote.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema } from '../auth/schemas.js'
 import { PRINCIPAL_TYPES } from '../../schemas/auth.js'
-import { ListPortfoliosQuerySchema } from '../portfolios/schemas.js'
-import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/schemas.js'
-import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/schemas.js'
 import { ItemStatusSchema, type ItemStatus } from '../../item-status.js'
 import type { GraphqlContext } from './context.js'
-import { formattedSubscriptionError, inputValidator } from './errors.js'
+import { readArguments } from './arguments.js'
+import { formattedSubscriptionError } from './errors.js'
 import { TypeBoxToGraphql } from './typebox.js'
-import type { FieldCost } from './cost.js'
+import { QUERY_QUOTE_COST, type FieldCost } from './cost.js'
 import { selects, withReadAssets } from './loaders.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
@@ -28,28 +25,10 @@ const GRAPHQL_PAGE_SIZE = 100
 
 type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
 
-/** Arguments a nullable GraphQL argument may leave `null`: the filter is then absent, as in REST. */
-function present<T extends Record<string, unknown>> (args: T): T {
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== undefined)) as T
-}
-
 /** An id no record can have (CONTRACT §5: at most 64 characters) names nothing: no query is made. */
 function possibleId (id: string): boolean {
   return IdParamsSchema.properties.id.maxLength !== undefined && id.length <= IdParamsSchema.properties.id.maxLength && id.length > 0
 }
-
-const checkPortfolioList = inputValidator<Static<typeof ListPortfoliosQuerySchema>>(ListPortfoliosQuerySchema, 'query')
-const AssetListQuerySchema = Type.Composite([ListAssetsQuerySchema, Type.Object({ type: Type.Optional(AssetTypeSchema) })])
-const checkAssetList = inputValidator<Static<typeof AssetListQuerySchema>>(AssetListQuerySchema, 'query')
-const checkSymbol = inputValidator<Static<typeof SymbolParamsSchema>>(SymbolParamsSchema, 'params')
-const checkExclusionList = inputValidator<Static<typeof ListExclusionsQuerySchema>>(ListExclusionsQuerySchema, 'query')
-const checkCreatePortfolio = inputValidator<CreatePortfolioInput>(CreatePortfolioInputSchema)
-const checkUpdatePortfolio = inputValidator<UpdatePortfolioInput>(UpdatePortfolioInputSchema)
-const checkCreateAsset = inputValidator<CreateAssetInput>(CreateAssetInputSchema)
-const checkUpdateAsset = inputValidator<UpdateAssetInput>(UpdateAssetInputSchema)
-const checkExclusion = inputValidator<CreateExclusionInput>(CreateExclusionInputSchema)
-const ItemArgsSchema = Type.Object({ itemId: Type.String({ minLength: 1, maxLength: 200 }) })
-const checkItemArgs = inputValidator<Static<typeof ItemArgsSchema>>(ItemArgsSchema, 'args')
 
 const pageArgs: GraphQLFieldConfigArgumentMap = {
   limit: { type: GraphQLInt, defaultValue: GRAPHQL_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}` },
@@ -99,7 +78,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       extensions: { cost: pageCost },
       resolve: async (_root, args: Record<string, unknown>, ctx) => {
         await ctx.credentials.apiKey()
-        const query = checkPortfolioList(present(args))
+        const query = readArguments.portfolios(args)
         return await ctx.app.store.portfolios.list({ userId: query.userId }, pageOf(query))
       }
     },
@@ -132,21 +111,16 @@ export function buildGraphqlSchema (): GraphQLSchema {
       extensions: { cost: pageCost },
       resolve: async (_root, args: Record<string, unknown>, ctx) => {
         await ctx.credentials.apiKey()
-        const query = checkAssetList(present(args))
+        const query = readArguments.assets(args)
         return await ctx.app.store.assets.list({ portfolioId: query.portfolioId, type: query.type }, pageOf(query))
       }
     },
+    // Resolved by its loader: every quote of a document in one provider batch.
     quote: {
       type: AssetQuote,
       description: 'The current quote of a ticker; null when the provider has none (x-api-key)',
       args: { symbol: { type: new GraphQLNonNull(GraphQLString) } },
-      extensions: { cost: { base: 5 } satisfies FieldCost },
-      resolve: async (_root, args: { symbol: string }, ctx): Promise<Quote | null> => {
-        await ctx.credentials.apiKey()
-        const symbol = checkSymbol(args).symbol.toUpperCase()
-        const quote = await ctx.app.quotes.quote(symbol, ctx.log)
-        return quote === undefined ? null : { ...quote, source: ctx.app.quotes.source }
-      }
+      extensions: { cost: { base: QUERY_QUOTE_COST } satisfies FieldCost }
     },
     stats: {
       type: new GraphQLNonNull(SystemStats),
@@ -171,7 +145,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       extensions: { cost: { items: GRAPHQL_PAGE_SIZE } satisfies FieldCost },
       resolve: async (_root, { clientId }: { clientId: string }, ctx) => {
         const principal = await ctx.credentials.principal()
-        const query = checkExclusionList({ client_id: clientId })
+        const query = readArguments.excludedTransactions({ clientId })
         const ownClientId = query.client_id.trim()
         assertOwnClient(principal, ownClientId)
         return await ctx.app.store.exclusions.list(ownClientId, pageOf(query))
@@ -186,7 +160,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { input: { type: new GraphQLNonNull(types.inputType(CreatePortfolioInputSchema)) } },
       resolve: async (_root, { input }: { input: unknown }, ctx) => {
         await ctx.credentials.apiKey()
-        return await ctx.app.store.portfolios.create(createPortfolioInput(checkCreatePortfolio(input)))
+        return await ctx.app.store.portfolios.create(readArguments.createPortfolio({ input }))
       }
     },
     updatePortfolio: {
@@ -195,7 +169,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdatePortfolioInputSchema)) } },
       resolve: async (_root, { id, input }: { id: string, input: unknown }, ctx) => {
         await ctx.credentials.apiKey()
-        const update = updatePortfolioInput(checkUpdatePortfolio(input))
+        const update = readArguments.updatePortfolio({ input })
         return possibleId(id) ? await ctx.app.store.portfolios.update(id, update) ?? null : null
       }
     },
@@ -214,7 +188,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { input: { type: new GraphQLNonNull(types.inputType(CreateAssetInputSchema)) } },
       resolve: async (_root, { input }: { input: unknown }, ctx) => {
         await ctx.credentials.apiKey()
-        const asset = await ctx.app.store.assets.create(createAssetInput(checkCreateAsset(input)))
+        const asset = await ctx.app.store.assets.create(readArguments.createAsset({ input }))
         if (asset === undefined) throw new NotFoundError('Portfolio')
         return asset
       }
@@ -225,7 +199,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdateAssetInputSchema)) } },
       resolve: async (_root, { id, input }: { id: string, input: unknown }, ctx) => {
         await ctx.credentials.apiKey()
-        const update = updateAssetInput(checkUpdateAsset(input))
+        const update = readArguments.updateAsset({ input })
         return possibleId(id) ? await ctx.app.store.assets.update(id, update) ?? null : null
       }
     },
@@ -244,7 +218,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { input: { type: new GraphQLNonNull(types.inputType(CreateExclusionInputSchema)) } },
       resolve: async (_root, { input }: { input: unknown }, ctx) => {
         const principal = await ctx.credentials.principal()
-        const exclusion = createExclusionInput(checkExclusion(input))
+        const exclusion = readArguments.excludeTransaction({ input })
         assertOwnClient(principal, exclusion.client_id)
         return (await ctx.app.store.exclusions.create(exclusion)).record
       }
@@ -271,7 +245,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
         try {
           const principal = await ctx.credentials.principal()
-          const { itemId } = checkItemArgs(args)
+          const { itemId } = readArguments.aggregatorItem(args)
           if (principal.type === 'client') await ctx.ownership.assertOwner(principal.id, itemId, ctx.log)
           return ctx.app.itemStatus.subscribe(itemId)
         } catch (error) {

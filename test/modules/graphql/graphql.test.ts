@@ -7,7 +7,7 @@ import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToke
 interface GraphqlAnswer {
   status: number
   data?: Record<string, any> | null
-  errors?: Array<{ message: string, path?: string[], extensions: { code: string, messages?: string[], [key: string]: unknown } }>
+  errors?: Array<{ message: string, path?: string[], locations?: Array<{ line: number, column: number }>, extensions: { code: string, messages?: string[], [key: string]: unknown } }>
   headers: Record<string, unknown>
 }
 
@@ -23,6 +23,15 @@ function assertFieldError (t: Test, answer: GraphqlAnswer, path: string, code: s
   t.same(answer.errors?.[0]?.path, [path])
   t.equal(answer.errors?.[0]?.extensions.code, code)
   if (message !== undefined) t.equal(answer.errors?.[0]?.message, message)
+}
+
+/** The one error of an answer refused before it ran (400, no `data`), with `code`, located in the document. */
+function assertRefused (t: Test, answer: GraphqlAnswer, code: string, message?: string | RegExp): void {
+  t.equal(answer.status, 400, 'refused before it ran')
+  t.equal(answer.data, undefined, 'no data: nothing ran')
+  t.equal(answer.errors?.length, 1, `one error: ${JSON.stringify(answer.errors)}`)
+  t.equal(answer.errors?.[0]?.extensions.code, code)
+  if (message !== undefined) t.match(answer.errors?.[0]?.message, message)
 }
 
 const PORTFOLIO_FIELDS = 'id name description userId totalValue createdAt updatedAt'
@@ -98,9 +107,9 @@ forEachEngine(t, 'arguments and inputs follow the REST rules, with VALIDATION_FA
   ]
   for (const [query, variables, path, messages] of cases) {
     const answer = await graphql(app, query, variables)
-    assertFieldError(t, answer, path, 'VALIDATION_FAILED')
+    assertRefused(t, answer, 'VALIDATION_FAILED', messages.join('; '))
     t.same(answer.errors?.[0]?.extensions.messages, messages, `${path}: the phrases of REST`)
-    t.equal(answer.errors?.[0]?.message, messages.join('; '))
+    t.equal(answer.errors?.[0]?.locations?.[0]?.column, query.indexOf(path) + 1, `${path}: located at the field`)
   }
   const huge = await graphql(app, 'mutation ($input: CreateAssetInput!) { createAsset(input: $input) { id } }', { input: { name: 'A', symbol: 'A', type: 'STOCK', quantity: 1e12, price: 1e12, portfolioId: portfolio.id } })
   assertFieldError(t, huge, 'createAsset', 'BAD_REQUEST', 'totalValue must not be greater than 10000000000000')
@@ -164,14 +173,14 @@ forEachEngine(t, 'me and excluded transactions need a Bearer token; a client see
   assertFieldError(t, await graphql(app, exclude, { input: { client_id: 'client-b', transaction_id: 'tx-2', reason: 'r' } }, client), 'excludeTransaction', 'FORBIDDEN', TEXTS.otherClient)
   const byUser = await graphql(app, exclude, { input: { client_id: 'client-b', transaction_id: 'tx-2', reason: 'r' } }, user)
   t.equal(byUser.data?.excludeTransaction.client_id, 'client-b', 'a user acts on any client')
-  assertFieldError(t, await graphql(app, exclude, { input: { client_id: '', transaction_id: 'tx', reason: 'r' } }, user), 'excludeTransaction', 'VALIDATION_FAILED')
+  assertRefused(t, await graphql(app, exclude, { input: { client_id: '', transaction_id: 'tx', reason: 'r' } }, user), 'VALIDATION_FAILED')
   assertFieldError(t, await graphql(app, exclude, { input: { client_id: 'client-a', transaction_id: 'tx', reason: 'r' } }, apiKey()), 'excludeTransaction', 'TOKEN_INVALID')
 
   const list = '{ excludedTransactions(clientId: "client-a") { id transaction_id } }'
   t.same((await graphql(app, list, undefined, client)).data?.excludedTransactions.map((e: { transaction_id: string }) => e.transaction_id), ['tx-1'])
   t.same((await graphql(app, list, undefined, user)).data?.excludedTransactions.length, 1)
   assertFieldError(t, await graphql(app, '{ excludedTransactions(clientId: "client-b") { id } }', undefined, client), 'excludedTransactions', 'FORBIDDEN')
-  assertFieldError(t, await graphql(app, '{ excludedTransactions(clientId: "  ") { id } }', undefined, user), 'excludedTransactions', 'VALIDATION_FAILED')
+  assertRefused(t, await graphql(app, '{ excludedTransactions(clientId: "  ") { id } }', undefined, user), 'VALIDATION_FAILED')
 
   const remove = (id: string) => `mutation { deleteExcludedTransaction(id: "${id}") }`
   assertFieldError(t, await graphql(app, remove(byUser.data?.excludeTransaction.id), undefined, client), 'deleteExcludedTransaction', 'FORBIDDEN')

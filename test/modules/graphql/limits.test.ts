@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import type { App } from '../../../src/app.js'
+import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
 import { apiKey, buildTestApp, testConfig } from '../../helper.js'
 
 interface Answer {
@@ -84,6 +85,59 @@ t.test('validation work is bounded before validation: repeated response names an
   assertRefused(t, spread, 'BAD_REQUEST', { maxSelections: 5000 }, /more than 5000 fields with its fragments spread/)
   const cycle = await graphql(app, '{ ...A } fragment A on Query { ...B stats { totalValue } } fragment B on Query { ...A }')
   t.match(cycle.errors?.[0], { message: /Cannot spread fragment "A" within itself/, extensions: { code: 'VALIDATION_FAILED' } }, 'a fragment cycle is left to validation')
+})
+
+t.test('every quote of a document goes to brapi in batches, and each quote counts in the cost', async t => {
+  const brapi = await startFakeBrapi(t)
+  const tickers = Array.from({ length: 200 }, (_, index) => `T${String(index).padStart(3, '0')}`)
+  tickers.forEach((ticker, index) => brapi.prices.set(ticker, index + 1))
+  const upstream = { QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, GRAPHQL_MAX_DOCUMENT_BYTES: '65536' }
+  const app = await buildTestApp(t, { ...upstream, GRAPHQL_MAX_COST: '1000000' })
+  const aliases = (count: number, tickerOf: (index: number) => string) =>
+    `{ ${Array.from({ length: count }, (_, index) => `q${index}: quote(symbol: "${tickerOf(index)}") { symbol price }`).join(' ')} }`
+
+  const thousand = await graphql(app, aliases(1000, index => tickers[index % 10] as string))
+  t.equal(thousand.errors, undefined)
+  t.match(thousand.data?.q999, { symbol: 'T009', price: 10 })
+  t.equal(brapi.quoteRequests(), 1, '1 000 aliases of 10 tickers: one brapi request')
+
+  const distinct = await graphql(app, aliases(200, index => (tickers[index] as string).toLowerCase()))
+  t.equal(distinct.errors, undefined)
+  t.match(distinct.data?.q150, { symbol: 'T150', price: 151 })
+  t.equal(brapi.quoteRequests(), 1 + Math.ceil(190 / 20), 'the 190 tickers not cached yet: 20 per request')
+
+  const priced = await buildTestApp(t, upstream)
+  const before = brapi.quoteRequests()
+  const refused = await graphql(priced, aliases(1000, index => tickers[index % 10] as string))
+  assertRefused(t, refused, 'BAD_REQUEST', { maxCost: 50000 }, /^query cost \d+ exceeds the limit of 50000$/)
+  t.equal(brapi.quoteRequests(), before, 'refused by cost at the default limit: nothing asked')
+})
+
+t.test('a document with an invalid argument runs none of its fields', async t => {
+  const brapi = await startFakeBrapi(t)
+  brapi.prices.set('PETR4', 30)
+  const app = await buildTestApp(t, { QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url })
+  const mixed = await graphql(app, '{ portfolios(limit: -1) { id } quote(symbol: "PETR4") { price } }')
+  t.equal(mixed.status, 400)
+  t.equal(mixed.data, undefined)
+  t.match(mixed.errors, [{ message: 'limit must not be less than 1', extensions: { code: 'VALIDATION_FAILED' } }])
+  t.equal(brapi.quoteRequests(), 0, 'the quote beside it was not asked')
+
+  const viaVariable = await graphql(app, 'query ($n: Int) { quote(symbol: "PETR4") { price } ...Page } fragment Page on Query { assets(limit: $n) { id } }', { n: 5000 })
+  t.match(viaVariable.errors, [{ message: 'limit must not be greater than 1000', extensions: { code: 'VALIDATION_FAILED' } }], 'through a variable and a fragment')
+  const skipped = await graphql(app, 'query ($n: Int) { quote(symbol: "PETR4") { price } assets(limit: $n) @skip(if: true) { id } }', { n: 5000 })
+  t.same(skipped.data, { quote: { price: 30 } }, 'a field left out by @skip is not checked')
+  t.equal(brapi.quoteRequests(), 1)
+
+  const two = 'mutation { a: createPortfolio(input: { name: "Kept?", userId: "u" }) { id } b: createPortfolio(input: { name: "  ", userId: "u" }) { id } }'
+  const writes = await graphql(app, two)
+  t.equal(writes.status, 400)
+  t.match(writes.errors, [{ message: 'name should not be empty', extensions: { code: 'VALIDATION_FAILED' } }])
+  t.same((await graphql(app, '{ stats { totalPortfolios } }')).data, { stats: { totalPortfolios: 0 } }, 'the valid mutation beside it wrote nothing')
+  const named = await graphql(app, 'query Good { stats { totalPortfolios } } query Bad { portfolios(limit: 0) { id } }', undefined)
+  t.equal(named.status, 400, 'several operations and no name: GraphQL refuses')
+  const chosen = await app.inject({ method: 'POST', url: '/graphql', headers: apiKey(), payload: { query: 'query Good { stats { totalPortfolios } } query Bad { portfolios(limit: 0) { id } }', operationName: 'Good' } })
+  t.same(chosen.json(), { data: { stats: { totalPortfolios: 0 } } }, 'the operation not run is not checked')
 })
 
 t.test('no "Did you mean" outside development: suggestions would name the schema', async t => {
