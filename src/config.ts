@@ -296,7 +296,8 @@ function pluginOptions (env: Environment): AppConfig {
       graphql: {
         devTools: devRoutes,
         maxCost: env.GRAPHQL_MAX_COST,
-        maxDocumentBytes: env.GRAPHQL_MAX_DOCUMENT_BYTES
+        maxDocumentBytes: env.GRAPHQL_MAX_DOCUMENT_BYTES,
+        tokenLeewaySeconds: env.JWT_LEEWAY
       }
     }
   }

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest }
 import type { MercuriusContext } from 'mercurius'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import type { ItemOwnership } from '../aggregator/ownership.js'
+import type { SubscriptionSession } from './session.js'
 
 /** The guards read the request only; a subscription's WebSocket has no reply to give them. */
 const GUARDS_NEED_NO_REPLY = undefined as unknown as FastifyReply
@@ -58,4 +59,6 @@ export interface GraphqlContext extends MercuriusContext {
   ownership: ItemOwnership
   /** The request's logger: upstream lines carry its request id. */
   log: FastifyBaseLogger
+  /** A subscription connection's session (WebSocket only): it ends with the connection's token. */
+  session?: SubscriptionSession
 }

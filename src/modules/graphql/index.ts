@@ -12,6 +12,7 @@ import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
 import { DocumentGuard, documentLimits } from './limits.js'
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
+import { SubscriptionSession, type SessionSocket } from './session.js'
 import { assertValidationAffordable } from './validation-budget.js'
 
 export { buildGraphqlSchema } from './schema.js'
@@ -23,6 +24,8 @@ export interface GraphqlModuleOptions {
   maxCost: number
   /** The longest document, in UTF-8 bytes (GRAPHQL_MAX_DOCUMENT_BYTES); longer ones are refused unparsed. */
   maxDocumentBytes: number
+  /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
+  tokenLeewaySeconds: number
 }
 
 /** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
@@ -78,7 +81,11 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
       void reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
     },
     subscription: {
-      context: (_socket, request) => contextOf(request),
+      // One session per connection: it ends when the connection's token expires.
+      context: (socket, request) => ({
+        ...contextOf(request),
+        session: new SubscriptionSession(socket as unknown as SessionSocket, options.tokenLeewaySeconds * 1000)
+      }),
       // Browsers cannot set headers on a WebSocket: credentials come in `connection_init`'s
       // payload, which Mercurius adds to the upgrade request's headers, by their lower-case names.
       onConnect: ({ payload }: { payload?: unknown }) => {

@@ -16,6 +16,7 @@ import { formattedSubscriptionError } from './errors.js'
 import { TypeBoxToGraphql } from './typebox.js'
 import { QUERY_QUOTE_COST, type FieldCost } from './cost.js'
 import { selects, withReadAssets } from './loaders.js'
+import { subscriberPrincipal } from './session.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
@@ -244,7 +245,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
       args: { itemId: { type: new GraphQLNonNull(GraphQLID) } },
       subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
         try {
-          const principal = await ctx.credentials.principal()
+          const principal = await subscriberPrincipal(ctx)
           const { itemId } = readArguments.aggregatorItem(args)
           if (principal.type === 'client') await ctx.ownership.assertOwner(principal.id, itemId, ctx.log)
           return ctx.app.itemStatus.subscribe(itemId)

@@ -13,9 +13,9 @@ import { apiKey, buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, te
 const SUBSCRIPTION = 'subscription ($itemId: ID!) { aggregatorItem(itemId: $itemId) { itemId status event updatedAt } }'
 
 /** A `graphql-transport-ws` client of `app`, with `connectionParams` as a browser would send its token. */
-async function wsClient (t: Test, app: App, connectionParams: Record<string, string>): Promise<Client> {
+async function wsClient (t: Test, app: App, connectionParams: Record<string, string>, onNonLazyError?: (error: unknown) => void): Promise<Client> {
   const address = app.server.listening ? `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` : await app.listen({ port: 0, host: '127.0.0.1' })
-  const client = createClient({ url: `${address.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false })
+  const client = createClient({ url: `${address.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false, onNonLazyError })
   t.teardown(async () => { await client.dispose() })
   return client
 }
@@ -125,6 +125,41 @@ t.test('one instance in-process; credentials and ownership of subscriptions', as
   await webhook(app, 'item-1', 'item/login_succeeded')
   await owner.next(1)
   t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATED', event: 'item/login_succeeded' })
+})
+
+t.test('a connection closes with 4401 when its token expires, and its subscriptions end with it', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-1', 'client-a')
+  const app = await buildTestApp(t, aggregatorConfig(pluggy))
+  // A token that expires 1–2 s from now; a machine too slow to subscribe within that tries a longer one.
+  for (const seconds of [2, 5, 15]) {
+    const token = clientToken({ sub: 'client-a', expOffset: seconds })
+    const expiresAtMs = (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp * 1000
+    // The close is awaited below: not an error to print.
+    const client = await wsClient(t, app, { authorization: `Bearer ${token}` }, () => {})
+    const closed = new Promise<{ code: number, atMs: number }>(resolve => {
+      client.on('closed', event => { resolve({ code: (event as { code: number }).code, atMs: Date.now() }) })
+    })
+    const live = subscribe(client, 'item-1')
+    const refused = await Promise.race([subscribed(app, 1).then(() => undefined), live.done])
+    if (refused !== undefined) {
+      t.match(refused, [{ extensions: { code: 'TOKEN_EXPIRED' } }], `expired before it subscribed (${seconds} s): a longer token`)
+      continue
+    }
+    const { code, atMs } = await closed
+    t.equal(code, 4401, 'closed as unauthorized')
+    t.ok(atMs >= expiresAtMs - 1000 && atMs < expiresAtMs + 60_000, 'at the token\'s expiry, not before')
+    await live.done
+    for (let attempt = 0; attempt < 400 && app.itemStatus.subscribers() > 0; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+    t.equal(app.itemStatus.subscribers(), 0, 'its subscription ended with it')
+    const received = live.deliveries.length
+    await webhook(app, 'item-1', 'item/updated')
+    t.equal(live.deliveries.length, received, 'nothing more reaches it')
+    const rest = await app.inject({ method: 'GET', url: '/auth/me', headers: { authorization: `Bearer ${token}` } })
+    t.equal(rest.json().code, 'TOKEN_EXPIRED', 'as REST refuses the same token')
+    return
+  }
+  t.fail('no token lived long enough to subscribe')
 })
 
 testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, and the log names that step', [NEEDS_REDIS], async t => {
