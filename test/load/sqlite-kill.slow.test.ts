@@ -1,0 +1,78 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Agent, request } from 'undici'
+import SqliteDatabase from 'better-sqlite3'
+import { TEST_API_KEYS, tymon } from '../helper.js'
+
+const serverEntry = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
+const tsx = import.meta.resolve('tsx')
+const CLIENTS = 20
+
+t.test('SQLite file: every create acknowledged before a kill -9 is in the store after it (checkpoints run in their own thread)', async t => {
+  const file = join(mkdtempSync(join(tmpdir(), 'bff-kill-')), 'bff.sqlite')
+  const child = spawn(process.execPath, ['--import', tsx, serverEntry], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      JWT_SECRET: tymon.secret,
+      API_KEYS: TEST_API_KEYS.join(','),
+      DATABASE_URL: `sqlite:${file}`,
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      RATE_LIMIT_MAX: '1000000000'
+    }
+  })
+  t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+  const exited = new Promise<void>(resolve => child.once('exit', () => { resolve() }))
+  const port = await new Promise<number>((resolve, reject) => {
+    let seen = ''
+    child.stdout.on('data', chunk => {
+      seen += String(chunk)
+      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)
+      if (match !== null) resolve(Number(match[1]))
+    })
+    child.once('exit', code => { reject(new Error(`exited ${String(code)} before listening`)) })
+  })
+
+  const dispatcher = new Agent({ connections: CLIENTS })
+  t.teardown(() => dispatcher.close())
+  const acknowledged: string[] = []
+  let stop = false
+  async function client (index: number): Promise<void> {
+    for (let sequence = 0; !stop; sequence++) {
+      try {
+        const { statusCode, body } = await request(`http://127.0.0.1:${port}/portfolios`, {
+          method: 'POST',
+          dispatcher,
+          headers: { 'x-api-key': TEST_API_KEYS[0] ?? '', 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `kill ${index}-${sequence}`, userId: 'kill' })
+        })
+        const answer = await body.json() as { id?: string }
+        if (statusCode === 201 && typeof answer.id === 'string') acknowledged.push(answer.id)
+      } catch {
+        return // the server is gone: what was not acknowledged may or may not be stored
+      }
+    }
+  }
+  const clients = Array.from({ length: CLIENTS }, async (_, index) => { await client(index) })
+  // Killed once enough writes went through for the WAL to have been checkpointed several times over.
+  while (acknowledged.length < 3000 && child.exitCode === null) await new Promise(resolve => setTimeout(resolve, 20))
+  child.kill('SIGKILL')
+  await exited
+  stop = true
+  await Promise.all(clients)
+
+  // Read as the next start would: a plain connection recovers the WAL the killed process left.
+  const database = new SqliteDatabase(file)
+  t.teardown(() => database.close())
+  const rows = database.prepare("select id from portfolios where user_id = 'kill'").all() as Array<{ id: string }>
+  const stored = new Set(rows.map(row => row.id))
+  t.ok(acknowledged.length >= 3000, `${acknowledged.length} creates acknowledged before the kill`)
+  const lost = acknowledged.filter(id => !stored.has(id))
+  t.same(lost, [], 'no acknowledged create lost')
+})
