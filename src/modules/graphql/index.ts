@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance } from 'fastify'
 import mercurius from 'mercurius'
+import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
 import { answerError } from '../../plugins/error-responses.js'
 import { telemetryOf } from '../../plugins/metrics.js'
@@ -14,6 +15,7 @@ import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
 import { SubscriptionSession, type SessionSocket } from './session.js'
 import { assertValidationAffordable } from './validation-budget.js'
+import { guardedWebSocket } from './ws-guard.js'
 
 export { buildGraphqlSchema } from './schema.js'
 
@@ -27,6 +29,8 @@ export interface GraphqlModuleOptions {
   /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
   tokenLeewaySeconds: number
 }
+
+type WebSocketClass = NonNullable<NonNullable<WebsocketPluginOptions['options']>['WebSocket']>
 
 /** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
 const PERSISTED_QUERIES = 5000
@@ -56,6 +60,16 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   const hideSuggestions = !options.devTools
   // Handed to GraphQL's `validate` as they are (Mercurius's types name `maxErrors` only).
   const validateOptions: NonNullable<Parameters<typeof validate>[3]> = { hideSuggestions }
+  // The subscriptions' WebSocket server, registered here rather than by Mercurius: its messages
+  // are bounded by the document limit (with room for variables and the JSON around the text),
+  // and an operation's document is checked before Mercurius parses it.
+  await app.register(websocket, {
+    options: {
+      maxPayload: 2 * limits.maxBytes + 64 * 1024,
+      // A subclass of ws's WebSocket (whose types want its static members too).
+      WebSocket: guardedWebSocket(source => { documentGuard.assert(source) }, app.log) as unknown as WebSocketClass
+    }
+  })
   await app.register(mercurius, {
     schema,
     loaders: graphqlLoaders as never,

@@ -162,6 +162,27 @@ t.test('a connection closes with 4401 when its token expires, and its subscripti
   t.fail('no token lived long enough to subscribe')
 })
 
+t.test('a subscription\'s document is held to the document limits before it is parsed; the connection stays usable', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-1', 'client-a')
+  pluggy.itemStatuses.set('item-1', 'UPDATING')
+  const app = await buildTestApp(t, aggregatorConfig(pluggy))
+  const client = await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` })
+  const refusal = async (query: string): Promise<unknown> => await new Promise(resolve => {
+    client.subscribe({ query }, { next: () => {}, error: resolve, complete: () => { resolve('completed') } })
+  })
+  const deep = `subscription{aggregatorItem(itemId:"item-1")${'{a'.repeat(3000)}${'}'.repeat(3000)}}`
+  t.match(await refusal(deep), [{ message: /exceeds the query depth limit of 10$/, extensions: { code: 'BAD_REQUEST', maxDepth: 10 } }])
+  const long = `subscription { aggregatorItem(itemId: "item-1") { status } } #${'x'.repeat(20_000)}`
+  t.match(await refusal(long), [{ message: /bytes exceeds the limit of 16384 bytes$/, extensions: { code: 'BAD_REQUEST', maxBytes: 16384 } }])
+
+  const owner = subscribe(client, 'item-1')
+  await subscribed(app, 1)
+  await webhook(app, 'item-1', 'item/updated')
+  await owner.next(1)
+  t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATING' }, 'the same connection subscribes')
+})
+
 testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, and the log names that step', [NEEDS_REDIS], async t => {
   const redis = await startRedis(t)
   const pluggy = await startFakePluggy(t)
