@@ -78,6 +78,20 @@ const RULES: Record<string, Record<string, ArgumentRule>> = {
   Subscription: { aggregatorItem: readArguments.aggregatorItem }
 }
 
+/** Field names with rules, whatever their type: a document naming none of them has nothing to check. */
+const RULED_NAMES = new Set(Object.values(RULES).flatMap(fields => Object.keys(fields)))
+const namesRuledFields = new WeakMap<DocumentNode, boolean>()
+
+function mayNeedChecks (document: DocumentNode): boolean {
+  let found = namesRuledFields.get(document)
+  if (found === undefined) {
+    found = false
+    visit(document, { Field: node => { if (RULED_NAMES.has(node.name.value)) found = true } })
+    namesRuledFields.set(document, found)
+  }
+  return found
+}
+
 /**
  * Checks, before execution, the arguments of every field the operation would run (fields left
  * out by `@skip`/`@include` excepted) and throws all their failures at once: a document with
@@ -89,6 +103,8 @@ export function assertArguments (
   operationName: string | undefined,
   variables: Record<string, unknown> | undefined
 ): void {
+  // Mercurius hands over the same parsed document for the same text: most requests stop here.
+  if (!mayNeedChecks(document)) return
   const operations = document.definitions
     .filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
   const operation = operations.length === 1
