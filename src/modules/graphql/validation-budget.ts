@@ -7,7 +7,7 @@ export const MAX_SPREAD_SELECTIONS = 5000
 /**
  * Pairs of field selections at one response path (`portfolios.assets.id`, by alias) a document
  * may hold. GraphQL's validation compares every such pair to prove they can be merged, so a few
- * hundred copies of one field cost it a second of CPU; an ordinary document has a handful.
+ * hundred copies of one field cost it a few hundred milliseconds; an ordinary one has a handful.
  */
 export const MAX_SAME_PATH_PAIRS = 1000
 
