@@ -10,7 +10,8 @@ import { freshDatabaseUrl, NEEDS_POSTGRES, TEST_API_KEYS, testNeeding, tymon } f
 import { closedPort } from '../fixtures/fake-server.js'
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 5)
-const NGINX = '/usr/sbin/nginx'
+/** Debian's nginx, or TEST_NGINX (a path that does not exist to run as if it were absent). */
+const NGINX = process.env.TEST_NGINX ?? '/usr/sbin/nginx'
 const serverEntry = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const tsx = import.meta.resolve('tsx')
 const apiKey = TEST_API_KEYS[0] ?? ''
@@ -72,7 +73,7 @@ http {
   throw new Error('nginx did not start')
 }
 
-const needs = [NEEDS_POSTGRES, existsSync(NGINX) ? '' : 'nginx (apt-get install nginx)']
+const needs = [NEEDS_POSTGRES, existsSync(NGINX) ? '' : `nginx at ${NGINX} (apt-get install nginx, or TEST_NGINX=<path>)`]
 
 testNeeding(t, 'two instances starting at once on an empty database migrate it once', needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
