@@ -42,6 +42,17 @@ export interface SharedBudget {
   take: (log: FastifyBaseLogger) => Promise<number | undefined>
 }
 
+/** Calls per minute for each key (a principal's share of a budget): `take(key)` as {@link SharedBudget.take}. */
+export interface KeyedBudget {
+  take: (key: string, log: FastifyBaseLogger) => Promise<number | undefined>
+}
+
+/** A budget per key, of this instance alone (keys bounded as in {@link WindowCounter}). */
+export function localKeyedBudget (perMinute: number): KeyedBudget {
+  const counter = new WindowCounter(perMinute)
+  return { take: async key => counter.hit(key) }
+}
+
 /** A budget of this instance alone. */
 export function localBudget (perMinute: number): SharedBudget {
   const counter = new WindowCounter(perMinute)
@@ -49,25 +60,32 @@ export function localBudget (perMinute: number): SharedBudget {
 }
 
 /**
- * A budget every instance shares through Redis: one counter that lives a minute from its first
- * call (`SET … PX 60000 NX`, then `INCR`, in one transaction). When Redis fails, this instance
- * counts alone rather than stop calling or call without limit.
+ * A budget per key that every instance shares through Redis: one counter per key that lives a
+ * minute from its first call (`SET … PX 60000 NX`, then `INCR`, in one transaction), named
+ * `bff-budget:<name>:<key>`. When Redis fails, this instance counts alone rather than stop
+ * calling or call without limit.
  */
-export function redisBudget (redis: Redis, name: string, perMinute: number): SharedBudget {
-  const fallback = localBudget(perMinute)
-  const key = `bff-budget:${name}`
+export function redisKeyedBudget (redis: Redis, name: string, perMinute: number): KeyedBudget {
+  const fallback = localKeyedBudget(perMinute)
   return {
-    take: async log => {
+    take: async (key, log) => {
+      const counter = key === '' ? `bff-budget:${name}` : `bff-budget:${name}:${key}`
       try {
-        const results = await redis.multi().set(key, 0, 'PX', 60_000, 'NX').incr(key).pttl(key).exec()
+        const results = await redis.multi().set(counter, 0, 'PX', 60_000, 'NX').incr(counter).pttl(counter).exec()
         const count = Number(results?.[1]?.[1])
         const remainingMs = Number(results?.[2]?.[1])
         if (!Number.isFinite(count) || !Number.isFinite(remainingMs)) throw new Error('no count from Redis')
         return count > perMinute ? Math.max(1, Math.ceil(remainingMs / 1000)) : undefined
       } catch (error) {
         log.warn({ err: error, budget: name }, 'shared budget unavailable; counting locally')
-        return await fallback.take(log)
+        return await fallback.take(key, log)
       }
     }
   }
+}
+
+/** One budget every instance shares through Redis (`bff-budget:<name>`), see {@link redisKeyedBudget}. */
+export function redisBudget (redis: Redis, name: string, perMinute: number): SharedBudget {
+  const keyed = redisKeyedBudget(redis, name, perMinute)
+  return { take: async log => await keyed.take('', log) }
 }

@@ -77,6 +77,8 @@ export const ConfigSchema = Type.Object({
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   CONNECT_TOKENS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10 }),
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
+  /** Each principal's share of AGGREGATOR_REQUESTS_PER_MINUTE, checked before it. */
+  AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
   /** Failed webhook item verifications: retried from this delay, doubling; looked for this often; until this age. */
   AGGREGATOR_VERIFY_RETRY_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 }),
   AGGREGATOR_VERIFY_POLL_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 5000 }),
@@ -263,6 +265,7 @@ function pluginOptions (env: Environment): AppConfig {
           ? undefined
           : { clientId: env.AGGREGATOR_CLIENT_ID, clientSecret: env.AGGREGATOR_CLIENT_SECRET },
         requestsPerMinute: env.AGGREGATOR_REQUESTS_PER_MINUTE,
+        requestsPerPrincipalPerMinute: env.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE,
         redisUrl: sharedRedisUrl
       }
     },

@@ -6,7 +6,7 @@ export type UpstreamName = 'backend' | 'aggregator' | 'brapi'
 /** The caches whose hit ratio an operator watches. */
 export type CacheName = 'verified_tokens' | 'quotes' | 'item_ownership' | 'aggregator_key'
 /** Which budget refused a request. */
-export type LimitName = 'requests' | 'auth_failures' | 'connect_tokens' | 'aggregator'
+export type LimitName = 'requests' | 'auth_failures' | 'connect_tokens' | 'aggregator' | 'aggregator_principal'
 
 /**
  * What the service reports about itself. Components take this interface, never prom-client:

@@ -4,7 +4,9 @@ import type { Tracer } from '@opentelemetry/api'
 import { UpstreamClient } from '../upstream/client.js'
 import { RelayClient } from '../upstream/relay.js'
 import { AggregatorApi, type AggregatorCredentials } from '../upstream/aggregator.js'
-import { localBudget, redisBudget, type SharedBudget } from '../budget.js'
+import {
+  localBudget, localKeyedBudget, redisBudget, redisKeyedBudget, type KeyedBudget, type SharedBudget
+} from '../budget.js'
 import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
@@ -26,27 +28,50 @@ export interface UpstreamsPluginOptions {
     credentials?: AggregatorCredentials
     /** Requests per minute to the aggregator (CONTRACT §1 `AGGREGATOR_REQUESTS_PER_MINUTE`); unlimited when absent. */
     requestsPerMinute?: number
-    /** Shares that budget among every instance (`RATE_LIMIT_REDIS_URL`). */
+    /**
+     * Each principal's share of it (`AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE`), checked
+     * first, so one caller cannot spend everyone's; unlimited when absent.
+     */
+    requestsPerPrincipalPerMinute?: number
+    /** Shares both budgets among every instance (`RATE_LIMIT_REDIS_URL`). */
     redisUrl?: string
   }
   /** With span export on: a CLIENT span per relay call (got's calls get theirs from the HTTP instrumentation). */
   tracer?: Tracer
 }
 
-async function aggregatorBudget (app: FastifyInstance, { requestsPerMinute, redisUrl }: UpstreamsPluginOptions['aggregator']): Promise<SharedBudget | undefined> {
-  if (requestsPerMinute === undefined) return undefined
-  if (redisUrl === undefined) return localBudget(requestsPerMinute)
+interface AggregatorBudgets {
+  budget?: SharedBudget
+  principalBudget?: KeyedBudget
+}
+
+/** The shared budget and the principals' shares: in this instance, or in Redis for every instance (one connection). */
+async function aggregatorBudgets (
+  app: FastifyInstance, options: UpstreamsPluginOptions['aggregator']
+): Promise<AggregatorBudgets> {
+  const { requestsPerMinute, requestsPerPrincipalPerMinute: perPrincipal, redisUrl } = options
+  if (requestsPerMinute === undefined && perPrincipal === undefined) return {}
+  if (redisUrl === undefined) {
+    return {
+      budget: requestsPerMinute === undefined ? undefined : localBudget(requestsPerMinute),
+      principalBudget: perPrincipal === undefined ? undefined : localKeyedBudget(perPrincipal)
+    }
+  }
   const { Redis } = await import('ioredis')
   const redis = new Redis(redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
   app.addHook('onClose', async () => { await redis.quit() })
-  return redisBudget(redis, 'aggregator', requestsPerMinute)
+  return {
+    budget: requestsPerMinute === undefined ? undefined : redisBudget(redis, 'aggregator', requestsPerMinute),
+    principalBudget: perPrincipal === undefined ? undefined : redisKeyedBudget(redis, 'aggregator-principal', perPrincipal)
+  }
 }
 
 async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions): Promise<void> {
   const telemetry = telemetryOf(app)
   const { tracer } = options
   const backend = { name: 'backend' as const, ...options.backend, telemetry }
-  const aggregator = { name: 'aggregator' as const, baseUrl: options.aggregator.baseUrl, timeoutMs: options.aggregator.timeoutMs, telemetry }
+  const { baseUrl, timeoutMs } = options.aggregator
+  const aggregator = { name: 'aggregator' as const, baseUrl, timeoutMs, telemetry }
   const backendRelay = new RelayClient({ ...backend, tracer })
   const aggregatorRelay = new RelayClient({ ...aggregator, tracer })
   app.addHook('onClose', async () => { await Promise.all([backendRelay.close(), aggregatorRelay.close()]) })
@@ -56,7 +81,7 @@ async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions)
     client: new UpstreamClient(aggregator),
     relayClient: aggregatorRelay,
     credentials: options.aggregator.credentials,
-    budget: await aggregatorBudget(app, options.aggregator),
+    ...await aggregatorBudgets(app, options.aggregator),
     telemetry
   }))
 }

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
-import type { SharedBudget } from '../budget.js'
+import type { KeyedBudget, SharedBudget } from '../budget.js'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
 import type { RelayClient, RelayedResponse } from './relay.js'
@@ -34,6 +34,11 @@ export interface AggregatorCredentials {
   clientSecret: string
 }
 
+/** A request made for a principal (`user:<id>`, `client:<id>`), which spends from that principal's share too. */
+export interface AggregatorRequest extends UpstreamRequest {
+  principal?: string
+}
+
 export interface AggregatorApiOptions {
   /** got: the service's own calls (the key exchange, item lookups). */
   client: UpstreamClient
@@ -42,6 +47,8 @@ export interface AggregatorApiOptions {
   credentials?: AggregatorCredentials
   /** Every request to the aggregator spends from it (the aggregator's limit is per source IP). */
   budget?: SharedBudget
+  /** Each principal's share of `budget`, checked before it: one caller cannot spend everyone's. */
+  principalBudget?: KeyedBudget
   telemetry?: Telemetry
   now?: () => number
 }
@@ -59,6 +66,7 @@ export class AggregatorApi {
   private readonly relayClient: RelayClient
   private readonly credentials: AggregatorCredentials | undefined
   private readonly budget: SharedBudget | undefined
+  private readonly principalBudget: KeyedBudget | undefined
   private readonly telemetry: Telemetry
   private readonly now: () => number
   private key: CachedKey | undefined
@@ -69,12 +77,25 @@ export class AggregatorApi {
     this.relayClient = options.relayClient
     this.credentials = options.credentials
     this.budget = options.budget
+    this.principalBudget = options.principalBudget
     this.telemetry = options.telemetry ?? NO_TELEMETRY
     this.now = options.now ?? Date.now
   }
 
-  /** Spends one request from the budget, or throws 429 when it is spent (nothing is sent then). */
-  private async spend (request: UpstreamRequest): Promise<void> {
+  /**
+   * Spends one request from the principal's share, then from the budget, or throws 429 when
+   * either is spent (nothing is sent then). A principal past its share spends nothing of the
+   * budget, so the others keep being served.
+   */
+  private async spend (request: AggregatorRequest): Promise<void> {
+    if (request.principal !== undefined && this.principalBudget !== undefined) {
+      const wait = await this.principalBudget.take(request.principal, request.log)
+      if (wait !== undefined) {
+        this.telemetry.rateLimited('aggregator_principal')
+        request.log.warn({ upstream: 'aggregator' }, 'aggregator budget of this principal spent for this minute')
+        throw rateLimitedFor(wait)
+      }
+    }
     const wait = await this.budget?.take(request.log)
     if (wait !== undefined) {
       this.telemetry.rateLimited('aggregator')
@@ -83,7 +104,7 @@ export class AggregatorApi {
     }
   }
 
-  private async send (request: UpstreamRequest): Promise<UpstreamResponse> {
+  private async send (request: AggregatorRequest): Promise<UpstreamResponse> {
     await this.spend(request)
     return await this.client.call(request)
   }
@@ -92,20 +113,25 @@ export class AggregatorApi {
     return this.credentials !== undefined
   }
 
-  /** A request with the API key over got (CONTRACT §4 applies); renews the key once and retries once if it was refused. */
-  async call (request: UpstreamRequest): Promise<UpstreamResponse> {
+  /**
+   * A request with the API key over got (CONTRACT §4 applies); renews the key once and retries
+   * once if it was refused.
+   */
+  async call (request: AggregatorRequest): Promise<UpstreamResponse> {
     return await this.withCurrentKey(request, async keyed => await this.send(keyed))
   }
 
   /** The same, over the relay client: the answer keeps the upstream's bytes for the caller. */
-  async relay (request: UpstreamRequest): Promise<RelayedResponse> {
+  async relay (request: AggregatorRequest): Promise<RelayedResponse> {
     return await this.withCurrentKey(request, async keyed => {
       await this.spend(keyed)
       return await this.relayClient.call(keyed)
     })
   }
 
-  private async withCurrentKey<T extends { status: number }> (request: UpstreamRequest, send: (keyed: UpstreamRequest) => Promise<T>): Promise<T> {
+  private async withCurrentKey<T extends { status: number }> (
+    request: AggregatorRequest, send: (keyed: AggregatorRequest) => Promise<T>
+  ): Promise<T> {
     const key = await this.currentKey(request.log)
     const response = await send(this.withKey(request, key.value))
     if (response.status !== 401 && response.status !== 403) return response
@@ -113,7 +139,7 @@ export class AggregatorApi {
     return await send(this.withKey(request, renewed.value))
   }
 
-  private withKey (request: UpstreamRequest, apiKey: string): UpstreamRequest {
+  private withKey (request: AggregatorRequest, apiKey: string): AggregatorRequest {
     return { ...request, headers: { ...request.headers, 'x-api-key': apiKey } }
   }
 

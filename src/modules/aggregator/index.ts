@@ -4,11 +4,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
 import { WindowCounter } from '../../budget.js'
-import { requirePrincipal } from '../../plugins/auth.js'
+import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { telemetryOf } from '../../plugins/metrics.js'
-import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
+import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
+import type { AggregatorRequest } from '../../upstream/aggregator.js'
 import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
@@ -64,6 +65,11 @@ export function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
 }
 
+/** A principal's key in the per-principal budgets: a user and a client of the same id are two callers. */
+function principalKey (principal: Principal): string {
+  return `${principal.type}:${principal.id}`
+}
+
 /** The aggregator's pagination (UPSTREAMS §1): `page` from 1, `pageSize` 1–500. */
 const PAGINATION = { page: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, pageSize: { minimum: 1, maximum: 500 } } as const
 
@@ -101,7 +107,13 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'relayToAggregator', summary: 'Relays a call to the aggregator (allowed paths and methods only)',
       body: AggregatorRelayBodySchema,
-      response: { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 403, 413, 415, 429), ...errorSchemas(502, 503, 504) }
+      response: {
+        '2xx': UpstreamBodySchema,
+        '3xx': UpstreamBodySchema,
+        '4xx': UpstreamBodySchema,
+        ...relayedErrorSchemas(400, 401, 403, 413, 415, 429),
+        ...errorSchemas(502, 503, 504)
+      }
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
@@ -114,7 +126,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     if (!allowed) throw new ForbiddenError(ENDPOINT_NOT_ALLOWED)
     const fields = rest as Record<string, JsonValue>
     assertPagination(fields)
-    const upstream: UpstreamRequest = { method, path, log: request.log }
+    const upstream: AggregatorRequest = { method, path, log: request.log, principal: principalKey(principal) }
     if (method === 'GET') {
       const query: Record<string, QueryValue> = {}
       for (const [key, value] of Object.entries(fields)) {
@@ -132,17 +144,24 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   })
 
   app.post('/connect_token', {
+    // Idempotency-Key (src/plugins/idempotency.ts): a retry gets the same token, no second one is made.
+    config: { idempotent: true },
     schema: {
       operationId: 'createConnectToken', summary: 'Creates a connect token for the calling principal',
       body: ConnectTokenBodySchema,
       // A 4xx of the aggregator's is relayed as received, those the service answers itself too.
-      response: { 201: ConnectTokenSchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 403, 413, 415, 429), ...errorSchemas(502, 503, 504) }
+      response: {
+        201: ConnectTokenSchema,
+        '4xx': UpstreamBodySchema,
+        ...relayedErrorSchemas(400, 401, 403, 413, 415, 429),
+        ...errorSchemas(502, 503, 504)
+      }
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
     // Each principal's allowance, before anything reaches the aggregator (OWASP API6).
-    const wait = connectTokens.hit(`${principal.type}:${principal.id}`)
+    const wait = connectTokens.hit(principalKey(principal))
     if (wait !== undefined) {
       telemetryOf(app).rateLimited('connect_tokens')
       throw rateLimitedFor(wait)
@@ -154,7 +173,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       path: 'connect_token',
       // The principal is the end user; nothing else the caller sent reaches the aggregator.
       json: { ...(itemId === undefined ? {} : { itemId }), options: { clientUserId: principal.id } },
-      log: request.log
+      log: request.log,
+      principal: principalKey(principal)
     })
     if (response.status >= 400) return relayResponse(reply, response)
     const accessToken = jsonObject(response.body)?.accessToken

@@ -23,6 +23,16 @@ function field (body: JsonValue | undefined, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
+/** Who a lookup is made for: the asking request's logger, and the principal whose share it spends. */
+interface Asker {
+  log: FastifyBaseLogger
+  principal: string
+}
+
+function askerOf (clientId: string, log: FastifyBaseLogger): Asker {
+  return { log, principal: `client:${clientId}` }
+}
+
 /**
  * Decides whether a `client` may reach an aggregator path (CONTRACT §3, OWASP API1): one API key
  * reaches every item of the application, so each item a call names (in its path, `itemId` or
@@ -33,48 +43,62 @@ export class ItemOwnership {
 
   constructor (private readonly aggregator: AggregatorApi, private readonly telemetry: Telemetry = NO_TELEMETRY) {}
 
-  /** `log` is the asking request's logger: the lookups' log lines carry its request id. */
+  /**
+   * `log` is the asking request's logger: the lookups' log lines carry its request id. The
+   * lookups are the client's calls to the aggregator: they spend from its share of the budget.
+   */
   async assertMayReach (clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<void> {
-    const items = await this.itemsNamed(path, fields, log)
+    const asker = askerOf(clientId, log)
+    const items = await this.itemsNamed(path, fields, asker)
     if (items === 'public') return
     if (items.length === 0) throw new ForbiddenError(UNSCOPED)
-    for (const itemId of items) await this.assertOwner(clientId, itemId, log)
+    for (const itemId of items) await this.assertOwnedBy(clientId, itemId, asker)
   }
 
   async assertOwner (clientId: string, itemId: string, log: FastifyBaseLogger): Promise<void> {
-    if (await this.ownerOf(itemId, log) !== clientId) throw new ForbiddenError(NOT_YOUR_ITEM)
+    await this.assertOwnedBy(clientId, itemId, askerOf(clientId, log))
   }
 
-  private async itemsNamed (path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<string[] | 'public'> {
+  private async assertOwnedBy (clientId: string, itemId: string, asker: Asker): Promise<void> {
+    if (await this.ownerOf(itemId, asker) !== clientId) throw new ForbiddenError(NOT_YOUR_ITEM)
+  }
+
+  private async itemsNamed (
+    path: string, fields: Record<string, QueryValue | JsonValue>, asker: Asker
+  ): Promise<string[] | 'public'> {
     if (PUBLIC_PREFIXES.some(prefix => underPrefix(path, prefix))) return 'public'
     const items: string[] = []
     const item = ITEM.exec(path)?.[1]
     if (item !== undefined) items.push(item)
     const resource = ITEM_RESOURCES.exec(path)
-    if (resource?.[1] !== undefined && resource[2] !== undefined) items.push(await this.itemOf(`/${resource[1]}/${resource[2]}`, log))
+    if (resource?.[1] !== undefined && resource[2] !== undefined) {
+      items.push(await this.itemOf(`/${resource[1]}/${resource[2]}`, asker))
+    }
     const transaction = TRANSACTION.exec(path)?.[1]
     if (transaction !== undefined) {
-      const accountId = field(await this.fetch(`/transactions/${transaction}`, log), 'accountId')
+      const accountId = field(await this.fetch(`/transactions/${transaction}`, asker), 'accountId')
       if (accountId === undefined) throw new ForbiddenError(NOT_YOUR_ITEM)
-      items.push(await this.itemOf(`/accounts/${accountId}`, log))
+      items.push(await this.itemOf(`/accounts/${accountId}`, asker))
     }
     if (typeof fields.itemId === 'string') items.push(fields.itemId)
-    if (typeof fields.accountId === 'string') items.push(await this.itemOf(`/accounts/${encodeURIComponent(fields.accountId)}`, log))
+    if (typeof fields.accountId === 'string') {
+      items.push(await this.itemOf(`/accounts/${encodeURIComponent(fields.accountId)}`, asker))
+    }
     return items
   }
 
-  private async itemOf (resourcePath: string, log: FastifyBaseLogger): Promise<string> {
-    const itemId = field(await this.fetch(resourcePath, log), 'itemId')
+  private async itemOf (resourcePath: string, asker: Asker): Promise<string> {
+    const itemId = field(await this.fetch(resourcePath, asker), 'itemId')
     if (itemId === undefined) throw new ForbiddenError(NOT_YOUR_ITEM)
     return itemId
   }
 
-  private async ownerOf (itemId: string, log: FastifyBaseLogger): Promise<string | null> {
+  private async ownerOf (itemId: string, asker: Asker): Promise<string | null> {
     const cached = this.owners.get(itemId)
     const fresh = cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS
     this.telemetry.cache('item_ownership', fresh)
     if (fresh) return cached.owner
-    const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`, log), 'clientUserId') ?? null
+    const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker), 'clientUserId') ?? null
     if (this.owners.size >= CACHE_MAX_ENTRIES) this.owners.clear()
     this.owners.set(itemId, { owner, at: Date.now() })
     return owner
@@ -84,8 +108,8 @@ export class ItemOwnership {
    * A lookup made for the check; a resource the aggregator does not show is nobody's. A 200
    * that is not a JSON object is garbage: 502, never a guess at the owner.
    */
-  private async fetch (path: string, log: FastifyBaseLogger): Promise<JsonValue | undefined> {
-    const response = await this.aggregator.call({ method: 'GET', path, log })
+  private async fetch (path: string, { log, principal }: Asker): Promise<JsonValue | undefined> {
+    const response = await this.aggregator.call({ method: 'GET', path, log, principal })
     if (response.status !== 200) return undefined
     if (jsonObject(response.body) === undefined) {
       log.warn({ upstream: 'aggregator', path }, 'aggregator answered a lookup with something other than an object')
