@@ -82,6 +82,29 @@ export interface AggregatorItemVerificationsTable {
   claimed_until: string | null
 }
 
+/**
+ * A request made with an `Idempotency-Key` (migration 7): one row per credential and key, inserted
+ * in flight before the request runs (`status_code` null) and completed with its answer after.
+ */
+export interface IdempotencyKeysTable {
+  /** Whose key: `apikey:<sha-256 of the API key>` or the principal, `user:42` / `client:7`. */
+  scope: string
+  key: string
+  /** sha-256 of the method, path and canonical body: the same key with another request is refused. */
+  fingerprint: string
+  /** A random id of the execution holding the row: only it completes or releases it. */
+  claim: string
+  /** The kept answer; null while in flight. */
+  status_code: number | null
+  /** JSON object of the kept headers (content-type, etag). */
+  headers: string | null
+  body: string | null
+  /** While in flight, after this the execution is taken for dead and the key may run again. */
+  locked_until: string
+  expires_at: string
+  created_at: string
+}
+
 /** A buy of an asset (issue 5): the dashboard's transactions and history come from these. */
 export interface AssetLotsTable {
   id: string
@@ -104,4 +127,5 @@ export interface Database {
   portfolio_assets: PortfolioAssetsTable
   excluded_transactions: ExcludedTransactionsTable
   bff_store_meta: StoreMetaTable
+  idempotency_keys: IdempotencyKeysTable
 }

@@ -34,10 +34,11 @@ export class StoreHandle {
    * (PostgreSQL's `$1, $2…`), instead of built by the query builder on every request. On SQLite
    * the driver's statement cache then reuses one prepared statement for it.
    */
-  statement<Row> (text: string): (parameters: readonly unknown[]) => Promise<Row[]> {
+  statement<Row> (text: string): (parameters: readonly unknown[], executor?: Executor) => Promise<Row[]> {
     let index = 0
     const sql = this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
-    return async parameters => (await this.db.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
+    // Inside a transaction, the transaction's executor: on SQLite the one connection is its until it ends.
+    return async (parameters, executor = this.db) => (await executor.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
   }
 
   /** A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for PostgreSQL's `any(?)`. */

@@ -139,6 +139,26 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('aggregator_item_verifications_due_idx')
         .on('aggregator_item_verifications').column('next_attempt_at').execute()
     }
+  },
+  '0007-idempotency-keys': {
+    /** Answers kept per credential and `Idempotency-Key`: the key is unique in its scope on every instance. */
+    async up (db: Kysely<unknown>) {
+      await db.schema.createTable('idempotency_keys')
+        .addColumn('scope', 'text', col => col.notNull())
+        .addColumn('key', 'text', col => col.notNull())
+        .addColumn('fingerprint', 'text', col => col.notNull())
+        .addColumn('claim', 'text', col => col.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('headers', 'text')
+        .addColumn('body', 'text')
+        .addColumn('locked_until', 'text', col => col.notNull())
+        .addColumn('expires_at', 'text', col => col.notNull())
+        .addColumn('created_at', 'text', col => col.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pkey', ['scope', 'key'])
+        .execute()
+      // The sweep deletes the expired entries.
+      await db.schema.createIndex('idempotency_keys_expires_at_idx').on('idempotency_keys').column('expires_at').execute()
+    }
   }
 }
 

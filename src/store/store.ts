@@ -6,6 +6,7 @@ import { AssetRepository } from './assets.js'
 import { ExclusionRepository } from './exclusions.js'
 import { AggregatorEventRepository } from './aggregator-events.js'
 import { ItemVerificationRepository } from './item-verifications.js'
+import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
 
@@ -30,6 +31,7 @@ export class Store {
   readonly exclusions: ExclusionRepository
   readonly aggregatorEvents: AggregatorEventRepository
   readonly itemVerifications: ItemVerificationRepository
+  readonly idempotency: IdempotencyRepository
   readonly stats: StatsRepository
   readonly demo: DemoRepository
 
@@ -39,6 +41,7 @@ export class Store {
     this.exclusions = new ExclusionRepository(handle)
     this.aggregatorEvents = new AggregatorEventRepository(handle)
     this.itemVerifications = new ItemVerificationRepository(handle)
+    this.idempotency = new IdempotencyRepository(handle)
     this.stats = new StatsRepository(handle)
     this.demo = new DemoRepository(handle)
   }
