@@ -34,11 +34,14 @@ const CLIENT_CONCURRENCY = 10
 
 /** Moves this process to `cpu` (so the client under test has one core, the fake the other). */
 function pinTo (cpu: number): void {
-  if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' })
+  if (!existsSync('/usr/bin/taskset')) return
+  execFileSync('taskset', ['-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' })
 }
 
-/** Calls for DURATION seconds from CLIENT_CONCURRENCY loops; calls per second and CPU µs per call of this process. */
-async function drive (call: () => Promise<{ status: number }>): Promise<{ perSecond: number, cpuMicros: number }> {
+interface Drive { perSecond: number, cpuMicros: number }
+
+/** Calls for DURATION seconds from CLIENT_CONCURRENCY loops: calls per second, and this process's CPU µs per call. */
+async function drive (call: () => Promise<{ status: number }>): Promise<Drive> {
   const until = performance.now() + DURATION * 1000
   let calls = 0
   const cpu = process.cpuUsage()
@@ -62,8 +65,9 @@ async function clientCost (): Promise<Array<Record<string, string | number>>> {
   const options = { name: 'backend' as const, baseUrl: upstream.url, timeoutMs: 10_000 }
   const got = new UpstreamClient(options)
   const relay = new RelayClient(options)
-  const request: UpstreamRequest = { method: 'GET', path: 'api/user/profile', headers: { accept: 'application/json', authorization: 'Bearer bench' }, log }
-  const figures = { got: [] as Array<{ perSecond: number, cpuMicros: number }>, undici: [] as Array<{ perSecond: number, cpuMicros: number }> }
+  const headers = { accept: 'application/json', authorization: 'Bearer bench' }
+  const request: UpstreamRequest = { method: 'GET', path: 'api/user/profile', headers, log }
+  const figures: Record<'got' | 'undici', Drive[]> = { got: [], undici: [] }
   try {
     // A warm-up each: JIT, keep-alive connections.
     await drive(async () => await got.call(request))
@@ -89,7 +93,13 @@ async function clientCost (): Promise<Array<Record<string, string | number>>> {
 /** Direct and relayed throughput against one upstream, alternating rounds so drift touches both alike. */
 async function compare (delayMs: number): Promise<Array<Record<string, string | number>>> {
   const upstream = await startUpstream(delayMs)
-  const service = await startService({ BACKEND_URL: upstream.url, JWT_SECRET: SECRET, API_KEYS: 'bench-key', DATABASE_URL: 'sqlite::memory:', QUOTES_PROVIDER: 'offline' })
+  const service = await startService({
+    BACKEND_URL: upstream.url,
+    JWT_SECRET: SECRET,
+    API_KEYS: 'bench-key',
+    DATABASE_URL: 'sqlite::memory:',
+    QUOTES_PROVIDER: 'offline'
+  })
     .catch(async (error: unknown) => { await upstream.stop(); throw error })
   const token = mintToken({
     secret: SECRET,
@@ -129,6 +139,8 @@ async function compare (delayMs: number): Promise<Array<Record<string, string | 
 }
 
 const clients = await clientCost()
-process.stdout.write(`\nUpstream clients alone, ${CLIENT_CONCURRENCY} concurrent calls, ${DURATION}s × ${ROUNDS} rounds (medians)\n\n${table(clients)}\n`)
+const heading = 'Upstream clients alone, ' +
+  `${CLIENT_CONCURRENCY} concurrent calls, ${DURATION}s × ${ROUNDS} rounds (medians)`
+process.stdout.write(`\n${heading}\n\n${table(clients)}\n`)
 const rows = [...await compare(0), ...await compare(Number(process.env.UPSTREAM_DELAY_MS ?? 5))]
 process.stdout.write(`\nRelay vs upstream direct, ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections\n\n${table(rows)}\n`)

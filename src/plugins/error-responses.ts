@@ -236,7 +236,8 @@ const RelayedErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalPro
 /** What an upstream answered with an error status, relayed byte for byte: any JSON, its own fields and types. */
 export const UpstreamErrorBodySchema = Type.Unknown({
   title: 'UpstreamErrorBody',
-  description: 'The upstream\'s own answer with this status, relayed byte for byte (any JSON: Pluggy\'s `{code: 403, message, …}`, Laravel\'s `{message, errors}`…)'
+  description: 'The upstream\'s own answer with this status, relayed byte for byte ' +
+    '(any JSON: Pluggy\'s `{code: 403, message, …}`, Laravel\'s `{message, errors}`…)'
 })
 
 /**
@@ -254,6 +255,9 @@ export function errorSchemas<const Code extends number> (...codes: Code[]): Reco
 }
 
 /** Response schemas for the error statuses a relay route answers itself and also relays from its upstream. */
-export function relayedErrorSchemas<const Code extends number> (...codes: Code[]): Record<Code, typeof RelayedErrorResponseSchema> {
-  return Object.fromEntries(codes.map(code => [code, RelayedErrorResponseSchema])) as Record<Code, typeof RelayedErrorResponseSchema>
+export function relayedErrorSchemas<const Code extends number> (
+  ...codes: Code[]
+): Record<Code, typeof ErrorResponseSchema> {
+  const entries = codes.map(code => [code, RelayedErrorResponseSchema])
+  return Object.fromEntries(entries) as Record<Code, typeof ErrorResponseSchema>
 }

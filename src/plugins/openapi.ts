@@ -102,6 +102,7 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
 type WithSchema = Record<string, { schema?: unknown }>
 
 const UPSTREAM_ERROR_BODY = { $ref: '#/components/schemas/UpstreamErrorBody' }
+const RELAYED_TOO = 'or the upstream\'s own answer with this status, relayed byte for byte'
 
 /** A response whose body is ErrorBody or the upstream's (see relayedErrorSchemas). */
 function relaysUpstream (response: { content?: WithSchema }): boolean {
@@ -124,7 +125,9 @@ function finishDocument (document: { paths?: Record<string, Record<string, Docum
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       hoistSchemasOf(Object.values(response.content ?? {}), components)
       const description = ERROR_DESCRIPTIONS[status]
-      if (description !== undefined) response.description = relaysUpstream(response) ? `${description}; or the upstream's own answer with this status, relayed byte for byte` : description
+      if (description !== undefined) {
+        response.description = relaysUpstream(response) ? `${description}; ${RELAYED_TOO}` : description
+      }
       else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
       if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': RETRY_AFTER }
     }

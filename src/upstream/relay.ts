@@ -1,4 +1,4 @@
-import type { FastifyReply } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Span, SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
 import type { Dispatcher, Pool } from 'undici'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
@@ -49,7 +49,9 @@ async function loadUndici (): Promise<Undici> {
 
 /** A connection reset or closed by the upstream before it answered: a GET may be sent once more. */
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET'])
-const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'])
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'
+])
 const TOO_LARGE_CODE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE'
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i
 
@@ -122,12 +124,20 @@ export class RelayClient {
   /** Sends one request; see the class for what comes back and what is thrown. */
   async call (request: UpstreamRequest): Promise<RelayedResponse> {
     const url = urlUnder(this.base, request.path, this.name)
-    if (request.query !== undefined) for (const [key, value] of Object.entries(request.query)) url.searchParams.append(key, String(value))
+    for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.append(key, String(value))
     const pool = this.pool ?? await this.open()
     const { log, method } = request
     const started = performance.now()
-    const span = this.tracer?.startSpan(method, { kind: CLIENT_SPAN, attributes: { 'http.request.method': method, 'server.address': url.hostname, 'url.full': `${url.origin}${url.pathname}` } })
-    const headers: Record<string, string> = { ...request.headers, traceparent: span === undefined ? upstreamTraceparent(log) : traceparentOf(span) }
+    const span = this.tracer?.startSpan(method, {
+      kind: CLIENT_SPAN,
+      attributes: {
+        'http.request.method': method,
+        'server.address': url.hostname,
+        'url.full': `${url.origin}${url.pathname}`
+      }
+    })
+    const traceparent = span === undefined ? upstreamTraceparent(log) : traceparentOf(span)
+    const headers: Record<string, string> = { ...request.headers, traceparent }
     let body: string | undefined
     if (request.json !== undefined) {
       body = JSON.stringify(request.json)
@@ -136,7 +146,8 @@ export class RelayClient {
     const deadline = new AbortController()
     let timedOut = false
     const timer = setTimeout(() => { timedOut = true; deadline.abort() }, this.timeoutMs)
-    const options: Dispatcher.RequestOptions = { path: `${url.pathname}${url.search}`, method, headers, body, signal: deadline.signal }
+    const path = `${url.pathname}${url.search}`
+    const options: Dispatcher.RequestOptions = { path, method, headers, body, signal: deadline.signal }
     let status: number
     let raw: Buffer
     let answer: Dispatcher.ResponseData
@@ -150,8 +161,11 @@ export class RelayClient {
       status = answer.statusCode
       raw = Buffer.from(await answer.body.arrayBuffer())
     } catch (error) {
-      const failure: Failure = timedOut || TIMEOUT_CODES.has(codeOf(error) ?? '') ? 'timeout' : codeOf(error) === TOO_LARGE_CODE ? 'too-large' : 'refused'
-      throw this.failed(failure, { method, path: url.pathname, code: codeOf(error) }, started, request, span)
+      const code = codeOf(error)
+      const failure: Failure = timedOut || TIMEOUT_CODES.has(code ?? '')
+        ? 'timeout'
+        : code === TOO_LARGE_CODE ? 'too-large' : 'refused'
+      throw this.failed(failure, { method, path: url.pathname, code }, started, request.log, span)
     } finally {
       clearTimeout(timer)
     }
@@ -162,7 +176,8 @@ export class RelayClient {
     if (status >= 500) {
       span?.setStatus({ code: ERROR_STATUS })
       span?.end()
-      log.warn({ upstream: this.name, method, path: url.pathname, status, body: raw.toString('utf8', 0, 2000) }, 'upstream failed')
+      log.warn({ upstream: this.name, method, path: url.pathname, status, body: raw.toString('utf8', 0, 2000) },
+        'upstream failed')
       throw new UpstreamUnavailableError()
     }
     span?.end()
@@ -171,7 +186,8 @@ export class RelayClient {
     const contentType = type !== undefined && JSON_TYPE.test(type) ? type : 'application/json'
     if (raw.length === 0) return { status, raw, contentType, body: undefined, durationMs, rateLimitHeaders }
     try {
-      return { status, raw, contentType, body: JSON.parse(raw.toString('utf8')) as JsonValue, durationMs, rateLimitHeaders }
+      const parsed = JSON.parse(raw.toString('utf8')) as JsonValue
+      return { status, raw, contentType, body: parsed, durationMs, rateLimitHeaders }
     } catch {
       log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
       throw new UpstreamUnavailableError()
@@ -179,19 +195,21 @@ export class RelayClient {
   }
 
   /** Reports a call that threw and returns what the caller gets: 504 for a timeout, else 502. */
-  private failed (failure: Failure, context: Record<string, unknown>, started: number, request: UpstreamRequest, span: Span | undefined): Error {
+  private failed (
+    failure: Failure, context: Record<string, unknown>, started: number, log: FastifyBaseLogger, span: Span | undefined
+  ): Error {
     const seconds = (performance.now() - started) / 1000
     span?.setStatus({ code: ERROR_STATUS })
     span?.end()
     const logged = { upstream: this.name, ...context }
     if (failure === 'timeout') {
       this.telemetry.upstream(this.name, 'timeout', seconds)
-      request.log.warn(logged, 'upstream timed out')
+      log.warn(logged, 'upstream timed out')
       return new UpstreamTimeoutError()
     }
     // An oversized body counts as a failed answer (5xx), as it does on the got path.
     this.telemetry.upstream(this.name, failure === 'too-large' ? '5xx' : 'refused', seconds)
-    request.log.warn(logged, failure === 'too-large' ? 'upstream body over the size limit' : 'upstream unreachable')
+    log.warn(logged, failure === 'too-large' ? 'upstream body over the size limit' : 'upstream unreachable')
     return new UpstreamUnavailableError()
   }
 }

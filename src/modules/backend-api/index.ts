@@ -63,7 +63,13 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   const relay = app.backendRelay
   // The upstream's status and bytes (relayResponse); the 4xx the service also answers itself
   // (a bad body, the token, the body limits, the rate limit) are documented with both shapes.
-  const relayed = { '2xx': UpstreamBodySchema, '3xx': UpstreamBodySchema, '4xx': UpstreamBodySchema, ...relayedErrorSchemas(400, 401, 413, 415, 429), ...errorSchemas(502, 504) }
+  const relayed = {
+    '2xx': UpstreamBodySchema,
+    '3xx': UpstreamBodySchema,
+    '4xx': UpstreamBodySchema,
+    ...relayedErrorSchemas(400, 401, 413, 415, 429),
+    ...errorSchemas(502, 504)
+  }
 
   app.get('/health', {
     schema: { operationId: 'getBackendHealth', summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
@@ -81,7 +87,8 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { operationId: 'validateTokenAtBackend', summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
   }, async request => {
     const principal = requirePrincipal(request)
-    const response = await relay.call({ method: 'GET', path: options.paths.me, headers: forwardedHeaders(principal), log: request.log })
+    const headers = forwardedHeaders(principal)
+    const response = await relay.call({ method: 'GET', path: options.paths.me, headers, log: request.log })
     const user = response.status >= 200 && response.status < 300 ? backendUser(response.body) : null
     return { valid: user !== null, user }
   })
@@ -90,7 +97,9 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: { operationId: 'getBackendUserProfile', summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
-    return relayResponse(reply, await relay.call({ method: 'GET', path: options.paths.profile, headers: forwardedHeaders(principal), log: request.log }))
+    const headers = forwardedHeaders(principal)
+    const response = await relay.call({ method: 'GET', path: options.paths.profile, headers, log: request.log })
+    return relayResponse(reply, response)
   })
 
   app.post('/proxy/*', {
