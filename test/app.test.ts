@@ -22,7 +22,8 @@ t.test('errors Fastify raises before routing get the standard body', async t => 
     payload: '{"token": 5}',
     headers: { 'content-type': ' application/json' }
   })
-  t.not(leadingSpace.statusCode, 200, 'a leading space in Content-Type never skips validation')
+  t.equal(leadingSpace.statusCode, 400, 'a leading space in Content-Type never skips validation')
+  t.match(leadingSpace.json(), { code: 'VALIDATION_FAILED', message: ['token must be a string'] })
 })
 
 t.test('unknown routes are 404 with the standard body', async t => {
