@@ -8,14 +8,14 @@ export const AssetTypeSchema = StringEnum(ASSET_TYPES)
 export type AssetType = Static<typeof AssetTypeSchema>
 
 /**
- * Bounds keep `quantity × price` and every sum finite (CONTRACT §5: quantity > 0, price ≥ 0);
- * both have at most 8 decimals (CONTRACT §11), checked by {@link assertUnitAmounts}.
+ * Bounds keep `quantity × price` and every sum finite (quantity > 0, price ≥ 0: docs/api.md#inputs);
+ * both have at most 8 decimals (docs/api.md#money), checked by {@link assertUnitAmounts}.
  */
 export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'At most 8 decimals' })
 export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit price in BRL, at most 8 decimals' })
 
 /**
- * Quantities and prices have at most 8 decimals (CONTRACT §11). JSON Schema cannot say so
+ * Quantities and prices have at most 8 decimals (docs/api.md#money). JSON Schema cannot say so
  * exactly — `multipleOf: 1e-8` divides binary floats, and 38.45 is no multiple of 1e-8 to a
  * double — and a keyword of our own would break host apps' validators, so it is checked here,
  * after validation, failing as a validation error does.
@@ -28,7 +28,7 @@ function assertUnitAmounts (input: { quantity?: number, price?: number }): void 
   if (tooPrecise.length > 0) throw new ValidationError('body', tooPrecise.map(name => ({ keyword: 'maxDecimals', instancePath: `/${name}`, schemaPath: `#/properties/${name}`, params: { limit: UNIT_DECIMALS }, message: `must have at most ${UNIT_DECIMALS} decimals` })))
 }
 
-/** Portfolio asset of spec §2.2; `totalValue` is `quantity × price`. */
+/** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
 export const AssetSchema = Type.Object({
   id: Type.String({ description: 'The asset\'s id (a UUID)' }),
   name: Type.String({ description: 'Its name, 1 to 200 characters' }),
@@ -43,7 +43,7 @@ export const AssetSchema = Type.Object({
 }, { title: 'PortfolioAsset', description: 'An asset held in a portfolio' })
 export type Asset = Static<typeof AssetSchema>
 
-/** List items carry the fields of spec §4.3. */
+/** List items: the asset without its timestamps. */
 export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'], { title: 'PortfolioAssetListItem' })
 
 export const CreateAssetInputSchema = Type.Object({
@@ -68,7 +68,7 @@ export function updateAssetInput (input: UpdateAssetInput): UpdateAssetInput {
   return input
 }
 
-/** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (CONTRACT §5). */
+/** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (docs/api.md#inputs). */
 export function createAssetInput (input: CreateAssetInput): CreateAssetInput {
   assertUnitAmounts(input)
   return { ...input, name: input.name.trim(), symbol: input.symbol.trim().toUpperCase() }

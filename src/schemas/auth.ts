@@ -10,7 +10,7 @@ export type PrincipalType = Static<typeof PrincipalTypeSchema>
  */
 const NumericDate = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000 })
 
-/** Claims of a tymon/jwt-auth token (spec §2.6, CONTRACT §8); custom claims pass through. */
+/** Claims of a tymon/jwt-auth token (docs/api.md#tokens); custom claims pass through. */
 export const JwtPayloadSchema = Type.Object({
   iss: Type.String(),
   iat: NumericDate,
@@ -24,7 +24,7 @@ export type JwtPayload = Static<typeof JwtPayloadSchema>
 
 const NullableString = Type.Union([Type.String(), Type.Null()])
 
-/** What the service reads out of the claims for a frontend (spec §2.7 `tokenData`). */
+/** What the service reads out of the claims for a frontend: the principal's `tokenData`. */
 export const TokenDataSchema = Type.Object({
   issuer: Type.String(),
   jwtId: Type.String(),
@@ -37,7 +37,7 @@ export type TokenData = Static<typeof TokenDataSchema>
 
 const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
 
-/** Provider hashes that tell a `user` token from a `client` token (spec §2.8, §5.4.6). */
+/** Provider hashes that tell a `user` token from a `client` token (sha1 of model class names, docs/api.md#tokens). */
 export const ProviderConfigSchema = Type.Object({
   userProviderHash: Sha1Hex,
   clientProviderHash: Sha1Hex,

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TString } from '@sinclair/typebox'
 
-/** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (CONTRACT §7). */
+/** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (docs/api.md#identifiers-and-timestamps). */
 export const Timestamp = Type.String({ format: 'date-time' })
 
 /** A timestamp with what it is the time of. */
@@ -9,7 +9,7 @@ export function TimestampOf (description: string): TString {
 }
 
 /**
- * A required text of 1…max characters that is not blank (CONTRACT §5); inputs are trimmed
+ * A required text of 1…max characters that is not blank (docs/api.md#inputs); inputs are trimmed
  * by the domain's `…Input` function before they reach the store. The `\S` pattern is worded
  * "should not be empty" by the error handler.
  */
@@ -22,13 +22,13 @@ export function StringEnum<const T extends readonly string[]> (values: T) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values] })
 }
 
-/** Ids in paths are at most 64 characters (CONTRACT §5): longer ones are 400, never a database error. */
+/** Ids in paths are at most 64 characters: a longer one is 404 (error-responses.ts), never a database error. */
 export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
 
 /** `{message, id}` of the delete routes. */
 export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() }, { title: 'Deleted' })
 
-/** Every list is bounded (spec §8 leaves page sizes open): `limit` 1…1000 (default 1000), `offset` from 0. */
+/** Every list is bounded (docs/api.md#inputs): `limit` 1…1000 (default 1000), `offset` from 0. */
 export const PageQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Page size (default 1000)' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Items to skip (default 0)' }))
@@ -46,7 +46,7 @@ export function pageOf (query: { limit?: number, offset?: number }): Page {
 }
 
 /**
- * An update body that must name at least one of its properties (CONTRACT §13): a PATCH that
+ * An update body that must name at least one of its properties (docs/api.md#inputs): a PATCH that
  * would change nothing is 400 `at least one of … must be provided`, not a silent 200.
  */
 export function AtLeastOneOf<T extends TObject> (schema: T): T {
@@ -58,5 +58,5 @@ export function trimmed<T extends string | null | undefined> (value: T): T {
   return (typeof value === 'string' ? value.trim() : value) as T
 }
 
-/** A relayed answer: the upstream's status and JSON body, as received (CONTRACT §4). */
+/** A relayed answer: the upstream's status and JSON body, as received (docs/api.md#relays). */
 export const UpstreamBodySchema = Type.Unknown({ description: 'The upstream body, as received' })

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TimestampOf } from './common.js'
 
-/** Asset dashboard of spec §2.4. */
+/** An asset's dashboard (docs/api.md#resources; rules in the README, asset dashboard). */
 export const DashboardSchema = Type.Object({
   basicInfo: Type.Object({
     ticker: Type.String(),

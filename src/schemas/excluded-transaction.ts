@@ -3,7 +3,7 @@ import { NonBlankString, Timestamp } from './common.js'
 import { ForbiddenError } from '../errors.js'
 import type { Principal } from '../plugins/auth.js'
 
-/** Excluded transaction of spec §2.5, as listed (without `created_at`). */
+/** An excluded transaction as listed (without `created_at`, which only the create answer has). */
 export const ExcludedTransactionSchema = Type.Object({
   id: Type.String(),
   client_id: Type.String(),
@@ -38,7 +38,7 @@ export function createExclusionInput (input: CreateExclusionInput): CreateExclus
 
 export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
 
-/** A `client` acts only on its own `client_id`; a `user` on any (CONTRACT §3). */
+/** A `client` acts only on its own `client_id`; a `user` on any (docs/api.md#credentials). */
 export function assertOwnClient (principal: Pick<Principal, 'type' | 'id'>, clientId: string): void {
   if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
 }

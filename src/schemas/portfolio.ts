@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { AtLeastOneOf, NonBlankString, Timestamp, TimestampOf, trimmed } from './common.js'
 
-/** Portfolio of spec §2.1; `totalValue` is the sum of its assets' `quantity × price`. */
+/** A portfolio (docs/api.md#resources); `totalValue` is the sum of its assets' `totalValue` (docs/api.md#money). */
 export const PortfolioSchema = Type.Object({
   id: Type.String({ description: 'The portfolio\'s id (a UUID)' }),
   name: Type.String({ description: 'Its name, 1 to 200 characters' }),
@@ -13,10 +13,10 @@ export const PortfolioSchema = Type.Object({
 }, { title: 'Portfolio', description: 'An investment portfolio of one user' })
 export type Portfolio = Static<typeof PortfolioSchema>
 
-/** `POST /portfolios` answers spec §4.2's fields, without `updatedAt`. */
+/** `POST /portfolios` answers the portfolio without `updatedAt` (docs/api.md#resources). */
 export const CreatedPortfolioSchema = Type.Omit(PortfolioSchema, ['updatedAt'], { title: 'CreatedPortfolio' })
 
-/** An asset as listed inside its portfolio (spec §4.2). */
+/** An asset as `GET /portfolios/:id` lists it inside its portfolio. */
 export const PortfolioAssetSummarySchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -54,7 +54,7 @@ export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({
 }, { title: 'UpdatePortfolioInput', examples: [{ name: 'Aposentadoria 2040' }] }))
 export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
 
-/** A validated create input as the store takes it: texts trimmed (CONTRACT §5). */
+/** A validated create input as the store takes it: texts trimmed (docs/api.md#inputs). */
 export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
   return { name: input.name.trim(), description: trimmed(input.description ?? null), userId: input.userId.trim() }
 }

@@ -10,7 +10,7 @@ export const ProviderQuoteSchema = Type.Object({
 })
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 
-/** Asset price quote of spec §2.3: the provider's price and who gave it. */
+/** An asset's price quote: the provider's price and who gave it (docs/api.md#resources). */
 export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })], { title: 'AssetQuote' })
 export type Quote = Static<typeof QuoteSchema>
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Timestamp } from './common.js'
 
-/** System statistics of spec §2.9; `activeUsers` counts distinct portfolio owners (CONTRACT §6). */
+/** System statistics (docs/api.md#resources); `activeUsers` counts distinct portfolio owners. */
 export const StatsSchema = Type.Object({
   totalPortfolios: Type.Integer({ description: 'Portfolios in the store' }),
   totalAssets: Type.Integer({ description: 'Assets in the store' }),
