@@ -3,7 +3,7 @@ import { NonBlankString } from '../../schemas/common.js'
 
 export const AGGREGATOR_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const
 
-/** `{endpoint, method, ...rest}`: rest becomes the query of a GET, the JSON body otherwise (spec §4.4). */
+/** `{endpoint, method, ...rest}`: rest becomes the query of a GET, the JSON body otherwise (docs/api.md#aggregator). */
 export const AggregatorRelayBodySchema = Type.Object({
   endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
   method: Type.Unsafe<typeof AGGREGATOR_METHODS[number]>({ type: 'string', enum: [...AGGREGATOR_METHODS] })
@@ -12,7 +12,7 @@ export type AggregatorRelayBody = Static<typeof AggregatorRelayBodySchema>
 
 const ItemId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
 
-/** Only `itemId` is read; options a caller sends (a webhookUrl…) are dropped (CONTRACT §3). */
+/** Only `itemId` is read; options a caller sends (a webhookUrl…) are dropped (docs/api.md#aggregator). */
 export const ConnectTokenBodySchema = Type.Object({
   itemId: Type.Optional(ItemId)
 }, { title: 'ConnectTokenInput', examples: [{ itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }] })
@@ -25,7 +25,7 @@ export const ConnectTokenSchema = Type.Object({
 }, { title: 'ConnectToken' })
 
 /**
- * Both shapes of CONTRACT §6: the spec's `{event: 'item.updated', data: {itemId, status}}` and
+ * Both webhook shapes (docs/api.md#aggregator): `{event: 'item.updated', data: {itemId, status}}` and
  * the aggregator's flat `{event: 'item/updated', eventId, itemId, …}`. Everything is kept as sent.
  */
 export const WebhookBodySchema = Type.Object({

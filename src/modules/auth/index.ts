@@ -18,7 +18,7 @@ import {
 } from './schemas.js'
 
 export interface AuthModuleOptions {
-  /** Registers the development-only routes (`/token/debug`, `/laravel-compatibility`; CONTRACT §2). */
+  /** Registers `/token/debug` and `/laravel-compatibility` (docs/api.md#development-only-routes). */
   devRoutes: boolean
   /** The upstream backend's base URL, shown in the debug instructions. */
   backendUrl: string
@@ -157,7 +157,7 @@ function withSlash (base: string): string {
   return base.endsWith('/') ? base : `${base}/`
 }
 
-/** Auth routes of spec §4.1 and CONTRACT §2, mounted by the host (the app uses `/auth`). */
+/** Auth routes (docs/api.md#credentials), mounted by the host (the app uses `/auth`). */
 export default fp(authModule, {
   name: 'bff-auth-module',
   fastify: '5.x',

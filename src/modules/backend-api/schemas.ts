@@ -24,7 +24,7 @@ const HeaderValue = Type.String({ maxLength: 1024, pattern: '^[\\x20-\\x7e\\t]*$
 
 export const ProxyBodySchema = Type.Object({
   method: Type.Unsafe<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>({ type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
-  /** With GET, the query: strings, numbers or booleans. With another method, the JSON body: any object (CONTRACT §13). */
+  /** GET: the query (strings, numbers or booleans); another method: the JSON body, any object (docs/api.md#relays). */
   params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 100 })),
   headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))
 }, { title: 'BackendProxyInput', examples: [{ method: 'GET', params: { page: 1 } }] })

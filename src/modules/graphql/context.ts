@@ -9,7 +9,7 @@ const GUARDS_NEED_NO_REPLY = undefined as unknown as FastifyReply
 
 /**
  * The credentials of one GraphQL request, each checked at most once, when the first field that
- * needs it resolves (CONTRACT §14: per field), by the REST guards themselves — so the same
+ * needs it resolves (per field: docs/api.md#graphql), by the REST guards themselves — so the same
  * codes, the same failed-authentication budget, and one failure counted however many fields
  * ask. Fields that need nothing cost nothing.
  */

@@ -40,7 +40,7 @@ interface DocumentCosts {
 }
 
 /**
- * Refuses, before it runs, an operation whose estimated cost is over `maxCost` (CONTRACT §14).
+ * Refuses, before it runs, an operation whose estimated cost is over `maxCost` (GRAPHQL_MAX_COST).
  * A document is priced once (Mercurius hands over the same parsed document for the same text),
  * and again only for new values of the variables its cost reads — not for every `id`.
  */

@@ -5,7 +5,7 @@ import AjvCompiler from '@fastify/ajv-compiler'
 import { errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue } from '../../errors.js'
 import { validationMessages } from '../../plugins/error-responses.js'
 
-/** The GraphQL error codes beyond CONTRACT §9's: what the automatic-persisted-query protocol expects. */
+/** Codes beyond REST's (docs/api.md#error-codes): those the automatic-persisted-query protocol expects. */
 export type GraphqlErrorCode = ErrorCode | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_SUPPORTED'
 
 /** A query refused before it runs: too deep, too costly. */
@@ -15,7 +15,7 @@ export class QueryRefusedError extends GraphQLError {
   }
 }
 
-/** CONTRACT §14: deeper queries are refused before they run. */
+/** Deeper queries are refused before they run (docs/api.md#graphql). */
 export const MAX_QUERY_DEPTH = 10
 
 const PERSISTED_QUERY_CODES: Record<string, GraphqlErrorCode> = {
@@ -32,8 +32,8 @@ export function withoutSuggestions (message: string): string {
 }
 
 /**
- * One error as the caller sees it: CONTRACT §9's code in `extensions.code`, the REST message
- * (validation failures: every phrase of §5, joined, and as an array in `extensions.messages`),
+ * One error as the caller sees it: the REST error code in `extensions.code`, the REST message
+ * (validation failures: every phrase, joined, and as an array in `extensions.messages`),
  * and nothing of the internals of an unexpected failure, which is logged instead. With
  * `hideSuggestions` (production), GraphQL's own messages lose their "Did you mean …?".
  */

@@ -20,7 +20,7 @@ import { guardedWebSocket } from './ws-guard.js'
 export { buildGraphqlSchema } from './schema.js'
 
 export interface GraphqlModuleOptions {
-  /** Introspection and the GraphiQL page at `/graphiql` (CONTRACT §14: outside production only). */
+  /** Introspection and the GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
   devTools: boolean
   /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
   maxCost: number
@@ -41,7 +41,7 @@ function isGraphqlLayerError (error: FastifyError): boolean {
 }
 
 /**
- * GraphQL (CONTRACT §14) over the REST domains: `POST /graphql`, `GET /graphql` for queries, and
+ * GraphQL (docs/api.md#graphql) over the REST domains: `POST /graphql`, `GET /graphql` for queries, and
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {

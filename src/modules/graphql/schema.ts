@@ -21,12 +21,12 @@ import { subscriberPrincipal } from './session.js'
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
 
-/** GraphQL lists default to 100 items (CONTRACT §14), REST to 1000. */
+/** GraphQL lists default to 100 items, REST to 1000 (docs/api.md#limits). */
 const GRAPHQL_PAGE_SIZE = 100
 
 type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
 
-/** An id no record can have (CONTRACT §5: at most 64 characters) names nothing: no query is made. */
+/** An id no record can have (ids are at most 64 characters) names nothing: no query is made. */
 function possibleId (id: string): boolean {
   return IdParamsSchema.properties.id.maxLength !== undefined && id.length <= IdParamsSchema.properties.id.maxLength && id.length > 0
 }
@@ -44,8 +44,8 @@ function listOf<T extends GraphQLObjectType> (type: T): GraphQLNonNull<GraphQLLi
 }
 
 /**
- * The schema of CONTRACT §14, its types made from the REST TypeBox schemas and its resolvers
- * over the same repositories, guards and rules. Services come from the context (`ctx.app`),
+ * The GraphQL schema (docs/api.md#graphql), its types made from the REST TypeBox schemas and
+ * its resolvers over the same repositories, guards and rules. Services come from the context (`ctx.app`),
  * so the schema itself can be built — and printed to `schema.graphql` — without an app.
  */
 export function buildGraphqlSchema (): GraphQLSchema {

@@ -9,7 +9,7 @@ import { StatsSchema } from '../../schemas/stats.js'
 import { ReadySchema, ResetSchema } from './schemas.js'
 
 export interface SystemModuleOptions {
-  /** Registers `POST /reset` (development only, CONTRACT §2). */
+  /** Registers `POST /reset` (development only: docs/api.md#development-only-routes). */
   devRoutes: boolean
   /** The backend path `/ready` probes (BACKEND_HEALTH_PATH). */
   backendHealthPath: string
@@ -18,7 +18,7 @@ export interface SystemModuleOptions {
 /** Balancers ask often; upstreams are probed at most this often per instance. */
 const UPSTREAM_PROBE_TTL_MS = 10_000
 
-/** Utility routes of spec §4.7. */
+/** Utility routes: provider hashes, readiness, statistics, the development reset. */
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('system', null))
   app.get('/provider-config', {
