@@ -1,7 +1,7 @@
 import Big from 'big.js'
 
 /**
- * Exact money (CONTRACT §11). Quantities and unit prices have at most 8 decimals; every other
+ * Exact money (docs/api.md#money). Quantities and unit prices have at most 8 decimals; every other
  * amount has at most 2, rounded half away from zero from the exact decimal value — never from a
  * binary float. JSON numbers arrive as doubles: a double's shortest decimal form (what
  * `String(n)` prints, and what big.js reads) is the decimal the client wrote, for every value

@@ -3,7 +3,7 @@ import type { FastifyPluginCallback } from 'fastify'
 import { trace, type Tracer } from '@opentelemetry/api'
 import type { TraceContext } from './trace.js'
 
-/** OpenTelemetry span export, on only with `OTEL_EXPORTER_OTLP_ENDPOINT` (CONTRACT §15). */
+/** OpenTelemetry span export, on only with `OTEL_EXPORTER_OTLP_ENDPOINT` (docs/api.md#observability). */
 export interface Tracing {
   /** @fastify/otel: a span per request and per hook and handler. Register before the routes. */
   plugin: FastifyPluginCallback

@@ -11,7 +11,7 @@ type Serializer = (data: unknown) => string
 /**
  * Validators: bodies exactly as sent (no coercion: `123` is not a string), but query strings and
  * path parameters — always text on the wire — coerced to the types their schemas declare, so
- * `?limit=` is an integer with integer bounds (CONTRACT §13) and documented as one.
+ * `?limit=` is an integer with integer bounds (`limit must be an integer number`) and documented as one.
  */
 const buildValidators: BuildValidators = (externalSchemas, options) => {
   const build = AjvCompiler()

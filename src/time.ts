@@ -1,4 +1,4 @@
-/** `3725` → `'1h 2m 5s'`; used where the spec shows a remaining time as text. */
+/** `3725` → `'1h 2m 5s'`; used where an answer shows a remaining time as text. */
 export function formatDuration (totalSeconds: number): string {
   const seconds = Math.max(0, Math.floor(totalSeconds))
   const hours = Math.floor(seconds / 3600)

@@ -29,7 +29,7 @@ export interface MintOptions {
   now?: number
 }
 
-/** Mints a token with the claims tymon/jwt-auth puts in one (CONTRACT §8), for development and benchmarks. */
+/** Mints a token with the claims tymon/jwt-auth puts in one (docs/api.md#tokens), for development and benchmarks. */
 export function mintToken (options: MintOptions): string {
   const iat = options.now ?? Math.floor(Date.now() / 1000)
   const sign = createSigner({ key: options.secret, algorithm: options.algorithm })

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyServerOptions, RawRequestDefaultExpression } from 'fastify'
 
 /**
- * W3C Trace Context (CONTRACT §15): a caller's `traceparent` is continued, else a trace starts;
+ * W3C Trace Context (docs/api.md#observability): a caller's `traceparent` is continued, else a trace starts;
  * the trace id is on every log line of the request, and each upstream call carries a
  * `traceparent` of that trace with a span id of its own. No OpenTelemetry is involved: it is text.
  */

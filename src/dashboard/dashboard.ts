@@ -38,13 +38,13 @@ export interface DashboardInput {
 
 const MONTHS = ['Jan', 'Fev', 'Mar', 'Abr', 'Mai', 'Jun', 'Jul', 'Ago', 'Set', 'Out', 'Nov', 'Dez']
 
-/** `2026-03` → `Mar.2026` (spec §2.4 `Mon.YYYY`, Portuguese month names). */
+/** `2026-03` → `Mar.2026` (`monthlyHistory` labels `Mon.YYYY`, Portuguese month names). */
 export function longLabel (month: MonthKey): string {
   const [year, index] = month.split('-').map(Number) as [number, number]
   return `${MONTHS[index - 1] ?? ''}.${year}`
 }
 
-/** `2026-03` → `Mar/26` (spec §2.4 `Mon/YY`). */
+/** `2026-03` → `Mar/26` (`historicalChart` labels `Mon/YY`). */
 export function shortLabel (month: MonthKey): string {
   const [year, index] = month.split('-').map(Number) as [number, number]
   return `${MONTHS[index - 1] ?? ''}/${String(year % 100).padStart(2, '0')}`
@@ -89,8 +89,8 @@ function valueOf (quantity: Decimal, price: number): Decimal {
 }
 
 /**
- * The asset dashboard of spec §2.4, computed from the stored lots and the provider's prices
- * (rules and a worked example in the README), in exact decimals (CONTRACT §11):
+ * The asset dashboard (docs/api.md#resources), computed from the stored lots and the provider's prices
+ * (rules and a worked example in the README), in exact decimals (docs/api.md#money):
  * - invested = Σ lot quantity × lot price (each rounded to cents, as `transactions` shows it);
  *   averagePrice = invested / quantity (8 decimals); grossValue = quantity × lastQuote (cents);
  *   result = grossValue − invested; resultPercentage = result / invested × 100 (2 decimals).

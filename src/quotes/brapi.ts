@@ -13,7 +13,7 @@ function unusable (log: FastifyBaseLogger, what: string): Error {
   return new UpstreamUnavailableError()
 }
 
-/** brapi's `range` that covers `since` (monthly interval), from UPSTREAMS §2's list. */
+/** brapi's `range` that covers `since` (monthly interval): the shortest of `1y`, `2y`, `5y`, `10y`, `max`. */
 export function rangeCovering (since: MonthKey, now: Date): string {
   const [year, month] = since.split('-').map(Number) as [number, number]
   const months = (now.getUTCFullYear() - year) * 12 + (now.getUTCMonth() + 1 - month) + 1
@@ -25,7 +25,7 @@ export function rangeCovering (since: MonthKey, now: Date): string {
 }
 
 /**
- * brapi.dev (UPSTREAMS §2): `GET /api/quote/{ticker}` with the token as a Bearer header (never
+ * brapi.dev: `GET /api/quote/{ticker}` with the token as a Bearer header (never
  * in the query, where it would end up in logs). A 404 means the ticker is unknown, a `null`
  * price that brapi has no quote for it; other failures are 502/504 like the relays, and so is
  * an answer the service cannot use (a 2xx without a result, a negative price): logged, never
@@ -78,7 +78,7 @@ export class BrapiQuotes implements QuoteProvider {
     const time = result.regularMarketTime
     return {
       symbol: typeof result.symbol === 'string' ? result.symbol : symbol,
-      // A unit price keeps at most 8 decimals (CONTRACT §11).
+      // A unit price keeps at most 8 decimals (docs/api.md#money).
       price: unitAmount(price),
       currency: typeof result.currency === 'string' ? result.currency : 'BRL',
       lastUpdate: typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? new Date(time).toISOString() : this.now().toISOString()
@@ -91,7 +91,7 @@ export class BrapiQuotes implements QuoteProvider {
   }
 
   /**
-   * Several tickers per request, comma-separated (UPSTREAMS §2), at most `tickersPerRequest`
+   * Several tickers per request, comma-separated (brapi's `/api/quote/A,B`), at most `tickersPerRequest`
    * each. A ticker missing from the answer has no quote. A plan that refuses several tickers
    * (a 4xx) gets one request per ticker instead, so the answer is the same on every plan.
    */

@@ -21,7 +21,7 @@ export interface PortfolioAssetsTable {
   price: number
   /**
    * `quantity × price` in integer cents, rounded half away from zero from the exact product
-   * (CONTRACT §11), kept so that every sum is exact in SQL. PostgreSQL answers a bigint as text.
+   * (docs/api.md#money), kept so that every sum is exact in SQL. PostgreSQL answers a bigint as text.
    */
   value_cents: ColumnType<number | string, number, number>
   created_at: string

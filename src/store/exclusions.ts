@@ -16,7 +16,7 @@ function toExclusion (row: Selectable<ExcludedTransactionsTable>): ExcludedTrans
   }
 }
 
-/** Open-finance excluded transactions (spec §2.5), one per `(client_id, transaction_id)`. */
+/** Open-finance excluded transactions (docs/api.md#resources), one per `(client_id, transaction_id)`. */
 export class ExclusionRepository {
   constructor (private readonly handle: StoreHandle) {}
 

@@ -96,7 +96,7 @@ const migrations: Record<string, Migration> = {
   },
   '0004-exact-money': {
     /**
-     * CONTRACT §11: quantities and prices at most 8 decimals (lots split by float subtraction
+     * Exact money (docs/api.md#money): quantities and prices at most 8 decimals (lots split by float subtraction
      * had more), and each asset's value in integer cents, computed here as the service does.
      */
     async up (untyped: Kysely<unknown>) {

@@ -7,7 +7,7 @@ import type { Stats } from '../schemas/stats.js'
 export const STATS_TTL_MS = 2_000
 
 /**
- * System statistics (spec §2.9), aggregated by the database. The aggregate scans every asset,
+ * System statistics (docs/api.md#resources), aggregated by the database. The aggregate scans every asset,
  * so its result is shared by concurrent callers and reused for STATS_TTL_MS unless this
  * instance wrote since; writes of other instances show after at most that long.
  */

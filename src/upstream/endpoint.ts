@@ -10,7 +10,7 @@ function refuse (reason: string): never {
 }
 
 /**
- * An upstream path a caller may name (spec §4.4, §4.5): relative, without a scheme, a host,
+ * An upstream path a caller may name (docs/api.md#relays): relative, without a scheme, a host,
  * `//`, dot segments or `;` (also percent-encoded), backslashes, CR/LF, NUL, a query or a
  * fragment; with `leadingSlash: false` (the proxy's path after `/proxy/`), not starting with `/`
  * either. Returns it with one leading slash. Anything else is 400 before a byte goes upstream.
