@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 
-/** How an upstream call ended (CONTRACT §15 `outcome`). */
+/** How an upstream call ended: the `outcome` label (docs/deploy.md#metrics). */
 export type UpstreamOutcome = 'ok' | '4xx' | '5xx' | 'timeout' | 'refused'
 export type UpstreamName = 'backend' | 'aggregator' | 'brapi'
 /** The caches whose hit ratio an operator watches. */
@@ -56,7 +56,7 @@ function children<Child> (make: (...values: string[]) => Child): (...values: str
   }
 }
 
-/** The series of CONTRACT §15 in a registry of their own (one per app, so tests and hosts never collide). */
+/** The series of docs/deploy.md#metrics in a registry of their own (one per app, so tests and hosts never collide). */
 export class PrometheusTelemetry implements Telemetry {
   readonly registry = new Registry()
   private readonly requests = new Histogram({

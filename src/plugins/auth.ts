@@ -27,12 +27,12 @@ import { WindowCounter } from '../budget.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
 
-/** The verified caller of a Bearer route (spec §2.7). */
+/** The verified caller of a Bearer route (docs/api.md#resources, Principal). */
 export interface Principal {
   id: string
   type: PrincipalType
   payload: JwtPayload
-  /** `exp` and `iat` as ISO 8601 timestamps (spec §2.7), computed once per token. */
+  /** `exp` and `iat` as ISO 8601 timestamps, computed once per token. */
   expiresAt: string
   issuedAt: string
   tokenData: TokenData
@@ -46,12 +46,12 @@ export interface AuthPluginOptions {
   jwtAlgorithm: JwtAlgorithm
   /** Clock skew in seconds allowed on `exp`, `nbf` and `iat`. */
   leewaySeconds: number
-  /** Kind given to tokens without `prv`; by default they are rejected (CONTRACT §8). */
+  /** Kind given to tokens without `prv`; by default they are rejected (docs/api.md#tokens). */
   defaultType?: PrincipalType
   providers: ProviderConfig
   /** Accepted `x-api-key` values; several at once allow rotation. */
   apiKeys: readonly string[]
-  /** Failed authentications per client IP per minute before further failures are 429 (CONTRACT §1; 60 when absent). */
+  /** Failed authentications per client IP per minute before further ones are 429 (default 60; docs/api.md#limits). */
   authFailuresPerMinute?: number
 }
 
@@ -78,7 +78,7 @@ declare module 'fastify' {
   }
 }
 
-/** The token of `Authorization: Bearer <token>`: scheme in any case, one space, nothing else (CONTRACT §8). */
+/** The token of `Authorization: Bearer <token>`: scheme in any case, one space, nothing else (docs/api.md#tokens). */
 const BEARER = /^bearer ([A-Za-z0-9_\-.=]+)$/i
 
 export function bearerToken (header: string | undefined): string | null {
@@ -159,7 +159,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     verify: {
       algorithms: [options.jwtAlgorithm],
       clockTolerance: leewayMs,
-      // `sub` is checked below, so that its absence gets its own message (spec §7.3).
+      // `sub` is checked below, so that its absence gets its own message (`Subject não encontrado no token`).
       requiredClaims: REQUIRED_BY_VERIFIER
     }
   })
@@ -264,5 +264,5 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   })
 }
 
-/** JWT (tymon/jwt-auth HS*) and API-key guards, and `request.principal` (spec §5, CONTRACT §8). */
+/** JWT (tymon/jwt-auth HS*) and API-key guards, and `request.principal` (docs/api.md#credentials, #tokens). */
 export default fp(auth, { name: 'bff-auth', fastify: '5.x' })

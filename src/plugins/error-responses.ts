@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { ERROR_CODES, errorCodeOf, isCodedError, Messages, UNSUPPORTED_MEDIA_TYPE_MESSAGE, type ErrorCode } from '../errors.js'
 import { StringEnum } from '../schemas/common.js'
 
-/** The error body of spec §7.2 with CONTRACT §9's `code`; `message` is an array only for validation failures. */
+/** The error body (docs/api.md#errors); `message` is an array only for validation failures. */
 export const ErrorBodySchema = Type.Object({
   statusCode: Type.Integer(),
   code: StringEnum(ERROR_CODES),
@@ -13,7 +13,7 @@ export const ErrorBodySchema = Type.Object({
   error: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
   path: Type.String()
-}, { title: 'ErrorBody', description: 'Error body of spec §7.2: statusCode, code (CONTRACT §9, for programs), message (an array for validation failures), error, timestamp, path' })
+}, { title: 'ErrorBody', description: 'Error body of every error the service answers: statusCode, code (for programs), message (an array for validation failures), error, timestamp, path' })
 export type ErrorBody = Static<typeof ErrorBodySchema>
 
 interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[], required?: string[] }
@@ -29,7 +29,7 @@ function propertyName (instancePath: string, root: string): string {
   return name === '' ? root : name
 }
 
-/** One phrase per failing rule, in class-validator's wording (CONTRACT §5). */
+/** One phrase per failing rule, in class-validator's wording (docs/api.md#inputs). */
 function typePhrase (property: string, type: unknown): string {
   // A nullable property fails as `string,null`: the caller should hear about the useful type.
   switch (String(type).split(',')[0]) {
@@ -186,11 +186,14 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 
-/** Answers any error in the standard body (spec §7.2, CONTRACT §9): the app's error handler, and a module's fallback for errors it does not format itself. */
+/**
+ * Answers any error in the standard body (docs/api.md#errors): the app's error handler, and a
+ * module's fallback for errors it does not format itself.
+ */
 export function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error.validation !== undefined) {
     const root = error.validationContext ?? 'body'
-    // CONTRACT §13: an id longer than any id names nothing — 404, without echoing it back.
+    // An id longer than any id names nothing — 404, without echoing it back (docs/api.md#inputs).
     if (root === 'params' && error.validation.some(issue => issue.keyword === 'maxLength')) {
       return reply.code(404).send({ ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'), path: request.routeOptions.url ?? '' })
     }
@@ -216,7 +219,7 @@ async function errorResponses (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** The one error handler and not-found handler of the app: every error leaves as spec §7.2. */
+/** The one error handler and not-found handler of the app: every error leaves in the standard body. */
 export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' })
 
 /**

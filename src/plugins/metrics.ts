@@ -14,7 +14,7 @@ declare module 'fastify' {
 }
 
 export interface MetricsPluginOptions {
-  /** The port of the second listener serving `GET /metrics` (CONTRACT §15); metrics are off without one. */
+  /** The port of the second listener serving `GET /metrics` (docs/deploy.md#metrics); metrics are off without one. */
   port?: number
   /** Its address; 127.0.0.1 by default, so the public port never exposes the metrics. */
   host?: string
@@ -73,5 +73,5 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
   })
 }
 
-/** Prometheus metrics (CONTRACT §15) on a listener of their own. Register first: the other plugins report to it. */
+/** Prometheus metrics (docs/deploy.md#metrics) on their own listener. Register first: other plugins report to it. */
 export default fp(metrics, { name: 'bff-metrics', fastify: '5.x' })

@@ -10,7 +10,7 @@ function charsetOf (contentType: string | undefined): string | undefined {
   return match?.[1]?.toLowerCase()
 }
 
-/** JSON nested deeper than this is refused before any route sees it (CONTRACT §13). */
+/** JSON nested deeper than this is refused before any route sees it (docs/api.md#inputs). */
 export const MAX_JSON_DEPTH = 32
 
 /** A UTF-16 surrogate without its pair: no character at all, and invalid in UTF-8 downstream. */
@@ -43,7 +43,7 @@ const NO_QUERY = Object.freeze({ type: 'object', properties: {}, propertyNames: 
 
 /**
  * Refuses query parameters a route does not define: `?user=1` (a typo of `userId`) must not
- * silently list everything (CONTRACT §13, class-validator's `property user should not exist`).
+ * silently list everything (docs/api.md#inputs, class-validator's `property user should not exist`).
  */
 function refuseUndefinedQueryParameters (route: RouteOptions): void {
   const schema = route.schema ?? {}
@@ -81,5 +81,5 @@ async function strictInputs (app: FastifyInstance): Promise<void> {
   })
 }
 
-/** Inputs to the letter of CONTRACT §13: undefined query parameters refused, JSON only in UTF-8. Register before the routes. */
+/** Strict inputs (docs/api.md#inputs): unknown query parameters refused, JSON only in UTF-8. Register before routes. */
 export default fp(strictInputs, { name: 'bff-strict-inputs', fastify: '5.x' })

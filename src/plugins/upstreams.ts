@@ -26,7 +26,7 @@ export interface UpstreamsPluginOptions {
     baseUrl: string
     timeoutMs: number
     credentials?: AggregatorCredentials
-    /** Requests per minute to the aggregator (CONTRACT §1 `AGGREGATOR_REQUESTS_PER_MINUTE`); unlimited when absent. */
+    /** Requests per minute to the aggregator (`AGGREGATOR_REQUESTS_PER_MINUTE`); unlimited when absent. */
     requestsPerMinute?: number
     /**
      * Each principal's share of it (`AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE`), checked
@@ -87,7 +87,7 @@ async function upstreams (app: FastifyInstance, options: UpstreamsPluginOptions)
 }
 
 /**
- * Clients for the backend API and the aggregator (CONTRACT §4 maps their failures): got for the
+ * Clients for the backend API and the aggregator (docs/api.md#relays maps their failures): got for the
  * service's own calls, undici pools for the pass-through relays (closed with the app).
  */
 export default fp(upstreams, { name: 'bff-upstreams', fastify: '5.x' })

@@ -114,7 +114,7 @@ export class AggregatorApi {
   }
 
   /**
-   * A request with the API key over got (CONTRACT §4 applies); renews the key once and retries
+   * A request with the API key over got (docs/api.md#relays applies); renews the key once and retries
    * once if it was refused.
    */
   async call (request: AggregatorRequest): Promise<UpstreamResponse> {

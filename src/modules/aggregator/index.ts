@@ -31,9 +31,9 @@ export interface AggregatorModuleOptions {
   allowedMethods: readonly string[]
   /** The `x-webhook-secret` the webhook sender presents; without one every delivery is accepted. */
   webhookSecret?: string
-  /** Accept webhooks while the aggregator has no credentials (development); otherwise 503 like the relay (CONTRACT §13). */
+  /** Accept webhooks while the aggregator has no credentials (development); otherwise 503 like the relay. */
   webhooksWithoutCredentials?: boolean
-  /** `POST /connect_token` calls per principal per minute (CONTRACT §1; 10 when absent). */
+  /** `POST /connect_token` calls per principal per minute (`CONNECT_TOKENS_PER_MINUTE`; 10 when absent). */
   connectTokensPerMinute?: number
   /** How failed webhook item verifications are retried (defaults: every 5 s, from 5 s, for 24 h). */
   verification?: Partial<VerificationRetryOptions>
@@ -41,7 +41,7 @@ export interface AggregatorModuleOptions {
 
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
 const FORBIDDEN_PATHS = ['/auth', '/webhooks', '/connect_token']
-/** A connect token lives 30 minutes (UPSTREAMS §1.3); the aggregator does not say so itself. */
+/** A connect token lives 30 minutes (Pluggy's documentation); the aggregator does not say so in its answer. */
 export const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
 export const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
 const WEBHOOK_BODY_LIMIT = 64 * 1024
@@ -60,7 +60,7 @@ function canonicalJson (value: unknown): string {
   return JSON.stringify(value)
 }
 
-/** Idempotency key: the sender's `eventId` (UPSTREAMS §1.5), else a digest of the whole payload. */
+/** Idempotency key: the sender's `eventId` (Pluggy's id of a delivery), else a digest of the whole payload. */
 export function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
 }
@@ -70,7 +70,7 @@ function principalKey (principal: Principal): string {
   return `${principal.type}:${principal.id}`
 }
 
-/** The aggregator's pagination (UPSTREAMS §1): `page` from 1, `pageSize` 1–500. */
+/** The aggregator's pagination (Pluggy's `page`/`pageSize`): `page` from 1, `pageSize` 1–500. */
 const PAGINATION = { page: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, pageSize: { minimum: 1, maximum: 500 } } as const
 
 /**
@@ -91,7 +91,7 @@ function assertPagination (fields: Record<string, JsonValue>): void {
   if (issues.length > 0) throw new ValidationError('body', issues)
 }
 
-/** Aggregator relay, connect token and webhook receiver (spec §4.4, §6; CONTRACT §3, §6). */
+/** Aggregator relay, connect token and webhook receiver (docs/api.md#aggregator). */
 const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
   const { aggregator } = app

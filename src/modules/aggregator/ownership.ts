@@ -34,7 +34,7 @@ function askerOf (clientId: string, log: FastifyBaseLogger): Asker {
 }
 
 /**
- * Decides whether a `client` may reach an aggregator path (CONTRACT §3, OWASP API1): one API key
+ * Decides whether a `client` may reach an aggregator path (docs/api.md#aggregator, OWASP API1): one API key
  * reaches every item of the application, so each item a call names (in its path, `itemId` or
  * `accountId`) must have the client's id as its `clientUserId`. Answers are cached briefly.
  */

@@ -55,7 +55,7 @@ function queryOf (params: Record<string, unknown>): Record<string, QueryValue> {
   return query
 }
 
-/** Relay to the Laravel backend API (spec §4.5), with the caller's own Bearer token. */
+/** Relay to the Laravel backend API (docs/api.md#relays), with the caller's own Bearer token. */
 const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('backend-api', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
