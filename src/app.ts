@@ -27,7 +27,7 @@ import backendApiModule from './modules/backend-api/index.js'
 import aggregatorModule from './modules/aggregator/index.js'
 import graphqlModule from './modules/graphql/index.js'
 
-/** The API's version (spec §9); package.json carries the same (a test holds them together). */
+/** The API's version (docs/api.md#versioning); package.json carries the same (a test holds them together). */
 export const SERVICE_VERSION = '1.0.0'
 
 /**
@@ -45,7 +45,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     // Every line of a request carries its W3C trace id; upstream calls continue the trace.
     childLoggerFactory: tracing === undefined ? tracedChildLogger : tracedChildLoggerWith(tracing.activeTrace),
     // Path parameters of any length reach validation, which answers 404 for an overlong id
-    // (CONTRACT §13: never 414); the request line itself is bounded by Node's header limit.
+    // (never 414: docs/api.md#inputs); the request line itself is bounded by Node's header limit.
     routerOptions: { maxParamLength: 16 * 1024 },
     // Behind a balancer the client is in X-Forwarded-For, from the proxies TRUST_PROXY names.
     trustProxy: config.trustProxy,
@@ -54,7 +54,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     schemaController: schemaCompilers(),
     ajv: {
       customOptions: {
-        // Every failed rule makes one phrase of the 400 array (CONTRACT §5); `verbose` lets the
+        // Every failed rule makes one phrase of the 400 array (docs/api.md#inputs); `verbose` lets the
         // error handler see the schema of a missing property; no coercion: `123` is not a string.
         allErrors: true,
         verbose: true,
@@ -66,7 +66,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     }
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  // JSON only (CONTRACT §4: another content type is 415); a text/plain body would also dodge
+  // JSON only (another content type is 415: docs/api.md#inputs); a text/plain body would also dodge
   // CORS preflight (GHSA-3fjj-p79j-c9hh).
   app.removeContentTypeParser('text/plain')
   app.addHook('onRequest', echoRequestId)

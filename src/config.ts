@@ -21,7 +21,7 @@ const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
 /** A path under BACKEND_URL, relative (no leading slash, no dot segments). */
 const UpstreamPath = Type.String({ pattern: '^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$' })
 
-/** Every environment variable of CONTRACT §1, validated once at start-up. */
+/** Every environment variable (README, Configuration), validated once at start-up. */
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
@@ -102,9 +102,9 @@ export type Environment = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
 
 /** The configuration, parsed once: the variables, and each plugin's options ready to register. */
 export interface AppConfig {
-  /** Every variable of CONTRACT §1, validated and defaulted. */
+  /** Every variable, validated and defaulted. */
   env: Environment
-  /** Development-only routes exist (CONTRACT §2: outside production). */
+  /** Development-only routes exist (outside production: docs/api.md#development-only-routes). */
   devRoutes: boolean
   /** After SIGTERM, how long `/ready` says 503 while the instance still serves. */
   shutdownDrainMs: number
@@ -159,7 +159,7 @@ export function commaList (value: string | undefined): string[] {
 
 interface ConfigIssue { keyword: string, instancePath: string, params: Record<string, unknown>, message?: string }
 
-/** One phrase per bad variable, naming it and what it may be (CONTRACT §13); values are never echoed (they may be secrets). */
+/** One phrase per bad variable, naming it and what it may be; values are never echoed (they may be secrets). */
 function configProblems (error: Error & { errors?: ConfigIssue[] }): string {
   if (error.errors === undefined) return error.message
   return error.errors.map(issue => {
@@ -182,7 +182,7 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
   const production = values.NODE_ENV === 'production'
   if (production) {
     const missing = ['JWT_SECRET', 'API_KEYS'].filter(name => values[name as 'JWT_SECRET' | 'API_KEYS'] === undefined)
-    // The default is the development store of the checkout (CONTRACT §13): production names its own.
+    // The default is the development store of the checkout: production names its own.
     if (defined.DATABASE_URL === undefined) missing.push('DATABASE_URL')
     if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
     // Simulated prices must be a choice in production, never a default nobody noticed.
@@ -295,7 +295,7 @@ function pluginOptions (env: Environment): AppConfig {
           leaseMs: 60_000 + 4 * env.AGGREGATOR_TIMEOUT_MS
         }
       },
-      // Introspection and GraphiQL outside production only (CONTRACT §14).
+      // Introspection and GraphiQL outside production only (docs/api.md#development-only-routes).
       graphql: {
         devTools: devRoutes,
         maxCost: env.GRAPHQL_MAX_COST,

@@ -1,7 +1,7 @@
 import createError from '@fastify/error'
 
 /**
- * Coded errors whose messages are fixed, user-facing texts (spec §7.3, CONTRACT §4).
+ * Coded errors whose messages are fixed, user-facing texts (docs/api.md#error-codes).
  * Every error code starting with `BFF_` is safe to show, whatever its status.
  */
 export const Messages = {
@@ -44,7 +44,7 @@ export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONF
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)
-/** CONTRACT §13: what to send, said plainly. */
+/** A 415 says what to send, plainly (docs/api.md#inputs). */
 export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Content-Type must be application/json'
 export const UnsupportedMediaTypeError = createError('BFF_UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE_MESSAGE, 415)
 
@@ -68,7 +68,7 @@ export class ValidationError extends Error {
   }
 }
 
-/** The machine-readable codes of CONTRACT §9, one on every error body. */
+/** The machine-readable codes (docs/api.md#error-codes), one on every error body. */
 export const ERROR_CODES = [
   'VALIDATION_FAILED', 'BAD_REQUEST',
   'TOKEN_INVALID', 'TOKEN_EXPIRED', 'SUBJECT_MISSING', 'API_KEY_INVALID', 'WEBHOOK_SECRET_INVALID',
@@ -118,7 +118,7 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
   504: 'UPSTREAM_TIMEOUT'
 }
 
-/** The CONTRACT §9 code of an error answered with `status`. */
+/** The error code (docs/api.md#error-codes) of an error answered with `status`. */
 export function errorCodeOf (error: { code?: unknown }, status: number): ErrorCode {
   const own = typeof error.code === 'string' ? CODE_OF_ERROR[error.code] : undefined
   if (own !== undefined) return own

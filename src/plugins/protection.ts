@@ -63,7 +63,7 @@ export function addSecurityHeaders (app: FastifyInstance): void {
 }
 
 /**
- * Layer 2: CORS for the listed origins only (none: no grant), CONTRACT §10: every method and
+ * Layer 2: CORS for the listed origins only (none: no grant; docs/api.md#cors): every method and
  * request header the API uses, the response headers a frontend reads, preflights cached 10
  * minutes, no credentials mode (the API uses headers, not cookies).
  */

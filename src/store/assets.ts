@@ -63,7 +63,7 @@ const OF_PORTFOLIOS_SQL: Record<StoreEngine, string> = {
 }
 
 /**
- * Portfolio assets (spec §2.2) and their buy lots. Every write touches the asset's portfolio,
+ * Portfolio assets (docs/api.md#resources) and their buy lots. Every write touches the asset's portfolio,
  * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised.
  */
 export class AssetRepository {

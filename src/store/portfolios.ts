@@ -15,7 +15,7 @@ import type {
   UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 
-/** A portfolio's total, computed by the database from its assets (CONTRACT §6). */
+/** A portfolio's total, the sum of its assets' values computed by the database (docs/api.md#money). */
 const TOTAL_SQL = 'coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)'
 const portfolioTotal = sql.raw<number | string>(TOTAL_SQL)
 
@@ -26,7 +26,7 @@ interface DetailRow<Item> extends PortfolioRow {
   assets: string | Item[]
 }
 
-/** The asset fields of REST's portfolio detail (spec §2.1). */
+/** The asset fields of REST's portfolio detail (`GET /portfolios/:id`). */
 export const DETAIL_ASSET_COLUMNS = ['id', 'name', 'symbol', 'quantity', 'price'] as const
 /** Every column of an asset row, for answers that hold whole assets (GraphQL). */
 const ASSET_COLUMNS = ['id', 'portfolio_id', 'name', 'symbol', 'type', 'quantity', 'price', 'value_cents', 'created_at', 'updated_at'] as const
@@ -78,7 +78,7 @@ export async function touchPortfolio (executor: Executor, id: string, timestamp:
   return result.numUpdatedRows > 0n
 }
 
-/** Portfolios (spec §2.1), their totals summed by the database. Inputs arrive validated and trimmed. */
+/** Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed. */
 export class PortfolioRepository {
   private readonly selectDetail: (parameters: readonly unknown[]) => Promise<Array<DetailRow<PortfolioDetail['assets'][number]>>>
   private readonly selectWithAssets: (parameters: readonly unknown[]) => Promise<Array<DetailRow<AssetRow>>>

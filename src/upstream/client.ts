@@ -99,7 +99,7 @@ export function jsonObject (body: JsonValue | undefined): JsonObject | undefined
  * One upstream over got 14: keep-alive agents, a timeout per request, redirects never
  * followed (got would hand `X-API-KEY` to the new host), at most one retry, of a GET, on a
  * connection reset. Every URL is built here from the configured base, and its origin and path
- * prefix are checked before sending. {@link call} is the only way out, and applies CONTRACT §4.
+ * prefix are checked before sending. {@link call} is the only way out, and applies docs/api.md#relays.
  * The service's own calls go this way; the pass-through relays go through {@link RelayClient}
  * (undici), several times cheaper per call.
  */
@@ -154,7 +154,7 @@ export class UpstreamClient {
   }
 
   /**
-   * Sends one request and applies CONTRACT §4 in one place: a 2xx–4xx answer is returned as
+   * Sends one request and applies docs/api.md#relays in one place: a 2xx–4xx answer is returned as
    * received; a 5xx (its body logged, never returned: it may hold a debug trace), a refused or
    * reset connection, an oversized or non-JSON body are 502; a timeout is 504.
    */

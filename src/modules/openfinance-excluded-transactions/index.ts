@@ -15,7 +15,7 @@ import {
 } from '../../schemas/excluded-transaction.js'
 import { ListExclusionsQuerySchema } from './schemas.js'
 
-/** Open-finance excluded transactions of spec §4.6, behind the Bearer token. */
+/** Open-finance excluded transactions (docs/api.md#resources), behind the Bearer token. */
 const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('openfinance-excluded-transactions', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)

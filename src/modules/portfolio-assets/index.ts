@@ -11,7 +11,7 @@ import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema } from '../../schemas/quote.js'
 import { AssetTypeParamsSchema, ListAssetsQuerySchema, SymbolParamsSchema } from './schemas.js'
 
-/** Portfolio assets of spec §4.3, behind the API key. */
+/** Portfolio assets, their quotes and dashboards (docs/api.md#resources), behind the API key. */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)

@@ -17,7 +17,7 @@ import {
 } from '../../schemas/portfolio.js'
 import { ListPortfoliosQuerySchema } from './schemas.js'
 
-/** Portfolios of spec §4.2, behind the API key. */
+/** Portfolios (docs/api.md#resources), behind the API key. */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
