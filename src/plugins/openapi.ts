@@ -84,7 +84,7 @@ const isObject = (value: unknown): value is JsonObject => typeof value === 'obje
 
 /**
  * Every schema with a `title` becomes a named component referenced with `$ref`, so that client
- * generators give it a type of its own (CONTRACT §12). Titles are unique: a second, different
+ * generators give it a type of its own (README, Operating it). Titles are unique: a second, different
  * schema under a name already taken stops the document.
  */
 function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
