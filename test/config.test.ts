@@ -7,7 +7,7 @@ import { loadOrCreateDevSecrets } from '../src/dev-secrets.js'
 
 const strongSecret = 'x'.repeat(64)
 
-t.test('defaults of CONTRACT §1', async t => {
+t.test('documented defaults', async t => {
   const config = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })
   t.match(config.env, {
     PORT: 3000,

@@ -31,7 +31,7 @@ export function fixtureToken (name: string): FixtureToken {
 export const silentLog: FastifyBaseLogger = Fastify({ logger: false }).log
 
 /**
- * The user-facing texts of spec §7.3 and CONTRACT §3–§4, written out here rather than imported
+ * The user-facing texts (docs/api.md#error-codes), written out here rather than imported
  * from src: a change of wording in the service must fail a test.
  */
 export const TEXTS = {
@@ -146,10 +146,10 @@ export function clientToken (options: ClaimOptions = {}): string {
   return signToken(tymonClaims({ ...options, type: 'client' }))
 }
 
-/** CONTRACT §9's codes, written out (a renamed code must fail a test). */
+/** The error codes (docs/api.md#error-codes), written out (a renamed code must fail a test). */
 export const ERROR_CODE = /^(VALIDATION_FAILED|BAD_REQUEST|TOKEN_INVALID|TOKEN_EXPIRED|SUBJECT_MISSING|API_KEY_INVALID|WEBHOOK_SECRET_INVALID|FORBIDDEN_PRINCIPAL|FORBIDDEN|NOT_FOUND|PAYLOAD_TOO_LARGE|UNSUPPORTED_MEDIA_TYPE|RATE_LIMITED|UPSTREAM_UNAVAILABLE|UPSTREAM_TIMEOUT|OVERLOADED|NOT_CONFIGURED|DRAINING|STORE_UNAVAILABLE|INTERNAL_ERROR)$/
 
-/** Asserts the standard error body of spec §7.2 with a CONTRACT §9 code. */
+/** Asserts the standard error body (docs/api.md#errors) with one of the error codes. */
 export function assertErrorBody (t: Test, body: unknown, statusCode: number, path: string): void {
   t.match(body, {
     statusCode,

@@ -28,7 +28,7 @@ function monthsAgo (count: number): MonthKey {
   return monthKey(new Date(Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth() - count, 1)))
 }
 
-/** Decimals of at most 8 places, as the API accepts them (CONTRACT §11). */
+/** Decimals of at most 8 places, as the API accepts them (docs/api.md#money). */
 const eightPlaces = (min: number, max: number): fc.Arbitrary<number> => fc.integer({ min: min * 1e8, max: max * 1e8 }).map(units => units / 1e8)
 const price = eightPlaces(0.01, 1e6)
 const quantity = eightPlaces(0.0001, 1e6)

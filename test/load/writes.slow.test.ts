@@ -78,7 +78,7 @@ forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECO
 
   for (const portfolioId of portfolios) {
     const detail = (await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}`, headers })).json() as { totalValue: number, assets: Array<{ id: string, quantity: number, price: number }> }
-    // Each asset's value to the cent, summed exactly (CONTRACT §11).
+    // Each asset's value to the cent, summed exactly (docs/api.md#money).
     const valueOf = (assets: Array<{ quantity: number, price: number }>): number =>
       assets.reduce((sum, a) => sum.plus(new Big(a.quantity).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
     const listed = valueOf(detail.assets)

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { InjectOptions } from 'fastify'
 import { apiKey, bearer, buildTestApp, signToken, tymonClaims, userToken, clientToken } from '../helper.js'
 
-t.test('every error body carries its CONTRACT §9 code; the texts stay as they are', async t => {
+t.test('every error body carries its documented code; the texts stay as they are', async t => {
   const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1000' })
   const cases: Array<{ name: string, request: InjectOptions, status: number, code: string, message?: string }> = [
     { name: 'validation', request: { method: 'POST', url: '/portfolios', headers: apiKey(), payload: {} }, status: 400, code: 'VALIDATION_FAILED' },

@@ -10,7 +10,7 @@ const run = promisify(execFile)
 const bin = (name: string): string => new URL(`../../node_modules/.bin/${name}`, import.meta.url).pathname
 
 /**
- * CONTRACT §12, checked with the tools a frontend team uses: Redocly's linter finds no error, and
+ * The OpenAPI document, checked with the tools a frontend team uses: Redocly's linter finds no error, and
  * a client written against the types openapi-typescript generates type-checks and works.
  */
 t.test('the OpenAPI document lints clean and generates a client that compiles and works', async t => {
@@ -61,7 +61,7 @@ t.test('every operation has a unique camelCase operationId and every entity is a
   for (const name of ['Portfolio', 'PortfolioDetail', 'PortfolioAsset', 'PortfolioValue', 'AssetQuote', 'AssetDashboard', 'ExcludedTransaction', 'SystemStats', 'ProviderConfig', 'ConnectToken', 'ErrorBody']) {
     t.ok(document.components.schemas[name], `component ${name}`)
   }
-  t.ok((document.components.schemas.ErrorBody?.properties?.code?.enum ?? []).includes('TOKEN_EXPIRED'), 'ErrorBody.code is the enum of CONTRACT §9')
+  t.ok((document.components.schemas.ErrorBody?.properties?.code?.enum ?? []).includes('TOKEN_EXPIRED'), 'ErrorBody.code is the enum of the error codes')
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       for (const status of ['400', '413', '415', '429', '500', '503']) t.ok(operation.responses[status], `${method} ${path} documents ${status}`)

@@ -84,7 +84,7 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
   t.notOk(lookups.some(r => r.path === '/accounts' || r.query.get('itemId') === 'item-b'), 'the refused calls were not relayed')
 
   const user = bearer(userToken())
-  t.equal((await call({ endpoint: '/items/item-b' }, user)).statusCode, 200, 'a user is not limited to its own items (CONTRACT §3)')
+  t.equal((await call({ endpoint: '/items/item-b' }, user)).statusCode, 200, 'a user is not limited to its own items')
 })
 
 t.test('POST /aggregator/connect_token creates a token for the principal only', async t => {

@@ -137,7 +137,7 @@ t.test('GET /auth/laravel-compatibility (development)', async t => {
   })
 })
 
-t.test('development-only routes do not exist in production (CONTRACT §2)', async t => {
+t.test('development-only routes do not exist in production', async t => {
   const app = await buildTestApp(t, { NODE_ENV: 'production', JWT_SECRET: tymon.secret })
   for (const url of ['/auth/token/debug', '/auth/laravel-compatibility']) {
     const res = await app.inject({ method: 'GET', url, headers: bearer(user.token) })

@@ -14,7 +14,7 @@ const run = promisify(execFile)
 const fixture = (name: string): URL => new URL(`../../fixtures/generated-graphql-client/${name}`, import.meta.url)
 
 /**
- * CONTRACT §14, checked with the tool frontend teams use: graphql-codegen types a client's
+ * The GraphQL schema, checked with the tool frontend teams use: graphql-codegen types a client's
  * operations from `schema.graphql`; the client written against them type-checks and works.
  */
 t.test('schema.graphql generates typed operations with graphql-codegen; a client written against them compiles and works', async t => {

@@ -8,7 +8,7 @@ t.test('schema.graphql is the schema the service serves (npm run graphql:schema 
   t.equal(readFileSync(SCHEMA_FILE, 'utf8'), schemaSdl(), 'run `npm run graphql:schema` and commit schema.graphql')
 })
 
-t.test('the schema holds CONTRACT §14\'s names, arguments and types', async t => {
+t.test('the schema holds the documented names, arguments and types', async t => {
   const schema = buildSchema(readFileSync(SCHEMA_FILE, 'utf8'))
   const signature = (type: string, field: string): string => {
     const found = (schema.getType(type) as GraphQLObjectType).getFields()[field] as GraphQLField<unknown, unknown>

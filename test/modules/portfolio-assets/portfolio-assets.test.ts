@@ -33,7 +33,7 @@ forEachEngine(t, 'POST /portfolio-assets for an unknown portfolio is 404 and sto
   t.same((await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json(), [])
 })
 
-forEachEngine(t, 'POST /portfolio-assets validation (CONTRACT §5) stores nothing', async (t, engine) => {
+forEachEngine(t, 'POST /portfolio-assets validation stores nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
   const cases: Array<[Record<string, unknown>, string[]]> = [
@@ -142,7 +142,7 @@ forEachEngine(t, 'asset routes need the API key', async (t, engine) => {
   }
 })
 
-forEachEngine(t, 'PATCH /portfolio-assets/:id that names nothing updatable is 400 and changes nothing (CONTRACT §13)', async (t, engine) => {
+forEachEngine(t, 'PATCH /portfolio-assets/:id that names nothing updatable is 400 and changes nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
   const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()

@@ -52,7 +52,7 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(res.json(), { message: 'Dados resetados com sucesso' })
   const portfolios = (await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json()
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
-  // Each asset's value rounded to cents, summed exactly (CONTRACT §11).
+  // Each asset's value rounded to cents, summed exactly (docs/api.md#money).
   const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets)
     .reduce((sum, a) => sum.plus(a.lots.reduce((q, lot) => q.plus(lot.quantity), new Big(0)).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
   const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
