@@ -5,6 +5,7 @@ import { NO_TELEMETRY, type Telemetry, type UpstreamName } from '../telemetry.js
 import { upstreamTraceparent } from '../trace.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
+import { failureExcerpt } from './failure-excerpt.js'
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export type QueryValue = string | number | boolean
@@ -60,7 +61,6 @@ export interface UpstreamClientOptions {
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024
-const LOGGED_BODY_CHARACTERS = 2000
 
 type GotModule = typeof import('got')
 
@@ -155,8 +155,9 @@ export class UpstreamClient {
 
   /**
    * Sends one request and applies docs/api.md#relays in one place: a 2xx–4xx answer is returned as
-   * received; a 5xx (its body logged, never returned: it may hold a debug trace), a refused or
-   * reset connection, an oversized or non-JSON body are 502; a timeout is 504.
+   * received; a 5xx (logged with its size and a masked excerpt, never returned: it may hold a
+   * debug trace), a refused or reset connection, an oversized or non-JSON body are 502; a
+   * timeout is 504.
    */
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = this.url(request.path)
@@ -201,7 +202,10 @@ export class UpstreamClient {
     const text = response.body
     this.telemetry.upstream(this.name, status >= 500 ? '5xx' : status >= 400 ? '4xx' : 'ok', durationMs / 1000)
     if (status >= 500) {
-      log.warn({ upstream: this.name, method: request.method, path: url.pathname, status, body: text.slice(0, LOGGED_BODY_CHARACTERS) }, 'upstream failed')
+      // Its size and a short excerpt with secrets masked: a debug page may hold the upstream's.
+      const failed = failureExcerpt(response.rawBody ?? text)
+      log.warn({ upstream: this.name, method: request.method, path: url.pathname, status, ...failed },
+        'upstream failed')
       throw new UpstreamUnavailableError()
     }
     const rateLimitHeaders = rateLimitHeadersOf(response.headers)

@@ -4,6 +4,7 @@ import type { Dispatcher, Pool } from 'undici'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 import { NO_TELEMETRY, type Telemetry, type UpstreamName, type UpstreamOutcome } from '../telemetry.js'
 import { upstreamTraceparent } from '../trace.js'
+import { failureExcerpt } from './failure-excerpt.js'
 import {
   baseUrlOf,
   DEFAULT_MAX_BODY_BYTES,
@@ -176,8 +177,7 @@ export class RelayClient {
     if (status >= 500) {
       span?.setStatus({ code: ERROR_STATUS })
       span?.end()
-      log.warn({ upstream: this.name, method, path: url.pathname, status, body: raw.toString('utf8', 0, 2000) },
-        'upstream failed')
+      log.warn({ upstream: this.name, method, path: url.pathname, status, ...failureExcerpt(raw) }, 'upstream failed')
       throw new UpstreamUnavailableError()
     }
     span?.end()
