@@ -18,6 +18,8 @@ import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
 import quotes from './plugins/quotes.js'
 import itemStatus from './plugins/item-status.js'
+import idempotency from './plugins/idempotency.js'
+import conditionalRequests from './plugins/conditional-requests.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
@@ -87,6 +89,9 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(upstreams, tracing === undefined ? config.upstreams : { ...config.upstreams, tracer: tracing.tracer })
   await app.register(quotes, config.quotes)
   await app.register(itemStatus, config.itemStatus)
+  // Switched on per route (`config.idempotent`, `config.entityTag`, `config.ifMatch`): before the modules.
+  await app.register(idempotency, config.idempotency)
+  await app.register(conditionalRequests)
   await app.register(authModule, { prefix: '/auth', ...config.modules.auth })
   await app.register(portfoliosModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })

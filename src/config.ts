@@ -14,6 +14,7 @@ import type { BackendApiModuleOptions } from './modules/backend-api/index.js'
 import type { SystemModuleOptions } from './modules/system/index.js'
 import type { GraphqlModuleOptions } from './modules/graphql/index.js'
 import type { ItemStatusPluginOptions } from './plugins/item-status.js'
+import type { IdempotencyPluginOptions } from './plugins/idempotency.js'
 
 const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
@@ -89,7 +90,9 @@ export const ConfigSchema = Type.Object({
   METRICS_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   SHUTDOWN_DRAIN_MS: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })),
   /** The longest a request may take to arrive, headers and body (a client trickling it is cut then). */
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 })
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 30_000 }),
+  /** How long an `Idempotency-Key` and its answer are kept (see docs/api.md, Safe retries). */
+  IDEMPOTENCY_TTL_SECONDS: Type.Integer({ minimum: 1, maximum: 30 * 86_400, default: 86_400 })
 })
 
 type ConfigValues = Static<typeof ConfigSchema>
@@ -119,6 +122,7 @@ export interface AppConfig {
   upstreams: UpstreamsPluginOptions
   quotes: QuotesPluginOptions
   itemStatus: ItemStatusPluginOptions
+  idempotency: IdempotencyPluginOptions
   modules: {
     auth: AuthModuleOptions
     system: SystemModuleOptions
@@ -272,6 +276,11 @@ function pluginOptions (env: Environment): AppConfig {
     quotes: env.QUOTES_PROVIDER === 'brapi'
       ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, tickersPerRequest: env.BRAPI_TICKERS_PER_REQUEST, timeoutMs: env.BRAPI_TIMEOUT_MS }
       : { provider: 'offline', quoteTtlSeconds: env.QUOTES_TTL },
+    // A keyed request makes a few upstream calls at most: one in flight longer than this was lost.
+    idempotency: {
+      ttlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
+      inFlightLeaseMs: 60_000 + 2 * Math.max(env.BACKEND_TIMEOUT_MS, env.AGGREGATOR_TIMEOUT_MS)
+    },
     itemStatus: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
       postgresUrl: /^postgres(?:ql)?:/.test(env.DATABASE_URL) ? env.DATABASE_URL : undefined

@@ -47,6 +47,13 @@ export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BF
 /** A 415 says what to send, plainly (docs/api.md#inputs). */
 export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Content-Type must be application/json'
 export const UnsupportedMediaTypeError = createError('BFF_UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE_MESSAGE, 415)
+/** Safe retries and concurrent edits (docs/api.md, Safe retries): a key still running or reused, a stale `If-Match`. */
+export const IdempotencyKeyInFlightError = createError('BFF_IDEMPOTENCY_KEY_IN_FLIGHT',
+  'Uma requisição com esta Idempotency-Key ainda está em andamento', 409)
+export const IdempotencyKeyReusedError = createError('BFF_IDEMPOTENCY_KEY_REUSED',
+  'Esta Idempotency-Key já foi usada com outra requisição', 422)
+export const PreconditionFailedError = createError('BFF_PRECONDITION_FAILED',
+  'O recurso mudou desde a versão indicada em If-Match', 412)
 
 export interface ValidationIssue {
   keyword: string
@@ -76,6 +83,7 @@ export const ERROR_CODES = [
   'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED',
   'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT',
   'OVERLOADED', 'NOT_CONFIGURED', 'DRAINING', 'STORE_UNAVAILABLE',
+  'IDEMPOTENCY_KEY_IN_FLIGHT', 'IDEMPOTENCY_KEY_REUSED', 'PRECONDITION_FAILED',
   'INTERNAL_ERROR'
 ] as const
 export type ErrorCode = typeof ERROR_CODES[number]
@@ -99,7 +107,10 @@ const CODE_OF_ERROR: Record<string, ErrorCode> = {
   BFF_NOT_FOUND: 'NOT_FOUND',
   BFF_FORBIDDEN: 'FORBIDDEN',
   BFF_BAD_REQUEST: 'BAD_REQUEST',
-  BFF_UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE'
+  BFF_UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  BFF_IDEMPOTENCY_KEY_IN_FLIGHT: 'IDEMPOTENCY_KEY_IN_FLIGHT',
+  BFF_IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
+  BFF_PRECONDITION_FAILED: 'PRECONDITION_FAILED'
 }
 
 /** Errors raised by Fastify or a plugin: their status says which code they are. */

@@ -71,8 +71,12 @@ export async function addCors (app: FastifyInstance, origins: readonly string[])
   await app.register(cors, {
     origin: origins.length === 0 ? false : [...origins],
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id'],
-    exposedHeaders: ['x-request-id', 'Retry-After', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'RateLimit', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    // Idempotency-Key and the conditional-request headers: safe retries and edits (docs/api.md, Safe retries).
+    allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id',
+      'Idempotency-Key', 'If-Match', 'If-None-Match'],
+    exposedHeaders: ['x-request-id', 'Retry-After', 'ETag', 'Idempotent-Replayed',
+      'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset',
+      'RateLimit', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     maxAge: 600,
     credentials: false
   })

@@ -6,7 +6,8 @@ import { now, type StoreHandle } from './handle.js'
 import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, PreconditionFailedError } from '../errors.js'
+import { entityTag, type Precondition } from '../entity-tag.js'
 import { decimal, positionValue, toCents } from '../money.js'
 import { toAsset, type AssetRow } from './rows.js'
 
@@ -115,8 +116,9 @@ export class AssetRepository {
    * given price (or the asset's price); a lower one takes the difference from the oldest lots
    * first (FIFO), so the lots always add up to the quantity.
    */
-  async update (id: string, input: UpdateAssetInput): Promise<Asset | undefined> {
+  async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Asset | undefined> {
     return await this.handle.write(async trx => {
+      if (precondition !== undefined) await this.check(trx, id, precondition)
       const timestamp = now()
       // Touching the row first locks it (PostgreSQL) and returns the values before this change.
       const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
@@ -139,14 +141,28 @@ export class AssetRepository {
     })
   }
 
-  async delete (id: string): Promise<boolean> {
+  /** Removes the asset and its lots, when `precondition` (an If-Match) holds for its tag. */
+  async delete (id: string, precondition?: Precondition): Promise<boolean> {
     return await this.handle.write(async trx => {
+      if (precondition !== undefined) await this.check(trx, id, precondition)
       await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
       const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
       if (row === undefined) return false
       await touchPortfolio(trx, row.portfolio_id, now())
       return true
     })
+  }
+
+  /**
+   * Inside a write: reads the asset, locking its row (PostgreSQL; on SQLite the store's one
+   * connection runs one transaction at a time), and fails with 412 unless `precondition` holds
+   * for the tag of the asset as `GET /portfolio-assets/:id` answers it now. A missing asset
+   * passes: the write then finds nothing (404).
+   */
+  private async check (trx: Transaction<Database>, id: string, precondition: Precondition): Promise<void> {
+    const query = trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id)
+    const row = await (this.handle.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+    if (row !== undefined && !precondition(entityTag(toAsset(row)))) throw new PreconditionFailedError()
   }
 
   /** The asset's buy lots, oldest first. */

@@ -54,8 +54,10 @@ const CLAIM_SQL = `insert into idempotency_keys (${COLUMNS}) values (?, ?, ?, ?,
     or (idempotency_keys.status_code is null and idempotency_keys.locked_until <= excluded.created_at)
   returning claim`
 
-const SELECT_SQL = 'select fingerprint, status_code, headers, body, locked_until, expires_at from idempotency_keys where scope = ? and key = ?'
-const COMPLETE_SQL = 'update idempotency_keys set status_code = ?, headers = ?, body = ? where scope = ? and key = ? and claim = ?'
+const SELECT_SQL = 'select fingerprint, status_code, headers, body, locked_until, expires_at from idempotency_keys ' +
+  'where scope = ? and key = ?'
+const COMPLETE_SQL = 'update idempotency_keys set status_code = ?, headers = ?, body = ? ' +
+  'where scope = ? and key = ? and claim = ?'
 const RELEASE_SQL = 'delete from idempotency_keys where scope = ? and key = ? and claim = ?'
 
 /** A row that vanished or lapsed between the claim and the look at it is claimed again, this many times at most. */
@@ -85,7 +87,8 @@ export class IdempotencyRepository {
    */
   async claim (claim: IdempotencyClaim): Promise<ClaimOutcome> {
     for (let tries = 0; tries < CLAIM_TRIES; tries++) {
-      const taken = await this.insertClaim([claim.scope, claim.key, claim.fingerprint, claim.claim, claim.lockedUntil, claim.expiresAt, claim.at])
+      const { scope, key, fingerprint, lockedUntil, expiresAt, at } = claim
+      const taken = await this.insertClaim([scope, key, fingerprint, claim.claim, lockedUntil, expiresAt, at])
       if (taken.length > 0) return { outcome: 'claimed' }
       const row = (await this.select([claim.scope, claim.key]))[0]
       // Released (a failed execution) or lapsed since: claim again.

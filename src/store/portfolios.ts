@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Selectable } from 'kysely'
+import { sql, type Selectable, type Transaction } from 'kysely'
 import type { StoreEngine } from './connect.js'
-import type { PortfoliosTable } from './database.js'
+import type { Database, PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
 import { fromCents } from '../money.js'
 import type { Asset } from '../schemas/asset.js'
 import { toAsset, type AssetRow } from './rows.js'
+import { entityTag, type Precondition } from '../entity-tag.js'
+import { PreconditionFailedError } from '../errors.js'
 import type {
   CreatePortfolioInput,
   Portfolio,
@@ -65,11 +67,19 @@ function itemsOf<Item> (row: DetailRow<Item>): Item[] {
   return typeof row.assets === 'string' ? JSON.parse(row.assets) as Item[] : row.assets
 }
 
-async function portfolioById (executor: Executor, id: string): Promise<Portfolio | undefined> {
-  const row = await executor.selectFrom('portfolios').selectAll().select(portfolioTotal.as('total_value'))
-    .where('id', '=', id)
-    .executeTakeFirst()
-  return row === undefined ? undefined : toPortfolio(row)
+type DetailAsset = PortfolioDetail['assets'][number]
+
+type DetailRows = Array<DetailRow<DetailAsset>>
+
+/** A changed portfolio, and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
+interface Changed {
+  portfolio: Portfolio
+  detail: PortfolioDetail
+}
+
+/** REST's detail of a portfolio, from a row of the detail statement: what `GET /portfolios/:id` answers and tags. */
+function toDetail (row: DetailRow<DetailAsset>): PortfolioDetail {
+  return { ...portfolioFields(row), assets: itemsOf(row) }
 }
 
 /** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row); false when it does not exist. */
@@ -80,7 +90,7 @@ export async function touchPortfolio (executor: Executor, id: string, timestamp:
 
 /** Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed. */
 export class PortfolioRepository {
-  private readonly selectDetail: (parameters: readonly unknown[]) => Promise<Array<DetailRow<PortfolioDetail['assets'][number]>>>
+  private readonly selectDetail: (parameters: readonly unknown[], executor?: Executor) => Promise<DetailRows>
   private readonly selectWithAssets: (parameters: readonly unknown[]) => Promise<Array<DetailRow<AssetRow>>>
   private readonly insert: (parameters: readonly unknown[]) => Promise<unknown[]>
   private readonly selectById: (parameters: readonly unknown[]) => Promise<PortfolioRow[]>
@@ -107,7 +117,7 @@ export class PortfolioRepository {
   /** The portfolio, its total and its assets (REST's detail), in one statement. */
   async detail (id: string): Promise<PortfolioDetail | undefined> {
     const row = (await this.selectDetail([id]))[0]
-    return row === undefined ? undefined : { ...portfolioFields(row), assets: itemsOf(row) }
+    return row === undefined ? undefined : toDetail(row)
   }
 
   /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
@@ -143,20 +153,47 @@ export class PortfolioRepository {
     return portfolio
   }
 
-  async update (id: string, input: UpdatePortfolioInput): Promise<Portfolio | undefined> {
+  async update (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Portfolio | undefined> {
+    return (await this.change(id, input, precondition))?.portfolio
+  }
+
+  /**
+   * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
+   * tag; answers it and its detail after the change, read in the same transaction.
+   */
+  async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
     return await this.handle.write(async trx => {
+      if (precondition !== undefined) await this.check(trx, id, precondition)
       const changes: Partial<PortfoliosTable> = { updated_at: now() }
       if (input.name !== undefined) changes.name = input.name
       if (input.description !== undefined) changes.description = input.description
       const result = await trx.updateTable('portfolios').set(changes).where('id', '=', id).executeTakeFirst()
       if (result.numUpdatedRows === 0n) return undefined
-      return await portfolioById(trx, id)
+      const row = (await this.selectDetail([id], trx))[0]
+      /* c8 ignore next -- updated in this transaction */
+      if (row === undefined) return undefined
+      return { portfolio: toPortfolio(row), detail: toDetail(row) }
     })
   }
 
-  /** Deletes the portfolio, its assets and their lots in one transaction. */
-  async delete (id: string): Promise<boolean> {
+  /**
+   * Inside a write: locks the portfolio (PostgreSQL; on SQLite the store's one connection runs one
+   * transaction at a time) and fails with 412 unless `precondition` holds for its detail's tag as
+   * it is now — asset writes lock the same row, so nothing changes it between the check and the
+   * write. A missing portfolio passes: the write then finds nothing (404).
+   */
+  private async check (trx: Transaction<Database>, id: string, precondition: Precondition): Promise<void> {
+    if (this.handle.engine === 'postgres') {
+      await trx.selectFrom('portfolios').select('id').where('id', '=', id).forUpdate().execute()
+    }
+    const row = (await this.selectDetail([id], trx))[0]
+    if (row !== undefined && !precondition(entityTag(toDetail(row)))) throw new PreconditionFailedError()
+  }
+
+  /** Deletes the portfolio, its assets and their lots in one transaction, when `precondition` holds (see change). */
+  async delete (id: string, precondition?: Precondition): Promise<boolean> {
     return await this.handle.write(async trx => {
+      if (precondition !== undefined) await this.check(trx, id, precondition)
       await trx.deleteFrom('asset_lots')
         .where('asset_id', 'in', eb => eb.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id))
         .execute()

@@ -23,6 +23,8 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   const errors = errorSchemas(400, 401, 403, 404)
 
   app.post('/', {
+    // Idempotency-Key (src/plugins/idempotency.ts): a repeat gets the first answer, 201 included.
+    config: { idempotent: true },
     schema: {
       operationId: 'excludeTransaction', summary: 'Exclude a transaction (idempotent per client and transaction)',
       body: CreateExclusionInputSchema,

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { NotFoundError, QuoteNotFoundError, orNotFound } from '../../errors.js'
 import { assetDashboard } from '../../dashboard/service.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema, pageOf } from '../../schemas/common.js'
 import { AssetListItemSchema, AssetSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput } from '../../schemas/asset.js'
@@ -40,11 +41,14 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: { operationId: 'getAssetDashboard', summary: 'Position, history and buys of one asset', params: IdParamsSchema, response: { 200: DashboardSchema, ...errorSchemas(400, 401, 404, 502, 504) } }
   }, async request => orNotFound(await assetDashboard(assets, app.quotes, request.params.id, request.log), 'Ativo'))
 
+  // Conditional requests and Idempotency-Key: route options (src/plugins/conditional-requests.ts, idempotency.ts).
   app.get('/:id', {
+    config: { entityTag: true },
     schema: { operationId: 'getAsset', summary: 'One asset', params: IdParamsSchema, response: { 200: AssetSchema, ...errors } }
   }, async request => orNotFound(await assets.get(request.params.id), 'Ativo'))
 
   app.post('/', {
+    config: { idempotent: true },
     schema: { operationId: 'createAsset', summary: 'Add an asset to a portfolio', body: CreateAssetInputSchema, response: { 201: AssetSchema, ...errors } }
   }, async (request, reply) => {
     const asset = await assets.create(createAssetInput(request.body))
@@ -53,13 +57,19 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   })
 
   app.patch('/:id', {
+    // The answer is the asset as GET /portfolio-assets/:id answers it: the same tag.
+    config: { idempotent: true, entityTag: true, ifMatch: true },
     schema: { operationId: 'updateAsset', summary: 'Change the quantity or price of an asset', params: IdParamsSchema, body: UpdateAssetInputSchema, response: { 200: AssetSchema, ...errors } }
-  }, async request => orNotFound(await assets.update(request.params.id, updateAssetInput(request.body)), 'Ativo'))
+  }, async request => {
+    const input = updateAssetInput(request.body)
+    return orNotFound(await assets.update(request.params.id, input, ifMatchOf(request)), 'Ativo')
+  })
 
   app.delete('/:id', {
+    config: { ifMatch: true },
     schema: { operationId: 'deleteAsset', summary: 'Remove an asset', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
   }, async request => {
-    if (!await assets.delete(request.params.id)) throw new NotFoundError('Ativo')
+    if (!await assets.delete(request.params.id, ifMatchOf(request))) throw new NotFoundError('Ativo')
     return { message: 'Ativo removido com sucesso', id: request.params.id }
   })
 }
