@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile } from 'node:child_process'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -55,5 +55,68 @@ testNeeding(t, 'a page on a CORS_ORIGINS origin creates, patches and deletes a p
     { step: 'create', status: 201, requestId: 'from-the-page-1' },
     { step: 'patch', status: 200, name: 'Renamed in a browser' },
     { step: 'delete', status: 200 }
+  ])
+})
+
+/** A page of its own origin whose script fills `<pre id="out">` with JSON; answers its port. */
+async function frontendPage (t: Test, script: string): Promise<number> {
+  const page = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    response.end(`<!doctype html><html><body><pre id="out">pending</pre><script>
+      const steps = []
+      ;(async () => { ${script} })().catch(error => steps.push({ error: String(error) }))
+        .finally(() => { document.getElementById('out').textContent = JSON.stringify(steps) })
+    </script></body></html>`)
+  })
+  await new Promise<void>(resolve => page.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>(resolve => page.close(() => resolve())))
+  return (page.address() as AddressInfo).port
+}
+
+const SAFE_RETRIES = 'a page on a CORS origin retries a create (Idempotency-Key), polls (If-None-Match: 304), edits (If-Match)'
+
+testNeeding(t, SAFE_RETRIES, needs, async t => {
+  const pagePort = await frontendPage(t, `
+    const api = location.search.slice(1)
+    const headers = { 'x-api-key': ${JSON.stringify(apiKey()['x-api-key'])}, 'content-type': 'application/json' }
+    const create = () => fetch(api + '/portfolios', {
+      method: 'POST',
+      headers: { ...headers, 'idempotency-key': 'page-create-1' },
+      body: JSON.stringify({ name: 'Polled', userId: 'web' })
+    })
+    const created = await create()
+    const portfolio = await created.json()
+    const retried = await create()
+    const replayed = retried.headers.get('idempotent-replayed')
+    steps.push({ step: 'retry', status: retried.status, replayed, same: (await retried.json()).id === portfolio.id })
+    const url = api + '/portfolios/' + portfolio.id
+    const first = await fetch(url, { headers })
+    const etag = first.headers.get('etag')
+    steps.push({ step: 'read', status: first.status, tagged: /^"[A-Za-z0-9_-]{43}"$/.test(etag ?? '') })
+    const polled = await fetch(url, { headers: { ...headers, 'if-none-match': etag } })
+    const sameTag = polled.headers.get('etag') === etag
+    steps.push({ step: 'poll', status: polled.status, body: await polled.text(), etag: sameTag })
+    const edit = name => fetch(url, {
+      method: 'PATCH', headers: { ...headers, 'if-match': etag }, body: JSON.stringify({ name })
+    })
+    const edited = await edit('Edited')
+    steps.push({ step: 'edit', status: edited.status })
+    const stale = await edit('Lost')
+    steps.push({ step: 'stale edit', status: stale.status, code: (await stale.json()).code })
+    const changed = await fetch(url, { headers: { ...headers, 'if-none-match': etag } })
+    steps.push({ step: 'poll after the edit', status: changed.status, name: (await changed.json()).name })
+  `)
+  const app = await buildTestApp(t, { CORS_ORIGINS: `http://app.bff.test:${pagePort}` })
+  const apiPort = new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port
+  const pageUrl = `http://app.bff.test:${pagePort}/?http://api.bff.test:${apiPort}`
+  const dom = await chromiumDom(pageUrl, 'chromium-conditional')
+  const out = /<pre id="out">([^<]*)<\/pre>/.exec(dom)?.[1] ?? ''
+  t.same(JSON.parse(out.replaceAll('&quot;', '"')), [
+    { step: 'retry', status: 201, replayed: 'true', same: true },
+    { step: 'read', status: 200, tagged: true },
+    { step: 'poll', status: 304, body: '', etag: true },
+    { step: 'edit', status: 200 },
+    { step: 'stale edit', status: 412, code: 'PRECONDITION_FAILED' },
+    { step: 'poll after the edit', status: 200, name: 'Edited' }
   ])
 })
