@@ -34,14 +34,26 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   t.equal(compiled, '', 'the client type-checks against the generated types')
 
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
-  // Typed here by hand: the client's own types exist only once generated.
-  const client = await import(join(dir, 'client.ts')) as { run: (baseUrl: string, apiKey: string) => Promise<{ created: { id: string }, read: { id: string }, missing: string, missingMessage: unknown }> }
+  const client = await import(join(dir, 'client.ts')) as { run: (baseUrl: string, key: string) => Promise<ClientRun> }
   const result = await client.run(address, TEST_API_KEYS[0] ?? '')
   t.match(result.created, { name: 'Generated client', userId: 'client-user', totalValue: 0 })
   t.equal(result.read.id, result.created.id)
   t.equal(result.missing, 'NOT_FOUND')
   t.equal(result.missingMessage, 'Portfolio não encontrado')
+  t.same(result.retried, { sameId: true, replayed: 'true' }, 'a create retried with its Idempotency-Key')
+  t.same(result.conditional, { pollStatus: 304, editStatus: 200, staleCode: 'PRECONDITION_FAILED' },
+    'If-None-Match and If-Match')
 })
+
+/** What the generated client's run answers (typed here by hand: its own types exist only once generated). */
+interface ClientRun {
+  created: { id: string }
+  read: { id: string }
+  missing: string
+  missingMessage: unknown
+  retried: { sameId: boolean, replayed: string | null }
+  conditional: { pollStatus: number, editStatus: number, staleCode: string | undefined }
+}
 
 /** The routes that relay an upstream's answer, and the error statuses both they and the upstream may answer. */
 const RELAY_OPERATIONS = [
