@@ -3,16 +3,21 @@ import type { LightMyRequestResponse } from 'fastify'
 import type { App } from '../../src/app.js'
 import { apiKey, buildDataApp, buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 
-const create = (app: App, key: string, name = 'Stormed'): Promise<LightMyRequestResponse> =>
-  app.inject({ method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'idempotency-key': key }, payload: { name, userId: 'storm' } })
+async function create (app: App, key: string, name = 'Stormed'): Promise<LightMyRequestResponse> {
+  const headers = { ...apiKey(), 'idempotency-key': key }
+  return await app.inject({ method: 'POST', url: '/portfolios', headers, payload: { name, userId: 'storm' } })
+}
 
-/** 50 sends of one keyed create, all at once, spread over `apps`: exactly one portfolio, every success the same answer. */
+/** 50 sends of one keyed create, all at once, over `apps`: one portfolio, every success the same answer. */
 async function retryStorm (t: Test, apps: App[]): Promise<void> {
-  const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => create(apps[index % apps.length] as App, 'storm-1')))
+  const appOf = (index: number): App => apps[index % apps.length] as App
+  const sends = Array.from({ length: 50 }, async (_, index) => await create(appOf(index), 'storm-1'))
+  const answers = await Promise.all(sends)
   const created = answers.filter(answer => answer.statusCode === 201)
   t.ok(created.length >= 1, `${created.length} answered 201`)
-  t.ok(answers.every(answer => answer.statusCode === 201 || (answer.statusCode === 409 && answer.json().code === 'IDEMPOTENCY_KEY_IN_FLIGHT')),
-    'the others were told the first is in flight')
+  const inFlight = (answer: LightMyRequestResponse): boolean =>
+    answer.statusCode === 409 && answer.json().code === 'IDEMPOTENCY_KEY_IN_FLIGHT'
+  t.ok(answers.every(answer => answer.statusCode === 201 || inFlight(answer)), 'others: in flight')
   t.equal(created.filter(answer => answer.headers['idempotent-replayed'] === undefined).length, 1, 'one execution')
   t.equal(new Set(created.map(answer => answer.body)).size, 1, 'every 201 is the same answer')
   const listed = await (apps[0] as App).inject({ method: 'GET', url: '/portfolios?userId=storm', headers: apiKey() })
@@ -25,7 +30,7 @@ async function retryStorm (t: Test, apps: App[]): Promise<void> {
   }
 }
 
-testNeeding(t, 'a retry storm over two instances sharing PostgreSQL creates exactly one portfolio', [NEEDS_POSTGRES], async t => {
+testNeeding(t, 'a retry storm over two instances on one PostgreSQL: one portfolio', [NEEDS_POSTGRES], async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
   const apps = [await buildTestApp(t, { DATABASE_URL: url }), await buildTestApp(t, { DATABASE_URL: url })]
   await retryStorm(t, apps)
@@ -35,7 +40,7 @@ t.test('a retry storm on one SQLite instance creates exactly one portfolio', asy
   await retryStorm(t, [await buildDataApp(t, 'sqlite')])
 })
 
-t.test('a key expires after IDEMPOTENCY_TTL_SECONDS: the same key then runs anew, and expired keys are swept', async t => {
+t.test('a key expires after IDEMPOTENCY_TTL_SECONDS: it then runs anew; expired keys are swept', async t => {
   const app = await buildDataApp(t, 'sqlite', { IDEMPOTENCY_TTL_SECONDS: '1' })
   const first = await create(app, 'short-lived', 'First')
   t.equal(first.statusCode, 201)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Store } from '../../src/store/store.js'
-import type { IdempotencyClaim } from '../../src/store/idempotency.js'
+import type { ClaimOutcome, IdempotencyClaim } from '../../src/store/idempotency.js'
 import { forEachEngine, freshDatabaseUrl } from '../helper.js'
 
 /** A time `seconds` after a fixed start: the repository takes its clock from the caller. */
@@ -8,12 +8,21 @@ const at = (seconds: number): string => new Date(Date.UTC(2026, 0, 1) + seconds 
 
 /** A claim made at `seconds`, in flight for 60 s, kept for 100 s. */
 function claimAt (seconds: number, overrides: Partial<IdempotencyClaim> = {}): IdempotencyClaim {
-  return { scope: 'apikey:digest', key: 'k-1', fingerprint: 'fp-1', claim: `c-${seconds}`, at: at(seconds), lockedUntil: at(seconds + 60), expiresAt: at(seconds + 100), ...overrides }
+  return {
+    scope: 'apikey:digest',
+    key: 'k-1',
+    fingerprint: 'fp-1',
+    claim: `c-${seconds}`,
+    at: at(seconds),
+    lockedUntil: at(seconds + 60),
+    expiresAt: at(seconds + 100),
+    ...overrides
+  }
 }
 
 const answer = { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"id":"p-1"}' }
 
-forEachEngine(t, 'a key is claimed once; then in flight, answered, or refused for another request', async (t, engine) => {
+forEachEngine(t, 'a key is claimed once; then in flight, answered, or refused to others', async (t, engine) => {
   const store = await Store.open(await freshDatabaseUrl(t, engine))
   t.teardown(() => store.close())
   const keys = store.idempotency
@@ -21,18 +30,19 @@ forEachEngine(t, 'a key is claimed once; then in flight, answered, or refused fo
   t.same(await keys.claim(first), { outcome: 'claimed' })
   t.same(await keys.claim(claimAt(1)), { outcome: 'in-flight' }, 'the same request while the first runs')
   t.same(await keys.claim(claimAt(1, { fingerprint: 'fp-2' })), { outcome: 'reused' }, 'another request under the key')
-  t.same(await keys.claim(claimAt(1, { scope: 'user:42' })), { outcome: 'claimed' }, 'the same key of another credential is its own')
+  const otherCredential = await keys.claim(claimAt(1, { scope: 'user:42' }))
+  t.same(otherCredential, { outcome: 'claimed' }, 'the same key of another credential is its own')
 
   await keys.complete(claimAt(2, { claim: 'someone-else' }), { ...answer, body: 'not mine' })
   t.same(await keys.claim(claimAt(3)), { outcome: 'in-flight' }, 'only the execution holding the key completes it')
   await keys.complete(first, answer)
   t.same(await keys.claim(claimAt(4)), { outcome: 'replay', answer })
-  t.same(await keys.claim(claimAt(4, { fingerprint: 'fp-2' })), { outcome: 'reused' }, 'an answered key refuses another request too')
+  t.same(await keys.claim(claimAt(4, { fingerprint: 'fp-2' })), { outcome: 'reused' }, 'answered, it refuses others')
   t.same(await keys.claim(claimAt(99)), { outcome: 'replay', answer }, 'kept until it expires')
   t.equal(await keys.count(), 2)
 })
 
-forEachEngine(t, 'a released key runs again; an expired one or one left in flight past its lease is taken over', async (t, engine) => {
+forEachEngine(t, 'a released key runs again; one expired or past its lease is taken over', async (t, engine) => {
   const store = await Store.open(await freshDatabaseUrl(t, engine))
   t.teardown(() => store.close())
   const keys = store.idempotency
@@ -50,7 +60,8 @@ forEachEngine(t, 'a released key runs again; an expired one or one left in fligh
   t.same(await keys.claim(third), { outcome: 'claimed' }, 'past its lease the key is free, whatever is asked')
   await keys.complete(second, { ...answer, body: 'late' })
   await keys.complete(third, answer)
-  t.same(await keys.claim(claimAt(63, { fingerprint: 'fp-other' })), { outcome: 'replay', answer }, 'the dead execution completes nothing')
+  const after = await keys.claim(claimAt(63, { fingerprint: 'fp-other' }))
+  t.same(after, { outcome: 'replay', answer }, 'the dead execution completes nothing')
 
   // Kept until 162 (62 + 100).
   t.same(await keys.claim(claimAt(161)), { outcome: 'reused' })
@@ -72,7 +83,10 @@ forEachEngine(t, 'the sweep deletes the expired keys only', async (t, engine) =>
 forEachEngine(t, 'concurrent claims of one key: exactly one wins', async (t, engine) => {
   const store = await Store.open(await freshDatabaseUrl(t, engine))
   t.teardown(() => store.close())
-  const outcomes = await Promise.all(Array.from({ length: 20 }, (_, index) => store.idempotency.claim(claimAt(0, { claim: `c-${index}` }))))
+  const claim = async (index: number): Promise<ClaimOutcome> =>
+    await store.idempotency.claim(claimAt(0, { claim: `c-${index}` }))
+  const claims = Array.from({ length: 20 }, async (_, index) => await claim(index))
+  const outcomes = await Promise.all(claims)
   t.equal(outcomes.filter(outcome => outcome.outcome === 'claimed').length, 1)
   t.equal(outcomes.filter(outcome => outcome.outcome === 'in-flight').length, 19)
 })
