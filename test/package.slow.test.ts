@@ -1,0 +1,254 @@
+import t, { type Test } from 'tap'
+import { execFile, spawn } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
+import { promisify } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import { tymon } from './helper.js'
+
+/**
+ * The project as others get it: `npm pack`'s tarball installed in a host app, the start scripts
+ * reading `.env`, and dist/ on production dependencies alone. Everything runs in a copy of the
+ * project (sources, configurations, package.json, README) built with `npm run build` there, never
+ * in place, so no other suite's dist/ is rewritten under it. Installs come from npm's cache.
+ */
+const root = fileURLToPath(new URL('..', import.meta.url))
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  name: string
+  version: string
+  scripts: Record<string, string>
+  dependencies: Record<string, string>
+  peerDependencies: Record<string, string | undefined>
+}
+// Several builds and installs: more than the per-file default on a busy machine.
+t.setTimeout(600_000)
+
+const scratch = mkdtempSync(join(tmpdir(), 'bff-package-'))
+t.teardown(() => { rmSync(scratch, { recursive: true, force: true }) })
+
+/** npm and node as a developer runs them: the PATH (Node 24 first) and HOME (npm's cache), no test variables. */
+const toolEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }
+const INSTALL = ['--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts']
+
+async function run (command: string, args: string[], cwd: string): Promise<string> {
+  const { stdout } = await promisify(execFile)(command, args, { cwd, env: toolEnv, maxBuffer: 64 * 1024 * 1024 })
+  return stdout
+}
+
+let built: Promise<string> | undefined
+/** A copy of the project with node_modules linked, built once by its own `npm run build`. */
+async function builtCopy (): Promise<string> {
+  built ??= (async () => {
+    const copy = join(scratch, 'project')
+    for (const entry of ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src']) {
+      cpSync(join(root, entry), join(copy, entry), { recursive: true })
+    }
+    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
+    await run('npm', ['run', '--silent', 'build'], copy)
+    return copy
+  })()
+  return await built
+}
+
+let packed: Promise<{ tarball: string, files: string[] }> | undefined
+async function packedTarball (): Promise<{ tarball: string, files: string[] }> {
+  packed ??= (async () => {
+    const copy = await builtCopy()
+    const [report] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], copy)) as Array<{ filename: string, files: Array<{ path: string }> }>
+    if (report === undefined) throw new Error('npm pack reported nothing')
+    return { tarball: join(scratch, report.filename), files: report.files.map(file => file.path) }
+  })()
+  return await packed
+}
+
+t.test('npm pack ships dist/ with its type declarations, package.json and the README: no sources, tests or benches', async t => {
+  const { files } = await packedTarball()
+  t.same(files.filter(path => !path.startsWith('dist/')).sort(), ['README.md', 'package.json'])
+  for (const path of ['dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js']) {
+    t.ok(files.includes(path), `${path} is shipped`)
+  }
+  t.ok(files.some(path => path.startsWith('dist/chunks/')), 'the server bundle\'s chunks are shipped')
+  t.notOk(files.some(path => /\.test\.|^src\/|^test\/|^bench\//.test(path)), 'nothing but the build')
+})
+
+/** A host's own Fastify app: the package's auth and portfolios plugins under its prefix, beside its own route. */
+const HOST_APP = `import Fastify from 'fastify'
+import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, type AuthPluginOptions } from '${pkg.name}'
+
+const auth: AuthPluginOptions = {
+  jwtSecret: 'a host secret of at least thirty-two characters',
+  jwtAlgorithm: 'HS256',
+  leewaySeconds: 0,
+  providers: providerConfig({ user: 'App\\\\Models\\\\User', client: 'App\\\\Models\\\\User\\\\Client' }),
+  apiKeys: ['host-key']
+}
+const app = Fastify()
+await app.register(storePlugin, { url: 'sqlite::memory:' })
+await app.register(authPlugin, auth)
+await app.register(portfoliosPlugin, { prefix: '/host/carteiras' })
+app.get('/host/own', async () => ({ own: true }))
+await app.ready()
+
+const key = { 'x-api-key': 'host-key' }
+const created = await app.inject({ method: 'POST', url: '/host/carteiras', headers: key, payload: { name: 'Hosted', userId: 'h' } })
+const id: string = created.json().id
+const read = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: key })
+const refused = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: { 'x-api-key': 'other' } })
+const own = await app.inject({ method: 'GET', url: '/host/own' })
+const elsewhere = await app.inject({ method: 'GET', url: '/portfolios/' + id, headers: key })
+console.log(JSON.stringify({
+  created: created.statusCode,
+  read: [read.statusCode, read.json()],
+  refused: refused.statusCode,
+  own: [own.statusCode, own.json()],
+  elsewhere: elsewhere.statusCode
+}))
+await app.close()
+`
+
+type LockEntry = Record<string, unknown> & { dependencies?: Record<string, string>, optionalDependencies?: Record<string, string>, peerDependencies?: Record<string, string> }
+
+/**
+ * The host's package.json and lock: the tarball plus fastify (the package's peer), every other
+ * package at the version this project's lock pins. Resolving version ranges would need registry
+ * metadata that `npm ci` never caches, so a lock keeps the install offline and the same each run.
+ */
+function hostManifests (tarball: string): { manifest: object, lock: object } {
+  const projectLock = JSON.parse(readFileSync(`${root}package-lock.json`, 'utf8')) as { packages: Record<string, LockEntry> }
+  const entries = projectLock.packages
+  // Where Node would find `name` from the package at `from` (the lock's paths are node_modules paths).
+  const locate = (name: string, from: string): string | undefined => {
+    for (let base = from; ; base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : '') {
+      const candidate = `${base === '' ? '' : `${base}/`}node_modules/${name}`
+      if (entries[candidate] !== undefined) return candidate
+      if (base === '') return undefined
+    }
+  }
+  const needed = new Set<string>()
+  const visit = (path: string | undefined): void => {
+    if (path === undefined || needed.has(path)) return
+    needed.add(path)
+    const entry = entries[path] ?? {}
+    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) visit(locate(name, path))
+  }
+  for (const name of [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]) visit(locate(name, ''))
+  const dependencies = { [pkg.name]: `file:${basename(tarball)}`, fastify: pkg.peerDependencies.fastify ?? '' }
+  const packages: Record<string, object> = {
+    '': { name: 'host-app', dependencies },
+    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: `file:${basename(tarball)}`, dependencies: pkg.dependencies, peerDependencies: pkg.peerDependencies }
+  }
+  for (const path of [...needed].sort()) {
+    const { dev: _dev, devOptional: _devOptional, ...entry } = entries[path] ?? {}
+    packages[path] = entry
+  }
+  return {
+    manifest: { name: 'host-app', private: true, type: 'module', dependencies },
+    lock: { name: 'host-app', lockfileVersion: 3, requires: true, packages }
+  }
+}
+
+t.test('a host app installs the tarball beside fastify, type-checks against its declarations and mounts two plugins', async t => {
+  const { tarball } = await packedTarball()
+  const host = join(scratch, 'host')
+  mkdirSync(host)
+  cpSync(tarball, join(host, basename(tarball)))
+  const { manifest, lock } = hostManifests(tarball)
+  writeFileSync(join(host, 'package.json'), JSON.stringify(manifest))
+  writeFileSync(join(host, 'package-lock.json'), JSON.stringify(lock))
+  await run('npm', ['ci', ...INSTALL], host)
+  const installed = JSON.parse(readFileSync(join(host, 'node_modules', pkg.name, 'package.json'), 'utf8')) as { version: string, peerDependencies: object }
+  t.equal(installed.version, pkg.version)
+  t.same(installed.peerDependencies, { fastify: pkg.peerDependencies.fastify }, 'fastify is the host\'s (a peer dependency)')
+
+  writeFileSync(join(host, 'host.ts'), HOST_APP)
+  writeFileSync(join(host, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+    files: ['host.ts']
+  }))
+  const typeErrors = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', host], host)
+    .then(() => '', (error: { stdout: string }) => error.stdout)
+  t.equal(typeErrors, '', 'the host type-checks against the shipped declarations')
+
+  // Node 24 runs the host's TypeScript itself (type stripping).
+  const answers = JSON.parse(await run(process.execPath, ['host.ts'], host)) as Record<string, unknown>
+  t.match(answers, {
+    created: 201,
+    read: [200, { name: 'Hosted', userId: 'h', totalValue: 0, assets: [] }],
+    refused: 401,
+    own: [200, { own: true }],
+    elsewhere: 404
+  })
+})
+
+t.test('dist/server.js serves on production dependencies alone, as the image installs them (fastify is bundled)', async t => {
+  const copy = await builtCopy()
+  const image = join(scratch, 'image')
+  for (const entry of ['package.json', 'package-lock.json']) cpSync(join(copy, entry), join(image, entry))
+  await run('npm', ['ci', '--omit=dev', ...INSTALL], image)
+  cpSync(join(copy, 'dist'), join(image, 'dist'), { recursive: true })
+  const server = await startServer(t, process.execPath, ['--max-semi-space-size=16', 'dist/server.js'], image, productionEnv(image))
+  t.equal((await fetch(`${server}/ready`)).status, 200)
+  t.equal((await fetch(`${server}/portfolios`, { method: 'POST', headers: { 'x-api-key': 'env-key', 'content-type': 'application/json' }, body: '{"name":"Image","userId":"i"}' })).status, 201)
+})
+
+function productionEnv (dir: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    JWT_SECRET: tymon.secret,
+    API_KEYS: 'env-key',
+    DATABASE_URL: `sqlite:${join(dir, 'bff.sqlite')}`,
+    QUOTES_PROVIDER: 'offline',
+    SHUTDOWN_DRAIN_MS: '0'
+  }
+}
+
+/** Starts a command in a process group of its own, returns the base URL it listens on, stops the group at the end. */
+async function startServer (t: Test, command: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
+  const child = spawn(command, args, { cwd, env: { ...toolEnv, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  let exited = false
+  const exit = new Promise<void>(resolve => child.on('exit', () => { exited = true; resolve() }))
+  t.teardown(async () => {
+    if (exited || child.pid === undefined) return
+    process.kill(-child.pid, 'SIGTERM')
+    const killer = setTimeout(() => { if (!exited && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL') }, 10_000)
+    await exit
+    clearTimeout(killer)
+  })
+  let out = ''
+  let err = ''
+  child.stderr.on('data', chunk => { err += String(chunk) })
+  return await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', chunk => {
+      out += String(chunk)
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (match?.[1] !== undefined) resolve(match[1])
+    })
+    child.on('exit', code => { reject(new Error(`${command} ${args.join(' ')} exited ${String(code)} before listening: ${err}${out}`)) })
+  })
+}
+
+t.test('npm start, start:prod and dev read .env from the project directory; a variable set in the environment wins', async t => {
+  t.equal(pkg.scripts.start, `npm run build && ${pkg.scripts['start:prod']}`, 'npm start is the build, then start:prod')
+  const copy = await builtCopy()
+  // Everything production needs comes from .env alone; RATE_LIMIT_MAX is also set in the environment.
+  const dotenv = { ...productionEnv(copy), API_KEYS: 'dotenv-key', RATE_LIMIT_MAX: '77' }
+  writeFileSync(join(copy, '.env'), Object.entries(dotenv).map(([name, value]) => `${name}=${value}`).join('\n') + '\n')
+  for (const script of ['start:prod', 'dev']) {
+    await t.test(`npm run ${script}`, async t => {
+      const server = await startServer(t, 'npm', ['run', '--silent', script], copy, { RATE_LIMIT_MAX: '55' })
+      const create = async (key: string) => await fetch(`${server}/portfolios`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: script, userId: 'dotenv' })
+      })
+      const accepted = await create('dotenv-key')
+      t.equal(accepted.status, 201, 'the API key of .env is accepted')
+      t.equal(accepted.headers.get('x-ratelimit-limit'), '55', 'RATE_LIMIT_MAX from the environment, not .env')
+      t.equal((await create('env-key')).status, 401, 'only the keys of .env')
+    })
+  }
+})
