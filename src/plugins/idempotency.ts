@@ -55,7 +55,7 @@ export function canonicalJson (value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (typeof value === 'object' && value !== null) {
     const entries = Object.entries(value).filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
   }
   return JSON.stringify(value) ?? ''
@@ -106,7 +106,9 @@ async function idempotency (app: FastifyInstance, options: IdempotencyPluginOpti
       case 'replay': {
         const { status, headers, body } = taken.answer
         request.log.info({ idempotencyKey: key, status }, 'idempotent request replayed')
-        return await reply.code(status).headers({ ...headers, 'idempotent-replayed': 'true' }).send(body ?? undefined)
+        // Bytes, so that Fastify sends them and their content type exactly as they were kept.
+        const bytes = body === null ? undefined : Buffer.from(body, 'utf8')
+        return await reply.code(status).headers({ ...headers, 'idempotent-replayed': 'true' }).send(bytes)
       }
     }
   }

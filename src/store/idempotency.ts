@@ -101,7 +101,7 @@ export class IdempotencyRepository {
       const headers = row.headers === null ? {} : JSON.parse(row.headers) as Record<string, string>
       return { outcome: 'replay', answer: { status: Number(row.status_code), headers, body: row.body } }
     }
-    /* c8 ignore next -- a key released and retaken by others three times within one claim */
+    // Released and taken again by others each time: someone holds it.
     return { outcome: 'in-flight' }
   }
 

@@ -107,6 +107,8 @@ forEachEngine(t, 'If-Match: the later of two edits of one version is 412 and cha
   const weak = await api.patch(assetUrl, { quantity: 6 }, { 'if-match': `W/${await api.tagOf(assetUrl)}` })
   t.equal(weak.statusCode, 412, 'If-Match compares strongly: a weak tag never matches')
   t.equal((await api.patch(assetUrl, { quantity: 7 }, { 'if-match': '*' })).statusCode, 200, '* matches any version')
+  const noTag = await api.patch(assetUrl, { quantity: 8 }, { 'if-match': 'no-tag-at-all' })
+  t.equal(noTag.statusCode, 412, 'a field naming no tag')
 
   // An asset's change changes the portfolio's version too.
   const before = await api.tagOf(portfolioUrl)

@@ -1,5 +1,7 @@
 import t from 'tap'
 import { Store } from '../../src/store/store.js'
+import { IdempotencyRepository } from '../../src/store/idempotency.js'
+import type { StoreHandle } from '../../src/store/handle.js'
 import type { ClaimOutcome, IdempotencyClaim } from '../../src/store/idempotency.js'
 import { forEachEngine, freshDatabaseUrl } from '../helper.js'
 
@@ -89,4 +91,12 @@ forEachEngine(t, 'concurrent claims of one key: exactly one wins', async (t, eng
   const outcomes = await Promise.all(claims)
   t.equal(outcomes.filter(outcome => outcome.outcome === 'claimed').length, 1)
   t.equal(outcomes.filter(outcome => outcome.outcome === 'in-flight').length, 19)
+})
+
+t.test('a key that vanishes between each claim and look is reported in flight after three tries', async t => {
+  let statements = 0
+  // Every claim finds the key taken, every look finds it gone: released and retaken by others.
+  const racing = { statement: () => async () => { statements++; return [] } } as unknown as StoreHandle
+  t.same(await new IdempotencyRepository(racing).claim(claimAt(0)), { outcome: 'in-flight' })
+  t.equal(statements, 6, 'three claims and three looks, then it stops')
 })
