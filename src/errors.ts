@@ -42,6 +42,8 @@ export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco
 export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)
 export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONFIGURED', 'Agregador não configurado', 503)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
+/** The same 404 for a feminine noun: `new NotFoundFeminineError('Exclusão')` → 'Exclusão não encontrada'. */
+export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrada', 404)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)
 /** A 415 says what to send, plainly (docs/api.md#inputs). */

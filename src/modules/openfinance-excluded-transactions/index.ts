@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { NotFoundError } from '../../errors.js'
+import { NotFoundFeminineError } from '../../errors.js'
 import { requirePrincipal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -50,9 +50,9 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   }, async request => {
     const { id } = request.params
     const existing = await exclusions.get(id)
-    if (existing === undefined) throw new NotFoundError('Exclusão')
+    if (existing === undefined) throw new NotFoundFeminineError('Exclusão')
     assertOwnClient(requirePrincipal(request), existing.client_id)
-    if (!await exclusions.delete(id)) throw new NotFoundError('Exclusão')
+    if (!await exclusions.delete(id)) throw new NotFoundFeminineError('Exclusão')
     return { message: 'Exclusão removida com sucesso', id }
   })
 }

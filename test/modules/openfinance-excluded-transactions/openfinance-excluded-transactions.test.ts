@@ -31,7 +31,9 @@ forEachEngine(t, 'a client excludes, lists and removes its own transactions', as
   const removed = await app.inject({ method: 'DELETE', url: `${URL_}/${created.json().id}`, headers: client })
   t.equal(removed.statusCode, 200)
   t.same(removed.json(), { message: 'Exclusão removida com sucesso', id: created.json().id })
-  t.equal((await app.inject({ method: 'DELETE', url: `${URL_}/${created.json().id}`, headers: client })).statusCode, 404)
+  const gone = await app.inject({ method: 'DELETE', url: `${URL_}/${created.json().id}`, headers: client })
+  t.equal(gone.statusCode, 404)
+  t.match(gone.json(), { code: 'NOT_FOUND', message: 'Exclusão não encontrada' })
   t.equal((await app.inject({ method: 'GET', url: `${URL_}?client_id=77`, headers: client })).json().length, 1)
 })
 
