@@ -1,6 +1,7 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, quotesPlugin, portfolioAssetsPlugin, type AuthPluginOptions } from '../src/index.js'
+import { conditionalRequestsPlugin, idempotencyPlugin } from '../src/index.js'
 
 /** What a host gives the auth plugin: its own secret and key. */
 const HOST_AUTH: AuthPluginOptions = {
@@ -54,4 +55,24 @@ t.test('a host that registers the quotes plugin serves the asset routes with the
   const quote = await host.inject({ method: 'GET', url: '/ativos/price/petr4', headers: { 'x-api-key': 'host-key' } })
   t.equal(quote.statusCode, 200)
   t.match(quote.json(), { symbol: 'PETR4', price: Number, currency: 'BRL', source: /offline/ })
+})
+
+t.test('a host registering the idempotency and conditional-request plugins before a module gets both', async t => {
+  const host = Fastify()
+  t.teardown(() => host.close())
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, HOST_AUTH)
+  await host.register(idempotencyPlugin, { ttlSeconds: 60, inFlightLeaseMs: 60_000 })
+  await host.register(conditionalRequestsPlugin)
+  await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+  await host.ready()
+  const headers = { 'x-api-key': 'host-key', 'idempotency-key': 'host-1' }
+  const created = await host.inject({ method: 'POST', url: '/carteiras', headers, payload: { name: 'Host', userId: 'h' } })
+  const again = await host.inject({ method: 'POST', url: '/carteiras', headers, payload: { name: 'Host', userId: 'h' } })
+  t.equal(again.body, created.body)
+  t.equal(again.headers['idempotent-replayed'], 'true')
+  const url = `/carteiras/${created.json().id as string}`
+  const read = await host.inject({ method: 'GET', url, headers: { 'x-api-key': 'host-key' } })
+  const polled = { 'x-api-key': 'host-key', 'if-none-match': String(read.headers.etag) }
+  t.equal((await host.inject({ method: 'GET', url, headers: polled })).statusCode, 304)
 })
