@@ -22,9 +22,15 @@ const has = (layer: string): boolean => layers.has(layer)
 
 // Logs go to a file, as an operator's stdout would; the port goes to stdout.
 const logging = has('access log at info')
-  ? loggingOptions('info', pino.destination({ dest: process.env.LADDER_LOG ?? '/dev/null', sync: false, minLength: 4096 }))
+  ? loggingOptions(
+    'info',
+    pino.destination({ dest: process.env.LADDER_LOG ?? '/dev/null', sync: false, minLength: 4096 })
+  )
   : { logger: false }
-const app = Fastify({ ...logging, ...(has('request id') ? { genReqId: requestId, requestIdHeader: false } : {}) }).withTypeProvider<TypeBoxTypeProvider>()
+const app = Fastify({
+  ...logging,
+  ...(has('request id') ? { genReqId: requestId, requestIdHeader: false } : {})
+}).withTypeProvider<TypeBoxTypeProvider>()
 
 await app.register(store, { url: process.env.DATABASE_URL ?? 'sqlite::memory:' })
 await app.register(auth, {
@@ -46,7 +52,19 @@ const constant = { id, name: 'Bench portfolio', description: null, userId: '1', 
 if (LADDER[step]?.branch === 'jwt') {
   app.get('/auth/profile', {
     onRequest: [app.verifyJwt],
-    schema: { response: { 200: Type.Object({ message: Type.String(), user: Type.Object({ id: Type.String(), type: Type.String(), expiresAt: Type.String(), issuedAt: Type.String() }) }) } }
+    schema: {
+      response: {
+        200: Type.Object({
+          message: Type.String(),
+          user: Type.Object({
+            id: Type.String(),
+            type: Type.String(),
+            expiresAt: Type.String(),
+            issuedAt: Type.String()
+          })
+        })
+      }
+    }
   }, async request => {
     const { id, type, expiresAt, issuedAt } = requirePrincipal(request)
     return { message: 'Perfil acessado com sucesso', user: { id, type, expiresAt, issuedAt } }
@@ -65,4 +83,4 @@ if (LADDER[step]?.branch === 'jwt') {
 
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 process.stdout.write(`${new URL(address).port}\n`)
-process.on('SIGTERM', () => { void app.close().then(() => process.exit(0)) })
+process.on('SIGTERM', () => { app.close().then(() => process.exit(0)) })

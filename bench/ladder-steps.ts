@@ -10,7 +10,10 @@ export interface Rung {
 }
 
 export const LADDER: readonly Rung[] = [
-  { layer: 'bare route', adds: 'Fastify, one route answering a fixed portfolio with JSON.stringify, no hooks, no logger' },
+  {
+    layer: 'bare route',
+    adds: 'Fastify, one route answering a fixed portfolio with JSON.stringify, no hooks, no logger'
+  },
   { layer: 'security headers', adds: "helmet's headers, prepared once, set by a callback onRequest hook" },
   { layer: 'CORS', adds: '@fastify/cors with one allowed origin' },
   { layer: 'rate limit', adds: '@fastify/rate-limit, in memory, per principal or IP' },
@@ -20,9 +23,22 @@ export const LADDER: readonly Rung[] = [
   { layer: 'API-key guard', adds: 'verifyApiKey (SHA-256 digest, constant-time compare)' },
   { layer: 'store read', adds: 'the portfolio with its assets, one SQL statement on SQLite (file)' },
   { layer: 'response schema', adds: 'params validation and fast-json-stringify instead of JSON.stringify' },
-  { layer: 'full service: GET /portfolios/:id', adds: 'everything else the service registers (error handler, OpenAPI, modules, …)', service: true },
-  { layer: 'JWT guard', adds: 'verifyJwt instead of the API key (token cache hit), GET /auth/profile with its schema', branch: 'jwt' },
-  { layer: 'full service: GET /auth/profile', adds: 'everything else the service registers', branch: 'jwt', service: true }
+  {
+    layer: 'full service: GET /portfolios/:id',
+    adds: 'everything else the service registers (error handler, OpenAPI, modules, …)',
+    service: true
+  },
+  {
+    layer: 'JWT guard',
+    adds: 'verifyJwt instead of the API key (token cache hit), GET /auth/profile with its schema',
+    branch: 'jwt'
+  },
+  {
+    layer: 'full service: GET /auth/profile',
+    adds: 'everything else the service registers',
+    branch: 'jwt',
+    service: true
+  }
 ]
 
 export const LADDER_SECRET = 'ladder-jwt-secret-0123456789abcdef0123456789'

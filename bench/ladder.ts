@@ -24,11 +24,25 @@ const dir = mkdtempSync(join(tmpdir(), 'bff-ladder-'))
 const database = `sqlite:${join(dir, 'bench.sqlite')}`
 const store = await Store.open(database)
 const portfolio = await store.portfolios.create({ name: 'Bench portfolio', description: 'ladder', userId: '1' })
-for (let j = 0; j < 5; j++) await store.assets.create({ name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id })
+for (let j = 0; j < 5; j++) {
+  await store.assets.create({
+    name: `Ativo ${j}`,
+    symbol: `SYM${j}`,
+    type: 'STOCK',
+    quantity: 1 + j,
+    price: 10 + j,
+    portfolioId: portfolio.id
+  })
+}
 await store.close()
 
 const token = mintToken({
-  secret: LADDER_SECRET, algorithm: 'HS256', type: 'user', sub: 1, issuer: 'http://127.0.0.1/api/login', ttlSeconds: 3600,
+  secret: LADDER_SECRET,
+  algorithm: 'HS256',
+  type: 'user',
+  sub: 1,
+  issuer: 'http://127.0.0.1/api/login',
+  ttlSeconds: 3600,
   providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
 })
 
@@ -37,13 +51,29 @@ interface Running { url: string, stop: () => Promise<void> }
 async function startRung (step: number): Promise<Running> {
   const log = join(dir, `rung-${step}.log`)
   if (LADDER[step]?.service === true) {
-    const service = await startService({ DATABASE_URL: database, API_KEYS: LADDER_API_KEY, JWT_SECRET: LADDER_SECRET, LOG_LEVEL: 'info', CORS_ORIGINS: 'https://app.example' }, log)
+    const service = await startService(
+      {
+        DATABASE_URL: database,
+        API_KEYS: LADDER_API_KEY,
+        JWT_SECRET: LADDER_SECRET,
+        LOG_LEVEL: 'info',
+        CORS_ORIGINS: 'https://app.example'
+      },
+      log
+    )
     return service
   }
   const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', `${ROOT}bench/ladder-server.ts`])
   const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, NODE_ENV: 'production', LADDER_STEP: String(step), LADDER_LOG: log, DATABASE_URL: database, PORTFOLIO_ID: portfolio.id }
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      LADDER_STEP: String(step),
+      LADDER_LOG: log,
+      DATABASE_URL: database,
+      PORTFOLIO_ID: portfolio.id
+    }
   })
   const [chunk] = await once(child.stdout, 'data') as [Buffer]
   return {
@@ -57,7 +87,8 @@ async function measure (step: number): Promise<number> {
   const server = await startRung(step)
   try {
     const url = rung?.branch === 'jwt' ? `${server.url}/auth/profile` : `${server.url}/portfolios/${portfolio.id}`
-    const headers: Record<string, string> = rung?.branch === 'jwt' ? { authorization: `Bearer ${token}` } : { 'x-api-key': LADDER_API_KEY }
+    const headers: Record<string, string> =
+      rung?.branch === 'jwt' ? { authorization: `Bearer ${token}` } : { 'x-api-key': LADDER_API_KEY }
     if (WARMUP > 0) await loadGet('warm-up', url, WARMUP, headers)
     const figures = await loadGet(rung?.layer ?? '', url, DURATION, headers)
     if (figures.non2xx > 0) throw new Error(`rung ${rung?.layer ?? step} answered ${figures.non2xx} non-2xx`)
@@ -99,8 +130,10 @@ const rows = LADDER.map((rung, step) => {
   }
 })
 const loader = WRK === undefined ? 'autocannon, 50 connections' : 'wrk -t1 -c50'
-const report = `Cost ladder — ${new Date().toISOString()}; ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}\n` +
-  `Each rung its own server pinned to core 0 (NODE_ENV=production), ${loader} on core 1, ${WARMUP}s warm-up + ${DURATION}s, medians of ${ROUNDS} interleaved rounds.\n\n${table(rows)}\n`
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`
+const report = `Cost ladder — ${new Date().toISOString()}; ${machine}\n` +
+  'Each rung its own server pinned to core 0 (NODE_ENV=production), ' +
+  `${loader} on core 1, ${WARMUP}s warm-up + ${DURATION}s, medians of ${ROUNDS} interleaved rounds.\n\n${table(rows)}\n`
 mkdirSync(`${ROOT}bench/results`, { recursive: true })
 writeFileSync(`${ROOT}bench/results/ladder.md`, report)
 process.stdout.write(`\n${report}`)

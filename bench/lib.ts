@@ -12,7 +12,9 @@ export async function freePort (): Promise<number> {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => { typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')) })
+      server.close(() => {
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))
+      })
     })
   })
 }
@@ -24,7 +26,9 @@ export function pinned (cpu: number, command: string, args: string[]): [string, 
 
 /** Moves the load generator (this process) to core 1, away from the servers on core 0. */
 export function pinSelf (): void {
-  if (existsSync('/usr/bin/taskset')) execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+  if (existsSync('/usr/bin/taskset')) {
+    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+  }
 }
 
 /** Peak resident memory of a process (VmHWM), in MB. */
@@ -47,13 +51,20 @@ export function cpuSeconds (pid: number | undefined): number {
 }
 
 /** Starts a helper script that prints its port on its first line (baseline, upstream fake). */
-export async function startHelper (script: string, cpu: number, env: Record<string, string> = {}): Promise<{ url: string, stop: () => Promise<void> }> {
+export async function startHelper (
+  script: string,
+  cpu: number,
+  env: Record<string, string> = {}
+): Promise<{ url: string, stop: () => Promise<void> }> {
   const [command, args] = pinned(cpu, process.execPath, ['--import', 'tsx', `${ROOT}bench/${script}`])
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const [chunk] = await once(child.stdout, 'data') as [Buffer]
   return {
     url: `http://127.0.0.1:${String(chunk).trim()}`,
-    stop: async () => { child.kill('SIGTERM'); await once(child, 'exit') }
+    stop: async () => {
+      child.kill('SIGTERM')
+      await once(child, 'exit')
+    }
   }
 }
 
@@ -63,10 +74,16 @@ export interface Service {
   stop: () => Promise<void>
 }
 
-/** Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers; its stdout goes to `logFile` when given. */
+/**
+ * Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers; its stdout goes to
+ * `logFile` when given.
+ */
 export async function startService (env: Record<string, string>, logFile?: string): Promise<Service> {
   const port = await freePort()
-  const [command, args] = pinned(0, process.execPath, [...(process.env.SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean), `${ROOT}dist/server.js`])
+  const [command, args] = pinned(0, process.execPath, [
+    ...(process.env.SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    `${ROOT}dist/server.js`
+  ])
   const child = spawn(command, args, {
     cwd: ROOT,
     // One load generator is one client: the rate limit would measure its refusals, not the routes.
@@ -115,7 +132,18 @@ export interface Figures {
 }
 
 /** Runs autocannon; `requests` may set a different path per request (`setupRequest`). */
-export async function load (name: string, options: { url: string, duration: number, connections?: number, method?: Request['method'], headers?: Record<string, string>, body?: string, setupRequest?: Request['setupRequest'] }): Promise<Figures> {
+export async function load (
+  name: string,
+  options: {
+    url: string
+    duration: number
+    connections?: number
+    method?: Request['method']
+    headers?: Record<string, string>
+    body?: string
+    setupRequest?: Request['setupRequest']
+  }
+): Promise<Figures> {
   const result: Result = await autocannon({
     url: options.url,
     duration: options.duration,
@@ -160,20 +188,38 @@ export function table (rows: Array<Record<string, string | number>>): string {
   if (first === undefined) return ''
   const columns = Object.keys(first)
   const line = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`
-  return [line(columns), line(columns.map(() => '---')), ...rows.map(row => line(columns.map(column => row[column] ?? '')))].join('\n')
+  return [
+    line(columns),
+    line(columns.map(() => '---')),
+    ...rows.map(row => line(columns.map(column => row[column] ?? '')))
+  ].join('\n')
 }
 
 /** wrk, when installed: a C load generator that does not saturate its own core before the server's. */
 export const WRK = ['/usr/bin/wrk', '/usr/local/bin/wrk'].find(path => existsSync(path))
 
 /** `duration` seconds of GETs from 50 connections with wrk on core 1 (autocannon there when wrk is absent). */
-export async function loadGet (name: string, url: string, duration: number, headers: Record<string, string> = {}): Promise<Figures> {
+export async function loadGet (
+  name: string,
+  url: string,
+  duration: number,
+  headers: Record<string, string> = {}
+): Promise<Figures> {
   if (WRK === undefined) return await load(name, { url, duration, connections: 50, headers })
-  const args = ['-t1', '-c50', `-d${duration}s`, '--latency', ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]), url]
+  const args = [
+    '-t1',
+    '-c50',
+    `-d${duration}s`,
+    '--latency',
+    ...Object.entries(headers).flatMap(([key, value]) => ['-H', `${key}: ${value}`]),
+    url
+  ]
   const [command, commandArgs] = pinned(1, WRK, args)
   const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'inherit'] })
   let output = ''
-  child.stdout.on('data', chunk => { output += String(chunk) })
+  child.stdout.on('data', chunk => {
+    output += String(chunk)
+  })
   await once(child, 'exit')
   const number = (pattern: RegExp): number => Number(pattern.exec(output)?.[1] ?? NaN)
   const millis = (label: string): number => {

@@ -21,8 +21,15 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 
 async function startUpstream (delayMs: number): Promise<{ url: string, stop: () => Promise<void> }> {
-  const [command, args] = pinned(1, process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./fake-upstream.ts', import.meta.url))])
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, UPSTREAM_DELAY_MS: String(delayMs) } })
+  const [command, args] = pinned(1, process.execPath, [
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('./fake-upstream.ts', import.meta.url))
+  ])
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, UPSTREAM_DELAY_MS: String(delayMs) }
+  })
   const [chunk] = await once(child.stdout, 'data') as [Buffer]
   return {
     url: `http://127.0.0.1:${String(chunk).trim()}`,
@@ -125,7 +132,10 @@ async function compare (delayMs: number): Promise<Array<Record<string, string | 
   const base = summarise('direct', direct)
   const relay = summarise('relay', relayed)
   const label = delayMs === 0 ? 'no-op upstream' : `upstream with ${delayMs} ms service time`
-  return [[`${label}: fake called directly`, base], [`${label}: GET /backend-api/user/profile`, relay]].map(([target, figures]) => {
+  return [
+    [`${label}: fake called directly`, base],
+    [`${label}: GET /backend-api/user/profile`, relay]
+  ].map(([target, figures]) => {
     const f = figures as Figures
     return {
       target: target as string,
@@ -143,4 +153,6 @@ const heading = 'Upstream clients alone, ' +
   `${CLIENT_CONCURRENCY} concurrent calls, ${DURATION}s × ${ROUNDS} rounds (medians)`
 process.stdout.write(`\n${heading}\n\n${table(clients)}\n`)
 const rows = [...await compare(0), ...await compare(Number(process.env.UPSTREAM_DELAY_MS ?? 5))]
-process.stdout.write(`\nRelay vs upstream direct, ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections\n\n${table(rows)}\n`)
+process.stdout.write(
+  `\nRelay vs upstream direct, ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections\n\n${table(rows)}\n`
+)

@@ -9,7 +9,18 @@ import { join } from 'node:path'
 import { mintToken } from '../src/tokens.js'
 import { providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
-import { cpuSeconds, load, median, peakRssMb, pinSelf, ROOT, startHelper, startService, table, type Figures } from './lib.js'
+import {
+  cpuSeconds,
+  load,
+  median,
+  peakRssMb,
+  pinSelf,
+  ROOT,
+  startHelper,
+  startService,
+  table,
+  type Figures
+} from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
@@ -20,7 +31,8 @@ const API_KEY = 'bench-key'
 const REST_TARGET = 'GET /portfolios/:id (API key + store)'
 const GRAPHQL_TARGET = 'POST /graphql portfolio(id) { … assets { … } }'
 /** The fields GET /portfolios/:id answers, asked of GraphQL (issue 15: within 2× of the REST route). */
-const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { id name description userId totalValue assets { id name symbol quantity price } } }'
+const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { ' +
+  'id name description userId totalValue assets { id name symbol quantity price } } }'
 
 pinSelf()
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-'))
@@ -29,7 +41,16 @@ const store = await Store.open(`sqlite:${file}`)
 const ids: string[] = []
 for (let i = 0; i < 1000; i++) {
   const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
-  for (let j = 0; j < 5; j++) await store.assets.create({ name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id })
+  for (let j = 0; j < 5; j++) {
+    await store.assets.create({
+      name: `Ativo ${j}`,
+      symbol: `SYM${j}`,
+      type: 'STOCK',
+      quantity: 1 + j,
+      price: 10 + j,
+      portfolioId: portfolio.id
+    })
+  }
   ids.push(portfolio.id)
 }
 await store.close()
@@ -41,30 +62,100 @@ const service = await startService({
   DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url, LOG_LEVEL: 'info'
 }, join(dir, 'service.log'))
 const token = mintToken({
-  secret: SECRET, algorithm: 'HS256', type: 'user', sub: 1, issuer: `${upstream.url}/api/login`, ttlSeconds: 3600,
+  secret: SECRET,
+  algorithm: 'HS256',
+  type: 'user',
+  sub: 1,
+  issuer: `${upstream.url}/api/login`,
+  ttlSeconds: 3600,
   providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
 })
 const bearer = { authorization: `Bearer ${token}` }
 const pick = (): string => ids[Math.floor(Math.random() * ids.length)] ?? ''
 
-interface Target { name: string, compareTo: 'baseline' | 'upstream direct', run: (duration?: number) => Promise<Figures> }
+interface Target {
+  name: string
+  compareTo: 'baseline' | 'upstream direct'
+  run: (duration?: number) => Promise<Figures>
+}
 const BASELINE = 'baseline: bare Fastify GET /'
 const UPSTREAM_DIRECT = 'upstream fake, direct'
 /** Targets that are not the service: their figures are the references of the others. */
 const REFERENCES = new Set([BASELINE, UPSTREAM_DIRECT])
 const targets: Target[] = [
-  { name: BASELINE, compareTo: 'baseline', run: async (duration = DURATION) => await load('baseline', { url: `${baseline.url}/`, duration }) },
-  { name: 'GET /auth/health', compareTo: 'baseline', run: async (duration = DURATION) => await load('health', { url: `${service.url}/auth/health`, duration }) },
-  { name: 'GET /auth/profile (JWT)', compareTo: 'baseline', run: async (duration = DURATION) => await load('profile', { url: `${service.url}/auth/profile`, duration, headers: bearer }) },
-  { name: REST_TARGET, compareTo: 'baseline', run: async (duration = DURATION) => await load('portfolio', { url: service.url, duration, headers: { 'x-api-key': API_KEY }, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` }) }) },
-  { name: GRAPHQL_TARGET, compareTo: 'baseline', run: async (duration = DURATION) => await load('graphql', { url: `${service.url}/graphql`, duration, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, setupRequest: request => ({ ...request, body: JSON.stringify({ query: PORTFOLIO_QUERY, variables: { id: pick() } }) }) }) },
-  { name: 'POST /portfolios (create)', compareTo: 'baseline', run: async (duration = DURATION) => await load('create', { url: `${service.url}/portfolios`, duration, method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Bench', userId: 'bench' }) }) },
-  { name: UPSTREAM_DIRECT, compareTo: 'upstream direct', run: async (duration = DURATION) => await load('direct', { url: `${upstream.url}/api/user/profile`, duration, headers: bearer }) },
-  { name: 'GET /backend-api/user/profile (relay)', compareTo: 'upstream direct', run: async (duration = DURATION) => await load('relay', { url: `${service.url}/backend-api/user/profile`, duration, headers: bearer }) }
+  {
+    name: BASELINE,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) => await load('baseline', { url: `${baseline.url}/`, duration })
+  },
+  {
+    name: 'GET /auth/health',
+    compareTo: 'baseline',
+    run: async (duration = DURATION) => await load('health', { url: `${service.url}/auth/health`, duration })
+  },
+  {
+    name: 'GET /auth/profile (JWT)',
+    compareTo: 'baseline',
+    run: async (duration = DURATION) =>
+      await load('profile', { url: `${service.url}/auth/profile`, duration, headers: bearer })
+  },
+  {
+    name: REST_TARGET,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) =>
+      await load('portfolio', {
+        url: service.url,
+        duration,
+        headers: { 'x-api-key': API_KEY },
+        setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
+      })
+  },
+  {
+    name: GRAPHQL_TARGET,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) =>
+      await load('graphql', {
+        url: `${service.url}/graphql`,
+        duration,
+        method: 'POST',
+        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+        setupRequest: request => ({
+          ...request,
+          body: JSON.stringify({ query: PORTFOLIO_QUERY, variables: { id: pick() } })
+        })
+      })
+  },
+  {
+    name: 'POST /portfolios (create)',
+    compareTo: 'baseline',
+    run: async (duration = DURATION) =>
+      await load('create', {
+        url: `${service.url}/portfolios`,
+        duration,
+        method: 'POST',
+        headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Bench', userId: 'bench' })
+      })
+  },
+  {
+    name: UPSTREAM_DIRECT,
+    compareTo: 'upstream direct',
+    run: async (duration = DURATION) =>
+      await load('direct', { url: `${upstream.url}/api/user/profile`, duration, headers: bearer })
+  },
+  {
+    name: 'GET /backend-api/user/profile (relay)',
+    compareTo: 'upstream direct',
+    run: async (duration = DURATION) =>
+      await load('relay', { url: `${service.url}/backend-api/user/profile`, duration, headers: bearer })
+  }
 ]
 
 const results = new Map<string, Figures[]>()
-/** The service's CPU time per answered request, µs, per round (what a request costs, whatever the load generator's pace). */
+/**
+ * The service's CPU time per answered request, µs, per round (what a request costs, whatever the load generator's
+ * pace).
+ */
 const cpuMicros = new Map<string, number[]>()
 
 try {
@@ -75,7 +166,10 @@ try {
       const cpuBefore = cpuSeconds(service.child.pid)
       const figures = await target.run()
       results.set(target.name, [...(results.get(target.name) ?? []), figures])
-      cpuMicros.set(target.name, [...(cpuMicros.get(target.name) ?? []), (cpuSeconds(service.child.pid) - cpuBefore) * 1e6 / figures.requests])
+      cpuMicros.set(target.name, [
+        ...(cpuMicros.get(target.name) ?? []),
+        ((cpuSeconds(service.child.pid) - cpuBefore) * 1e6) / figures.requests
+      ])
     }
   }
 } finally {
@@ -99,10 +193,14 @@ try {
       errors: runs.reduce((sum, r) => sum + r.non2xx, 0)
     }
   })
-  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`
-  const graphqlCost = `GraphQL portfolio(id) costs ${(micros(GRAPHQL_TARGET) / micros(REST_TARGET)).toFixed(2)}× the service CPU of GET /portfolios/:id per request, ` +
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, ` +
+    `Node ${process.version}`
+  const graphqlCost = `GraphQL portfolio(id) costs ${(micros(GRAPHQL_TARGET) / micros(REST_TARGET)).toFixed(2)}× ` +
+    'the service CPU of GET /portfolios/:id per request, ' +
     `and serves ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× fewer requests a second (target: within 2×)`
-  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ${WARMUP}s warm-up, then ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
+  const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ` +
+    `${WARMUP}s warm-up, then ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; ` +
+    `service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
   mkdirSync(`${ROOT}bench/results`, { recursive: true })
   writeFileSync(`${ROOT}bench/results/service.md`, report)
   process.stdout.write(`\n${report}`)

@@ -24,8 +24,13 @@ async function seed (file: string, portfolios: number): Promise<{ ids: string[],
   const store = await Store.open(`sqlite:${file}`)
   await store.close()
   const db = new SqliteDatabase(file)
-  const insertPortfolio = db.prepare('insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)')
-  const insertAsset = db.prepare('insert into portfolio_assets (id, portfolio_id, name, symbol, type, quantity, price, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)')
+  const insertPortfolio = db.prepare(
+    'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
+  )
+  const insertAsset = db.prepare(
+    'insert into portfolio_assets (id, portfolio_id, name, symbol, type, quantity, price, created_at, updated_at) ' +
+    'values (?, ?, ?, ?, ?, ?, ?, ?, ?)'
+  )
   const ids: string[] = []
   const start = Date.now()
   db.transaction(() => {
@@ -34,7 +39,17 @@ async function seed (file: string, portfolios: number): Promise<{ ids: string[],
       const timestamp = new Date(start + i).toISOString()
       insertPortfolio.run(id, `Carteira ${i}`, null, `user-${i % USERS}`, timestamp, timestamp)
       for (let j = 0; j < ASSETS_PER_PORTFOLIO; j++) {
-        insertAsset.run(randomUUID(), id, `Ativo ${j}`, `SYM${j}`, TYPES[j % TYPES.length], 1 + (j % 7), 10 + j, timestamp, timestamp)
+        insertAsset.run(
+          randomUUID(),
+          id,
+          `Ativo ${j}`,
+          `SYM${j}`,
+          TYPES[j % TYPES.length],
+          1 + (j % 7),
+          10 + j,
+          timestamp,
+          timestamp
+        )
       }
       ids.push(id)
     }
@@ -54,7 +69,11 @@ async function measure (portfolios: number): Promise<Figures[]> {
   const seeded = Date.now()
   const { ids, users } = await seed(file, portfolios)
   process.stderr.write(`seeded ${portfolios} portfolios in ${Date.now() - seeded} ms\n`)
-  const service = await startService({ DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: 'bench-secret-bench-secret-bench-secret' })
+  const service = await startService({
+    DATABASE_URL: `sqlite:${file}`,
+    API_KEYS: API_KEY,
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret'
+  })
   const headers = { 'x-api-key': API_KEY }
   const routes: Array<[string, () => string]> = [
     ['GET /portfolios/:id', () => `/portfolios/${pick(ids)}`],
@@ -67,7 +86,14 @@ async function measure (portfolios: number): Promise<Figures[]> {
     for (const [name, path] of routes) {
       const rounds: Figures[] = []
       for (let round = 0; round < ROUNDS; round++) {
-        rounds.push(await load(name, { url: service.url, duration: DURATION, headers, setupRequest: request => ({ ...request, path: path() }) }))
+        rounds.push(
+          await load(name, {
+            url: service.url,
+            duration: DURATION,
+            headers,
+            setupRequest: request => ({ ...request, path: path() })
+          })
+        )
       }
       results.push(summarise(name, rounds))
     }
@@ -97,4 +123,5 @@ const rows = small.map((figures, index) => {
     errors: figures.non2xx + (grown?.non2xx ?? 0)
   }
 })
-process.stdout.write(`\nStore growth on SQLite, ${ASSETS_PER_PORTFOLIO} assets per portfolio, ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections\n\n${table(rows)}\n`)
+process.stdout.write(`\nStore growth on SQLite, ${ASSETS_PER_PORTFOLIO} assets per portfolio, ` +
+  `${DURATION}s × ${ROUNDS} rounds (medians), 10 connections\n\n${table(rows)}\n`)
