@@ -35,6 +35,8 @@ function valueCents (quantity: number, price: number): number {
   return toCents(value)
 }
 
+type Trx = Transaction<Database>
+
 /** Records a buy after the asset's existing ones (callers hold the asset's row, so `seq` is safe to compute). */
 export async function insertLot (trx: Transaction<Database>, assetId: string, timestamp: string, quantity: number, price: number, date = timestamp.slice(0, 10)): Promise<void> {
   const last = await trx.selectFrom('asset_lots').select(eb => eb.fn.max('seq').as('seq')).where('asset_id', '=', assetId).executeTakeFirst()
@@ -144,7 +146,7 @@ export class AssetRepository {
   /** Removes the asset and its lots, when `precondition` (an If-Match) holds for its tag. */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
     return await this.handle.write(async trx => {
-      if (precondition !== undefined) await this.check(trx, id, precondition)
+      if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
       const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
       if (row === undefined) return false
@@ -157,11 +159,16 @@ export class AssetRepository {
    * Inside a write: reads the asset, locking its row (PostgreSQL; on SQLite the store's one
    * connection runs one transaction at a time), and fails with 412 unless `precondition` holds
    * for the tag of the asset as `GET /portfolio-assets/:id` answers it now. A missing asset
-   * passes: the write then finds nothing (404).
+   * passes: the write then finds nothing (404). The locks follow the order of the write they
+   * precede (a delete takes the lots first), so that they add no deadlock.
    */
-  private async check (trx: Transaction<Database>, id: string, precondition: Precondition): Promise<void> {
+  private async check (trx: Trx, id: string, precondition: Precondition, deleting = false): Promise<void> {
     const query = trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id)
-    const row = await (this.handle.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+    const postgres = this.handle.engine === 'postgres'
+    if (postgres && deleting) {
+      await trx.selectFrom('asset_lots').select('id').where('asset_id', '=', id).forUpdate().execute()
+    }
+    const row = await (postgres ? query.forUpdate() : query).executeTakeFirst()
     if (row !== undefined && !precondition(entityTag(toAsset(row)))) throw new PreconditionFailedError()
   }
 

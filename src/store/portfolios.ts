@@ -70,6 +70,7 @@ function itemsOf<Item> (row: DetailRow<Item>): Item[] {
 type DetailAsset = PortfolioDetail['assets'][number]
 
 type DetailRows = Array<DetailRow<DetailAsset>>
+type Trx = Transaction<Database>
 
 /** A changed portfolio, and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
 interface Changed {
@@ -180,10 +181,17 @@ export class PortfolioRepository {
    * Inside a write: locks the portfolio (PostgreSQL; on SQLite the store's one connection runs one
    * transaction at a time) and fails with 412 unless `precondition` holds for its detail's tag as
    * it is now — asset writes lock the same row, so nothing changes it between the check and the
-   * write. A missing portfolio passes: the write then finds nothing (404).
+   * write. A missing portfolio passes: the write then finds nothing (404). A delete first locks
+   * what it will delete, in the order every delete takes (lots, assets, then the portfolio, which
+   * asset writes lock last): locking the portfolio first could deadlock against an asset write.
    */
-  private async check (trx: Transaction<Database>, id: string, precondition: Precondition): Promise<void> {
+  private async check (trx: Trx, id: string, precondition: Precondition, deleting = false): Promise<void> {
     if (this.handle.engine === 'postgres') {
+      const assetIds = trx.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id)
+      if (deleting) {
+        await trx.selectFrom('asset_lots').select('id').where('asset_id', 'in', assetIds).forUpdate().execute()
+        await assetIds.forUpdate().execute()
+      }
       await trx.selectFrom('portfolios').select('id').where('id', '=', id).forUpdate().execute()
     }
     const row = (await this.selectDetail([id], trx))[0]
@@ -193,7 +201,7 @@ export class PortfolioRepository {
   /** Deletes the portfolio, its assets and their lots in one transaction, when `precondition` holds (see change). */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
     return await this.handle.write(async trx => {
-      if (precondition !== undefined) await this.check(trx, id, precondition)
+      if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await trx.deleteFrom('asset_lots')
         .where('asset_id', 'in', eb => eb.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id))
         .execute()
