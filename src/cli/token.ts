@@ -34,7 +34,9 @@ function main (): void {
   if (values.type !== 'user' && values.type !== 'client') throw new ConfigError('--type must be user or client')
   const config = loadConfig(process.env, { devSecrets: () => loadOrCreateDevSecrets('data') })
   const ttlSeconds = values.ttl === undefined ? config.env.JWT_TTL : Number(values.ttl)
-  if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) throw new ConfigError('--ttl must be a positive number of seconds')
+  if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
+    throw new ConfigError('--ttl must be a positive number of seconds')
+  }
   const { auth } = config
   process.stdout.write(`${mintToken({
     secret: auth.jwtSecret,
@@ -42,7 +44,10 @@ function main (): void {
     providers: auth.providers,
     type: values.type,
     sub: values.sub,
-    issuer: new URL(values.type === 'user' ? 'api/login' : 'api/client/login', `${config.env.BACKEND_URL.replace(/\/$/, '')}/`).href,
+    issuer: new URL(
+      values.type === 'user' ? 'api/login' : 'api/client/login',
+      `${config.env.BACKEND_URL.replace(/\/$/, '')}/`
+    ).href,
     ttlSeconds
   })}\n`)
 }

@@ -58,7 +58,13 @@ function byDate (a: Lot, b: Lot): number {
  * The price of a month: the current quote in the current month; before that, the last close at
  * or before the month (a gap repeats the previous close); before any close, `fallback`.
  */
-function priceIn (month: MonthKey, current: MonthKey, lastQuote: number, closes: readonly MonthlyClose[], fallback: number): number {
+function priceIn (
+  month: MonthKey,
+  current: MonthKey,
+  lastQuote: number,
+  closes: readonly MonthlyClose[],
+  fallback: number
+): number {
   if (month === current) return lastQuote
   let price = fallback
   for (const entry of closes) {
@@ -114,7 +120,13 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   const benchmarkAt = (month: MonthKey): number | undefined => {
     const benchmark = input.benchmark
     if (benchmark === undefined) return undefined
-    return priceIn(month, current, benchmark.lastQuote, benchmark.closes, benchmark.closes[0]?.close ?? benchmark.lastQuote)
+    return priceIn(
+      month,
+      current,
+      benchmark.lastQuote,
+      benchmark.closes,
+      benchmark.closes[0]?.close ?? benchmark.lastQuote
+    )
   }
   const benchmarkStart = months[0] === undefined ? undefined : benchmarkAt(months[0])
 
@@ -142,9 +154,16 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       quantity: held.quantity.toNumber(),
       returnPercentage: percentage(balance.minus(held.invested), held.invested),
       portfolioPercentage: percentage(balance, portfolioBalance),
-      ibovPercentage: benchmark === undefined || benchmarkStart === undefined ? 0 : percentage(decimal(benchmark).minus(benchmarkStart), decimal(benchmarkStart))
+      ibovPercentage:
+        benchmark === undefined || benchmarkStart === undefined
+          ? 0
+          : percentage(decimal(benchmark).minus(benchmarkStart), decimal(benchmarkStart))
     })
-    historicalChart.push({ month: shortLabel(month), appliedValue: held.invested.toNumber(), grossBalance: balance.toNumber() })
+    historicalChart.push({
+      month: shortLabel(month),
+      appliedValue: held.invested.toNumber(),
+      grossBalance: balance.toNumber()
+    })
   }
 
   return {

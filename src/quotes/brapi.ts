@@ -43,12 +43,17 @@ export class BrapiQuotes implements QuoteProvider {
   ) {}
 
   /** The answer to `GET api/quote/{tickers}`: `undefined` when brapi does not know them (404, 400). */
-  private async results (tickers: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonValue[] | undefined> {
+  private async results (
+    tickers: string, log: FastifyBaseLogger, query?: Record<string, string>
+  ): Promise<JsonValue[] | undefined> {
     const response = await this.client.call({
       method: 'GET',
       path: `api/quote/${tickers}`,
       query,
-      headers: { accept: 'application/json', ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }) },
+      headers: {
+        accept: 'application/json',
+        ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` })
+      },
       log
     })
     if (response.status === 404 || response.status === 400) return undefined
@@ -61,7 +66,9 @@ export class BrapiQuotes implements QuoteProvider {
     return results
   }
 
-  private async result (symbol: string, log: FastifyBaseLogger, query?: Record<string, string>): Promise<JsonObject | undefined> {
+  private async result (
+    symbol: string, log: FastifyBaseLogger, query?: Record<string, string>
+  ): Promise<JsonObject | undefined> {
     // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
     const results = await this.results(encodeURIComponent(symbol), log, query)
     if (results === undefined) return undefined
@@ -81,7 +88,10 @@ export class BrapiQuotes implements QuoteProvider {
       // A unit price keeps at most 8 decimals (docs/api.md#money).
       price: unitAmount(price),
       currency: typeof result.currency === 'string' ? result.currency : 'BRL',
-      lastUpdate: typeof time === 'string' && !Number.isNaN(Date.parse(time)) ? new Date(time).toISOString() : this.now().toISOString()
+      lastUpdate:
+        typeof time === 'string' && !Number.isNaN(Date.parse(time))
+          ? new Date(time).toISOString()
+          : this.now().toISOString()
     }
   }
 
@@ -95,19 +105,31 @@ export class BrapiQuotes implements QuoteProvider {
    * each. A ticker missing from the answer has no quote. A plan that refuses several tickers
    * (a 4xx) gets one request per ticker instead, so the answer is the same on every plan.
    */
-  async quoteMany (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+  async quoteMany (
+    symbols: readonly string[], log: FastifyBaseLogger
+  ): Promise<Map<string, ProviderQuote | undefined>> {
     const chunks: string[][] = []
-    for (let start = 0; start < symbols.length; start += this.tickersPerRequest) chunks.push(symbols.slice(start, start + this.tickersPerRequest))
+    for (let start = 0; start < symbols.length; start += this.tickersPerRequest) {
+      chunks.push(symbols.slice(start, start + this.tickersPerRequest))
+    }
     const answers = await Promise.all(chunks.map(async chunk => await this.quoteChunk(chunk, log)))
     return new Map(answers.flatMap(answer => [...answer]))
   }
 
-  private async quoteChunk (symbols: readonly string[], log: FastifyBaseLogger): Promise<Array<[string, ProviderQuote | undefined]>> {
-    const one = async (symbol: string): Promise<[string, ProviderQuote | undefined]> => [symbol, await this.quote(symbol, log)]
+  private async quoteChunk (
+    symbols: readonly string[], log: FastifyBaseLogger
+  ): Promise<Array<[string, ProviderQuote | undefined]>> {
+    const one = async (symbol: string): Promise<[string, ProviderQuote | undefined]> => [
+      symbol,
+      await this.quote(symbol, log)
+    ]
     if (symbols.length === 1) return [await one(symbols[0] as string)]
     const results = await this.results(symbols.map(encodeURIComponent).join(','), log)
     if (results === undefined) {
-      log.info({ upstream: 'brapi', tickers: symbols.length }, 'brapi refused several tickers at once: one request per ticker')
+      log.info(
+        { upstream: 'brapi', tickers: symbols.length },
+        'brapi refused several tickers at once: one request per ticker'
+      )
       return await Promise.all(symbols.map(one))
     }
     const bySymbol = new Map<string, JsonObject>()
@@ -129,7 +151,8 @@ export class BrapiQuotes implements QuoteProvider {
     const byMonth = new Map<MonthKey, number>()
     for (const entry of history) {
       // A month without a close is a gap (the dashboard repeats the previous one); a bad close is garbage.
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry) || typeof entry.date !== 'number' || entry.close === null) continue
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) continue
+      if (typeof entry.date !== 'number' || entry.close === null) continue
       if (!isPrice(entry.close)) throw unusable(log, 'a close that is not a non-negative number')
       const month = monthKey(new Date(entry.date * 1000))
       if (month >= since) byMonth.set(month, unitAmount(entry.close))

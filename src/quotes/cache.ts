@@ -33,7 +33,12 @@ export class CachedQuotes implements QuoteProvider {
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    return await this.cached(this.quoteEntries, symbol, this.quoteTtlMs, async () => await this.provider.quote(symbol, log))
+    return await this.cached(
+      this.quoteEntries,
+      symbol,
+      this.quoteTtlMs,
+      async () => await this.provider.quote(symbol, log)
+    )
   }
 
   /**
@@ -41,18 +46,32 @@ export class CachedQuotes implements QuoteProvider {
    * asked of the provider in one batch (as few upstream requests as it allows), and each symbol
    * of the batch then sits in the cache like a single quote, so REST and GraphQL share it.
    */
-  async quoteMany (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+  async quoteMany (
+    symbols: readonly string[], log: FastifyBaseLogger
+  ): Promise<Map<string, ProviderQuote | undefined>> {
     const distinct = [...new Set(symbols)]
     const missing = distinct.filter(symbol => this.fresh(this.quoteEntries, symbol) === undefined)
     if (missing.length > 1 && this.provider.quoteMany !== undefined) {
       const batch = this.provider.quoteMany(missing, log)
-      for (const symbol of missing) this.remember(this.quoteEntries, symbol, this.quoteTtlMs, batch.then(answers => answers.get(symbol)))
+      for (const symbol of missing) {
+        this.remember(
+          this.quoteEntries,
+          symbol,
+          this.quoteTtlMs,
+          batch.then(answers => answers.get(symbol))
+        )
+      }
     }
     return new Map(await Promise.all(distinct.map(async symbol => [symbol, await this.quote(symbol, log)] as const)))
   }
 
   async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
-    return await this.cached(this.historyEntries, `${symbol} ${since}`, HISTORY_TTL_MS, async () => await this.provider.monthlyCloses(symbol, since, log))
+    return await this.cached(
+      this.historyEntries,
+      `${symbol} ${since}`,
+      HISTORY_TTL_MS,
+      async () => await this.provider.monthlyCloses(symbol, since, log)
+    )
   }
 
   private fresh<T> (map: Map<string, Entry<T>>, key: string): Entry<T> | undefined {

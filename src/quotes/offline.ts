@@ -1,5 +1,12 @@
 import { createHash } from 'node:crypto'
-import { monthKey, monthsBetween, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
+import {
+  monthKey,
+  monthsBetween,
+  type MonthKey,
+  type MonthlyClose,
+  type ProviderQuote,
+  type QuoteProvider
+} from './provider.js'
 
 /** The simulated series start here; months are generated forward, so past months never change. */
 const FIRST_MONTH: MonthKey = '2000-01'

@@ -44,7 +44,13 @@ export function monthsBetween (first: MonthKey, last: MonthKey): MonthKey[] {
 }
 
 /** Quotes of several symbols through the provider's batch when it has one, else one call each. */
-export async function quotesOf (provider: QuoteProvider, symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+export async function quotesOf (
+  provider: QuoteProvider,
+  symbols: readonly string[],
+  log: FastifyBaseLogger
+): Promise<Map<string, ProviderQuote | undefined>> {
   if (provider.quoteMany !== undefined) return await provider.quoteMany(symbols, log)
-  return new Map(await Promise.all([...new Set(symbols)].map(async symbol => [symbol, await provider.quote(symbol, log)] as const)))
+  return new Map(
+    await Promise.all([...new Set(symbols)].map(async symbol => [symbol, await provider.quote(symbol, log)] as const))
+  )
 }

@@ -25,7 +25,18 @@ function assertUnitAmounts (input: { quantity?: number, price?: number }): void 
     const value = input[name]
     return value !== undefined && decimalsOf(value) > UNIT_DECIMALS
   })
-  if (tooPrecise.length > 0) throw new ValidationError('body', tooPrecise.map(name => ({ keyword: 'maxDecimals', instancePath: `/${name}`, schemaPath: `#/properties/${name}`, params: { limit: UNIT_DECIMALS }, message: `must have at most ${UNIT_DECIMALS} decimals` })))
+  if (tooPrecise.length > 0) {
+    throw new ValidationError(
+      'body',
+      tooPrecise.map(name => ({
+        keyword: 'maxDecimals',
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}`,
+        params: { limit: UNIT_DECIMALS },
+        message: `must have at most ${UNIT_DECIMALS} decimals`
+      }))
+    )
+  }
 }
 
 /** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
@@ -44,7 +55,9 @@ export const AssetSchema = Type.Object({
 export type Asset = Static<typeof AssetSchema>
 
 /** List items: the asset without its timestamps. */
-export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'], { title: 'PortfolioAssetListItem' })
+export const AssetListItemSchema = Type.Omit(AssetSchema, ['createdAt', 'updatedAt'], {
+  title: 'PortfolioAssetListItem'
+})
 
 export const CreateAssetInputSchema = Type.Object({
   name: NonBlankString(200),
@@ -53,7 +66,12 @@ export const CreateAssetInputSchema = Type.Object({
   quantity: Quantity,
   price: Price,
   portfolioId: Type.String({ minLength: 1, maxLength: 64 })
-}, { title: 'CreateAssetInput', examples: [{ name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 38.45, portfolioId: '<portfolio id>' }] })
+}, {
+  title: 'CreateAssetInput',
+  examples: [
+    { name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 38.45, portfolioId: '<portfolio id>' }
+  ]
+})
 export type CreateAssetInput = Static<typeof CreateAssetInputSchema>
 
 export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({

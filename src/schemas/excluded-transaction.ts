@@ -14,7 +14,10 @@ export const ExcludedTransactionSchema = Type.Object({
 export type ExcludedTransaction = Static<typeof ExcludedTransactionSchema>
 
 /** The create response adds `created_at`. */
-export const ExcludedTransactionRecordSchema = Type.Composite([ExcludedTransactionSchema, Type.Object({ created_at: Timestamp })], { title: 'ExcludedTransactionRecord' })
+export const ExcludedTransactionRecordSchema = Type.Composite(
+  [ExcludedTransactionSchema, Type.Object({ created_at: Timestamp })],
+  { title: 'ExcludedTransactionRecord' }
+)
 export type ExcludedTransactionRecord = Static<typeof ExcludedTransactionRecordSchema>
 
 export const CreateExclusionInputSchema = Type.Object({
@@ -23,7 +26,10 @@ export const CreateExclusionInputSchema = Type.Object({
   reason: NonBlankString(2000),
   /** When the user excluded it; the time of the request when absent. */
   excluded_at: Type.Optional(Type.String({ format: 'date-time' }))
-}, { title: 'ExcludeTransactionInput', examples: [{ client_id: 'client-7', transaction_id: 'tx-2024-0001', reason: 'Transferência entre contas próprias' }] })
+}, {
+  title: 'ExcludeTransactionInput',
+  examples: [{ client_id: 'client-7', transaction_id: 'tx-2024-0001', reason: 'Transferência entre contas próprias' }]
+})
 export type CreateExclusionInput = Static<typeof CreateExclusionInputSchema>
 
 /** A validated create input as the store takes it: texts trimmed, `excluded_at` in the service's timestamp form. */

@@ -45,7 +45,10 @@ export const CreatePortfolioInputSchema = Type.Object({
   name: NonBlankString(200),
   description: Type.Optional(Type.Union([Description, Type.Null()])),
   userId: NonBlankString(200)
-}, { title: 'CreatePortfolioInput', examples: [{ name: 'Aposentadoria', description: 'Carteira de longo prazo', userId: '42' }] })
+}, {
+  title: 'CreatePortfolioInput',
+  examples: [{ name: 'Aposentadoria', description: 'Carteira de longo prazo', userId: '42' }]
+})
 export type CreatePortfolioInput = Static<typeof CreatePortfolioInputSchema>
 
 export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({

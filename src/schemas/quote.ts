@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Timestamp, TimestampOf } from './common.js'
+import { TimestampOf } from './common.js'
 
 /** A price as a provider gives it. */
 export const ProviderQuoteSchema = Type.Object({
@@ -11,7 +11,13 @@ export const ProviderQuoteSchema = Type.Object({
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 
 /** An asset's price quote: the provider's price and who gave it (docs/api.md#resources). */
-export const QuoteSchema = Type.Composite([ProviderQuoteSchema, Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })], { title: 'AssetQuote' })
+export const QuoteSchema = Type.Composite(
+  [
+    ProviderQuoteSchema,
+    Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })
+  ],
+  { title: 'AssetQuote' }
+)
 export type Quote = Static<typeof QuoteSchema>
 
 /** `YYYY-MM`, a calendar month in UTC. */
