@@ -7,7 +7,9 @@ const IN_PROCESS_SLOW = [
   'test/plugins/browser.slow.test.ts',
   'test/plugins/docs-browser.slow.test.ts',
   'test/plugins/openapi-client.slow.test.ts',
-  'test/modules/graphql/client.slow.test.ts'
+  'test/modules/graphql/client.slow.test.ts',
+  'test/modules/graphql/subscriptions-browser.slow.test.ts'
 ]
 
-export default testFile => /\.slow\.test\.ts$/.test(testFile) && !IN_PROCESS_SLOW.some(name => testFile.endsWith(name)) ? null : []
+export default testFile =>
+  /\.slow\.test\.ts$/.test(testFile) && !IN_PROCESS_SLOW.some(name => testFile.endsWith(name)) ? null : []

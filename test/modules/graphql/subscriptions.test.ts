@@ -1,16 +1,13 @@
-import { createServer } from 'node:http'
 import { Writable } from 'node:stream'
 import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
 import { createClient, type Client } from 'graphql-ws'
 import WebSocket from 'ws'
 import type { App } from '../../../src/app.js'
-import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
+import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { NEEDS_REDIS, startRedis } from '../../fixtures/redis.js'
-import { Chromium, NEEDS_CHROMIUM } from '../../fixtures/chromium.js'
-import { apiKey, buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
-
-const SUBSCRIPTION = 'subscription ($itemId: ID!) { aggregatorItem(itemId: $itemId) { itemId status event updatedAt } }'
+import { aggregatorConfig, subscribed, SUBSCRIPTION, webhook, type Delivery } from '../../fixtures/item-subscriptions.js'
+import { buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
 
 /** A `graphql-transport-ws` client of `app`, with `connectionParams` as a browser would send its token. */
 async function wsClient (t: Test, app: App, connectionParams: Record<string, string>, onNonLazyError?: (error: unknown) => void): Promise<Client> {
@@ -19,8 +16,6 @@ async function wsClient (t: Test, app: App, connectionParams: Record<string, str
   t.teardown(async () => { await client.dispose() })
   return client
 }
-
-interface Delivery { data?: { aggregatorItem: Record<string, string> } | null, errors?: Array<{ message: string, extensions?: { code?: string } }> }
 
 /**
  * Subscribes and collects what arrives; `started` resolves once the subscription is in place
@@ -45,24 +40,6 @@ function subscribe (client: Client, itemId: string) {
     done,
     next: async (count: number) => { if (deliveries.length < count) await new Promise<void>(resolve => waiters.push({ count, resolve })) }
   }
-}
-
-async function webhook (app: App, itemId: string, event: string): Promise<void> {
-  const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', headers: { 'x-webhook-secret': 'hook-secret' }, payload: { event, itemId, eventId: `${event}-${itemId}-${Math.random()}` } })
-  if (res.statusCode !== 200) throw new Error(`webhook answered ${res.statusCode}`)
-}
-
-/** Until the server has the subscription in place: a status published before then is not for it. */
-async function subscribed (app: App, count: number): Promise<void> {
-  for (let attempt = 0; attempt < 400; attempt++) {
-    if (app.itemStatus.subscribers() >= count) return
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-  throw new Error('the subscription never started')
-}
-
-function aggregatorConfig (pluggy: FakePluggy): Record<string, string> {
-  return { AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET, AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' }
 }
 
 /** Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at the other. */
@@ -198,60 +175,4 @@ testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, a
   t.match(lines.find(line => line.msg === unpublished), { itemId: 'item-1', event: 'item/updated', err: { message: /./ } })
   t.notOk(lines.some(line => typeof line.msg === 'string' && line.msg.includes('verification failed')), 'not reported as a failed verification')
   t.match(await app.store.aggregatorEvents.item('item-1'), { status: 'UPDATED', clientUserId: 'client-a' }, 'the verified item is saved')
-})
-
-/** A frontend's page: GraphQL over fetch from its own origin, and the subscription over the browser's WebSocket. */
-const FRONTEND_PAGE = `<!doctype html><html><body><script>
-  window.run = async ({ api, apiKey, token, itemId, subscription }) => {
-    const post = async (query, variables) => {
-      const response = await fetch(api + '/graphql', { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) })
-      return { status: response.status, requestId: response.headers.get('x-request-id'), body: await response.json() }
-    }
-    const created = await post('mutation ($input: CreatePortfolioInput!) { createPortfolio(input: $input) { id name } }', { input: { name: 'From a browser', userId: 'web' } })
-    const read = await post('query ($id: ID!) { portfolio(id: $id) { name totalValue assets { id } } }', { id: created.body.data.createPortfolio.id })
-    // Browsers cannot set headers on a WebSocket: the token goes in connection_init's payload.
-    const status = await new Promise((resolve, reject) => {
-      const socket = new WebSocket(api.replace('http', 'ws') + '/graphql', 'graphql-transport-ws')
-      socket.onopen = () => socket.send(JSON.stringify({ type: 'connection_init', payload: { Authorization: 'Bearer ' + token } }))
-      socket.onmessage = ({ data }) => {
-        const message = JSON.parse(data)
-        if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: subscription, variables: { itemId } } }))
-        else if (message.type === 'next') { resolve({ protocol: socket.protocol, payload: message.payload }); socket.close(1000) }
-        else if (message.type === 'error') reject(new Error(JSON.stringify(message.payload)))
-      }
-      socket.onclose = event => reject(new Error('closed with ' + event.code))
-    })
-    return { created, read, status }
-  }
-</script></body></html>`
-
-testNeeding(t, 'a page on a CORS_ORIGINS origin queries, mutates and subscribes in headless Chromium', [NEEDS_CHROMIUM], async t => {
-  const page = createServer((_request, response) => {
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-    response.end(FRONTEND_PAGE)
-  })
-  await new Promise<void>(resolve => page.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => new Promise<void>(resolve => page.close(() => resolve())))
-  const pageOrigin = `http://app.bff.test:${(page.address() as AddressInfo).port}`
-
-  const pluggy = await startFakePluggy(t)
-  pluggy.items.set('item-1', 'client-a')
-  pluggy.itemStatuses.set('item-1', 'UPDATING')
-  const app = await buildTestApp(t, { ...aggregatorConfig(pluggy), CORS_ORIGINS: pageOrigin })
-  const api = `http://api.bff.test:${new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port}`
-
-  const browser = await Chromium.launch(t, 'chromium-graphql')
-  const tab = await browser.open(`${pageOrigin}/`)
-  const args = { api, apiKey: apiKey()['x-api-key'], token: clientToken({ sub: 'client-a' }), itemId: 'item-1', subscription: SUBSCRIPTION }
-  const ran = browser.evaluate(tab, `run(${JSON.stringify(args)})`)
-  // A page that fails before it subscribes fails the test with its own error.
-  await Promise.race([subscribed(app, 1), ran])
-  await webhook(app, 'item-1', 'item/updated')
-  const { created, read, status } = await ran as Record<string, { status?: number, requestId?: string, body?: { data: Record<string, Record<string, unknown>> }, protocol?: string, payload?: Delivery }>
-
-  t.equal(created?.status, 200, 'the mutation crossed origins (CORS preflight for JSON and x-api-key)')
-  t.match(created?.requestId, /./, 'x-request-id is readable by the page')
-  t.same(read?.body, { data: { portfolio: { name: 'From a browser', totalValue: 0, assets: [] } } })
-  t.equal(status?.protocol, 'graphql-transport-ws')
-  t.match(status?.payload?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATING', event: 'item/updated' }, 'the webhook\'s status reached the browser')
 })
