@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer'
 import { hash, randomUUID } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type {
@@ -123,8 +124,8 @@ async function idempotency (app: FastifyInstance, options: IdempotencyPluginOpti
     held.delete(request)
     const body = typeof payload === 'string'
       ? payload
-      : Buffer.isBuffer(payload) ? payload.toString('utf8') : payload == null ? null : undefined
-    // A stream (never answered by these routes) cannot be kept: the key is released.
+      : Buffer.isBuffer(payload) && isUtf8(payload) ? payload.toString('utf8') : payload == null ? null : undefined
+    // A stream or bytes that are not text (never answered by these routes) cannot be kept: the key is released.
     const work = releases(reply.statusCode) || body === undefined
       ? keys.release(claim)
       : keys.complete(claim, { status: reply.statusCode, headers: keptHeaders(reply), body })
