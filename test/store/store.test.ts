@@ -117,7 +117,12 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'Ordered', userId: 'o' })
   const names = ['c', 'a', 'b']
-  for (const name of names) await store.assets.create({ name, symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 2, portfolioId: portfolio.id })
+  for (const name of names) {
+    await store.assets.create({ name, symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 2, portfolioId: portfolio.id })
+    // Assets of one millisecond are ordered by id: each gets a millisecond of its own.
+    const created = Date.now()
+    while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
+  }
   t.same((await store.portfolios.detail(portfolio.id))?.assets.map(asset => asset.name), names, 'in the order they were added')
 
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
