@@ -38,7 +38,8 @@ export const SERVICE_VERSION = '1.0.0'
  */
 export async function buildApp (config: AppConfig, server: FastifyServerOptions & { http?: ServerOptions } = {}) {
   // Before the server exists: the HTTP instrumentation must see it created.
-  const tracing = config.otlpEndpoint === undefined ? undefined : await (await import('./otel.js')).startTracing(config.otlpEndpoint)
+  const tracing =
+    config.otlpEndpoint === undefined ? undefined : await (await import('./otel.js')).startTracing(config.otlpEndpoint)
   const app = Fastify({
     bodyLimit: 1024 * 1024,
     // The caller's sane x-request-id, else a UUID (echoed by echoRequestId).
@@ -86,7 +87,10 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(store, tracing === undefined ? config.store : { ...config.store, tracer: tracing.tracer })
   await app.register(auth, config.auth)
   await app.register(protection, config.protection)
-  await app.register(upstreams, tracing === undefined ? config.upstreams : { ...config.upstreams, tracer: tracing.tracer })
+  await app.register(
+    upstreams,
+    tracing === undefined ? config.upstreams : { ...config.upstreams, tracer: tracing.tracer }
+  )
   await app.register(quotes, config.quotes)
   await app.register(itemStatus, config.itemStatus)
   // Switched on per route (`config.idempotent`, `config.entityTag`, `config.ifMatch`): before the modules.

@@ -26,8 +26,16 @@ const UpstreamPath = Type.String({ pattern: '^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
-  NODE_ENV: Type.Unsafe<'development' | 'test' | 'production'>({ type: 'string', enum: ['development', 'test', 'production'], default: 'development' }),
-  LOG_LEVEL: Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({ type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' }),
+  NODE_ENV: Type.Unsafe<'development' | 'test' | 'production'>({
+    type: 'string',
+    enum: ['development', 'test', 'production'],
+    default: 'development'
+  }),
+  LOG_LEVEL: Type.Unsafe<'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'>({
+    type: 'string',
+    enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info'
+  }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   JWT_ALGORITHM: Type.Unsafe<JwtAlgorithm>({ type: 'string', enum: [...JWT_ALGORITHMS], default: 'HS256' }),
   JWT_TTL: Type.Integer({ minimum: 1, default: 3600 }),
@@ -52,7 +60,10 @@ export const ConfigSchema = Type.Object({
     pattern: '^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$',
     default: '/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans'
   }),
-  AGGREGATOR_ALLOWED_METHODS: Type.String({ pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$', default: 'GET' }),
+  AGGREGATOR_ALLOWED_METHODS: Type.String({
+    pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$',
+    default: 'GET'
+  }),
   DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
   /** Required in production; `offline` elsewhere. */
   QUOTES_PROVIDER: Type.Unsafe<'offline' | 'brapi'>({ type: 'string', enum: ['offline', 'brapi'], default: 'offline' }),
@@ -67,7 +78,10 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
-  /** The Redis every instance shares: item status fan-out, and the rate limit and budgets unless RATE_LIMIT_REDIS_URL names another. */
+  /**
+   * The Redis every instance shares: item status fan-out, and the rate limit and budgets unless RATE_LIMIT_REDIS_URL
+   * names another.
+   */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   /** The most a GraphQL operation may cost (see README, GraphQL). */
@@ -188,7 +202,9 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
     const missing = ['JWT_SECRET', 'API_KEYS'].filter(name => values[name as 'JWT_SECRET' | 'API_KEYS'] === undefined)
     // The default is the development store of the checkout: production names its own.
     if (defined.DATABASE_URL === undefined) missing.push('DATABASE_URL')
-    if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) missing.push('AGGREGATOR_WEBHOOK_SECRET')
+    if (values.AGGREGATOR_CLIENT_ID !== undefined && values.AGGREGATOR_WEBHOOK_SECRET === undefined) {
+      missing.push('AGGREGATOR_WEBHOOK_SECRET')
+    }
     // Simulated prices must be a choice in production, never a default nobody noticed.
     if (defined.QUOTES_PROVIDER === undefined) missing.push('QUOTES_PROVIDER')
     else if (values.QUOTES_PROVIDER === 'brapi' && values.BRAPI_TOKEN === undefined) {
@@ -238,7 +254,11 @@ function pluginOptions (env: Environment): AppConfig {
     shutdownDrainMs: env.SHUTDOWN_DRAIN_MS ?? (env.NODE_ENV === 'production' ? PRODUCTION_DRAIN_MS : 0),
     metrics: { port: env.METRICS_PORT, host: env.METRICS_HOST },
     otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
-    trustProxy: env.TRUST_PROXY === undefined ? false : env.TRUST_PROXY === 'true' ? true : /^\d+$/.test(env.TRUST_PROXY) ? trustHops(Number(env.TRUST_PROXY)) : commaList(env.TRUST_PROXY),
+    trustProxy: env.TRUST_PROXY === undefined
+      ? false
+      : env.TRUST_PROXY === 'true'
+        ? true
+        : /^\d+$/.test(env.TRUST_PROXY) ? trustHops(Number(env.TRUST_PROXY)) : commaList(env.TRUST_PROXY),
     auth: {
       jwtSecret: env.JWT_SECRET,
       jwtAlgorithm: env.JWT_ALGORITHM,
@@ -274,7 +294,14 @@ function pluginOptions (env: Environment): AppConfig {
       }
     },
     quotes: env.QUOTES_PROVIDER === 'brapi'
-      ? { provider: 'brapi', quoteTtlSeconds: env.QUOTES_TTL, brapiUrl: env.BRAPI_URL, brapiToken: env.BRAPI_TOKEN, tickersPerRequest: env.BRAPI_TICKERS_PER_REQUEST, timeoutMs: env.BRAPI_TIMEOUT_MS }
+      ? {
+          provider: 'brapi',
+          quoteTtlSeconds: env.QUOTES_TTL,
+          brapiUrl: env.BRAPI_URL,
+          brapiToken: env.BRAPI_TOKEN,
+          tickersPerRequest: env.BRAPI_TICKERS_PER_REQUEST,
+          timeoutMs: env.BRAPI_TIMEOUT_MS
+        }
       : { provider: 'offline', quoteTtlSeconds: env.QUOTES_TTL },
     // A keyed request makes a few upstream calls at most: one in flight longer than this was lost.
     idempotency: {
@@ -288,7 +315,9 @@ function pluginOptions (env: Environment): AppConfig {
     modules: {
       auth: { devRoutes, backendUrl: env.BACKEND_URL, jwtAlgorithm: env.JWT_ALGORITHM },
       system: { devRoutes, backendHealthPath: env.BACKEND_HEALTH_PATH },
-      backendApi: { paths: { health: env.BACKEND_HEALTH_PATH, me: env.BACKEND_ME_PATH, profile: env.BACKEND_PROFILE_PATH } },
+      backendApi: {
+        paths: { health: env.BACKEND_HEALTH_PATH, me: env.BACKEND_ME_PATH, profile: env.BACKEND_PROFILE_PATH }
+      },
       aggregator: {
         allowedPaths: commaList(env.AGGREGATOR_ALLOWED_PATHS),
         allowedMethods: commaList(env.AGGREGATOR_ALLOWED_METHODS),

@@ -24,9 +24,17 @@ export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messag
 export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)
 export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages.upstreamTimeout, 504)
-export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>('BFF_QUOTE_NOT_FOUND', 'Cotação não encontrada para %s', 404)
+export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>(
+  'BFF_QUOTE_NOT_FOUND',
+  'Cotação não encontrada para %s',
+  404
+)
 /** `new NotFoundError('Portfolio')` → 'Portfolio não encontrado'. */
-export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>('BFF_RATE_LIMITED', 'Muitas requisições; tente novamente em %s', 429)
+export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>(
+  'BFF_RATE_LIMITED',
+  'Muitas requisições; tente novamente em %s',
+  429
+)
 
 /** An error that knows how long to wait before trying again: the error handler sends it as `Retry-After`. */
 export function withRetryAfter<E extends Error> (error: E, seconds: number): E & { retryAfterSeconds: number } {
@@ -37,13 +45,25 @@ export function withRetryAfter<E extends Error> (error: E, seconds: number): E &
 export function rateLimitedFor (seconds: number): Error & { retryAfterSeconds: number } {
   return withRetryAfter(new RateLimitedError(`${seconds} seconds`), seconds)
 }
-export const OverloadedError = createError('BFF_OVERLOADED', 'Serviço sobrecarregado; tente novamente em instantes', 503)
+export const OverloadedError = createError(
+  'BFF_OVERLOADED',
+  'Serviço sobrecarregado; tente novamente em instantes',
+  503
+)
 export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco de dados indisponível', 503)
 export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)
-export const AggregatorNotConfiguredError = createError('BFF_AGGREGATOR_NOT_CONFIGURED', 'Agregador não configurado', 503)
+export const AggregatorNotConfiguredError = createError(
+  'BFF_AGGREGATOR_NOT_CONFIGURED',
+  'Agregador não configurado',
+  503
+)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 /** The same 404 for a feminine noun: `new NotFoundFeminineError('Exclusão')` → 'Exclusão não encontrada'. */
-export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrada', 404)
+export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>(
+  'BFF_NOT_FOUND',
+  '%s não encontrada',
+  404
+)
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)
 /** A 415 says what to send, plainly (docs/api.md#inputs). */
@@ -73,7 +93,11 @@ export class ValidationError extends Error {
   readonly statusCode = 400
   readonly code = 'FST_ERR_VALIDATION'
   constructor (readonly validationContext: string, readonly validation: ValidationIssue[]) {
-    super(validation.map(issue => `${validationContext}${issue.instancePath.replaceAll('/', '.')} ${issue.message}`).join(', '))
+    super(
+      validation
+        .map(issue => `${validationContext}${issue.instancePath.replaceAll('/', '.')} ${issue.message}`)
+        .join(', ')
+    )
   }
 }
 

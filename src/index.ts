@@ -11,7 +11,12 @@ export * from './schemas/quote.js'
 export * from './schemas/dashboard.js'
 export * from './schemas/excluded-transaction.js'
 export * from './schemas/stats.js'
-export { default as errorResponsesPlugin, ErrorBodySchema, errorSchemas, type ErrorBody } from './plugins/error-responses.js'
+export {
+  default as errorResponsesPlugin,
+  ErrorBodySchema,
+  errorSchemas,
+  type ErrorBody
+} from './plugins/error-responses.js'
 export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/auth/index.js'
 export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
 export { default as portfoliosPlugin } from './modules/portfolios/index.js'

@@ -7,7 +7,9 @@ import { TimestampOf } from './schemas/common.js'
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
   itemId: Type.String({ description: 'The aggregator item' }),
-  status: Type.Union([Type.String(), Type.Null()], { description: 'The status the aggregator itself reports for the item (never what a webhook claimed)' }),
+  status: Type.Union([Type.String(), Type.Null()], {
+    description: 'The status the aggregator itself reports for the item (never what a webhook claimed)'
+  }),
   event: Type.String({ description: 'The webhook event that made the service ask' }),
   updatedAt: TimestampOf('When the service verified the status')
 }, { title: 'AggregatorItemStatus' })
@@ -56,7 +58,9 @@ class LocalDelivery {
 
   subscribers (): number {
     // `events.on` also listens for 'error' on each subscription's behalf: items are the rest.
-    return this.emitter.eventNames().reduce((total, name) => name === 'error' ? total : total + this.emitter.listenerCount(name), 0)
+    return this.emitter
+      .eventNames()
+      .reduce((total, name) => (name === 'error' ? total : total + this.emitter.listenerCount(name)), 0)
   }
 
   deliver (status: ItemStatus): void {
@@ -113,7 +117,11 @@ export async function redisItemStatusFeed (url: string, log: FastifyBaseLogger):
   const local = new LocalDelivery()
   const publisher = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
   const subscriber = new Redis(url, { connectTimeout: 2000 })
-  for (const connection of [publisher, subscriber]) connection.on('error', (error: Error) => { log.warn({ err: error }, 'item status feed: Redis unavailable') })
+  for (const connection of [publisher, subscriber]) {
+    connection.on('error', (error: Error) => {
+      log.warn({ err: error }, 'item status feed: Redis unavailable')
+    })
+  }
   subscriber.on('message', (_channel: string, message: string) => { local.deliverMessage(message, log) })
   await subscriber.subscribe(ITEM_STATUS_CHANNEL)
   return {
@@ -140,12 +148,14 @@ export async function postgresItemStatusFeed (url: string, log: FastifyBaseLogge
 
   async function listen (): Promise<void> {
     const next = new pg.Client({ connectionString: url })
-    next.on('notification', message => { if (message.channel === ITEM_STATUS_CHANNEL) local.deliverMessage(message.payload ?? '', log) })
+    next.on('notification', message => {
+      if (message.channel === ITEM_STATUS_CHANNEL) local.deliverMessage(message.payload ?? '', log)
+    })
     next.on('error', (error: Error) => {
       log.warn({ err: error }, 'item status feed: PostgreSQL connection lost')
       if (client !== next) return
       client = undefined
-      void next.end().catch(() => {})
+      next.end().catch(() => {})
       listenLater()
     })
     await next.connect()

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import pino from 'pino'
-import { LogController, type FastifyReply, type FastifyRequest, type FastifyServerOptions, type RawRequestDefaultExpression } from 'fastify'
+import {
+  LogController,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  type RawRequestDefaultExpression
+} from 'fastify'
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -41,7 +47,11 @@ interface LoggedError { [key: string]: unknown, type: string, message: string, s
  * wildcard redaction runs on every line.
  */
 export const logSerializers = {
-  req: (request: FastifyRequest) => ({ method: request.method, url: loggableUrl(request.url), remoteAddress: request.ip }),
+  req: (request: FastifyRequest) => ({
+    method: request.method,
+    url: loggableUrl(request.url),
+    remoteAddress: request.ip
+  }),
   res: (reply: { statusCode: number }) => ({ statusCode: reply.statusCode }),
   err: (error: Error & { code?: unknown, statusCode?: unknown }): LoggedError => ({
     type: error.name,
@@ -61,7 +71,12 @@ export class AccessLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { method: request.method, url: loggableUrl(request.url), statusCode: reply.statusCode, responseTime: reply.elapsedTime }
+    const line = {
+      method: request.method,
+      url: loggableUrl(request.url),
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime
+    }
     if (error === null || error === undefined) request.log.info(line, 'request completed')
     else request.log.error({ ...line, err: error }, 'request errored')
   }

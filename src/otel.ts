@@ -25,7 +25,14 @@ export const SERVICE_NAME = 'bff-service'
  * Everything is loaded here, on demand: without an endpoint none of it is in memory.
  */
 export async function startTracing (endpoint: string): Promise<Tracing> {
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }, { HttpInstrumentation }, { registerInstrumentations }, { FastifyOtelInstrumentation }] = await Promise.all([
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { resourceFromAttributes },
+    { HttpInstrumentation },
+    { registerInstrumentations },
+    { FastifyOtelInstrumentation }
+  ] = await Promise.all([
     import('@opentelemetry/sdk-trace-node'),
     import('@opentelemetry/exporter-trace-otlp-http'),
     import('@opentelemetry/resources'),
@@ -35,11 +42,16 @@ export async function startTracing (endpoint: string): Promise<Tracing> {
   ])
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }))]
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }))
+    ]
   })
   provider.register()
   const fastifyOtel = new FastifyOtelInstrumentation()
-  const unregister = registerInstrumentations({ tracerProvider: provider, instrumentations: [new HttpInstrumentation(), fastifyOtel] })
+  const unregister = registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [new HttpInstrumentation(), fastifyOtel]
+  })
   // The instrumentation patches `http` when it is next required; Fastify and got already hold
   // the module (one object, patched in place), so it is required once more here.
   const require = createRequire(import.meta.url)
@@ -50,7 +62,9 @@ export async function startTracing (endpoint: string): Promise<Tracing> {
     tracer: provider.getTracer(SERVICE_NAME),
     activeTrace: () => {
       const active = trace.getActiveSpan()?.spanContext()
-      return active === undefined ? undefined : { traceId: active.traceId, flags: active.traceFlags === 1 ? '01' : '00' }
+      return active === undefined
+        ? undefined
+        : { traceId: active.traceId, flags: active.traceFlags === 1 ? '01' : '00' }
     },
     shutdown: async () => {
       unregister()

@@ -16,10 +16,14 @@ type Serializer = (data: unknown) => string
 const buildValidators: BuildValidators = (externalSchemas, options) => {
   const build = AjvCompiler()
   const exact = build(externalSchemas, options)
-  const coercing = build(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: true } } as ValidatorOptions)
+  const coercing = build(externalSchemas, {
+    ...options,
+    customOptions: { ...options?.customOptions, coerceTypes: true }
+  } as ValidatorOptions)
   // Fastify calls a compiler with the route definition ({schema, method, url, httpPart}), though
   // the compiler's own types name only the schema.
-  const compile = (route: { httpPart?: string }): ReturnType<ReturnType<BuildValidators>> => (route.httpPart === 'body' ? exact : coercing)(route as never)
+  const compile = (route: { httpPart?: string }): ReturnType<ReturnType<BuildValidators>> =>
+    (route.httpPart === 'body' ? exact : coercing)(route as never)
   return compile as unknown as ReturnType<BuildValidators>
 }
 
@@ -35,7 +39,10 @@ export function schemaCompilers (): NonNullable<FastifyServerOptions['schemaCont
     compilersFactory: {
       buildValidator: buildValidators,
       buildSerializer: (externalSchemas: unknown, options: unknown) => {
-        const compile = buildDefault(externalSchemas as Parameters<BuildSerializer>[0], options as Parameters<BuildSerializer>[1])
+        const compile = buildDefault(
+          externalSchemas as Parameters<BuildSerializer>[0],
+          options as Parameters<BuildSerializer>[1]
+        )
         const compiled = new WeakMap<object, Serializer>()
         return (route: Parameters<typeof compile>[0]) => {
           const schema = route.schema as object

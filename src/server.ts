@@ -48,7 +48,10 @@ async function start (): Promise<void> {
     closing = true
     // /ready answers 503 from now on; after the drain delay the balancer has stopped sending.
     app.lifecycle.draining = true
-    app.log.info({ signal, drainMs: config.shutdownDrainMs }, 'shutting down: draining, then finishing in-flight requests')
+    app.log.info(
+      { signal, drainMs: config.shutdownDrainMs },
+      'shutting down: draining, then finishing in-flight requests'
+    )
     setTimeout(() => {
       app.log.error('shutdown deadline passed; exiting')
       process.exit(1)
@@ -67,7 +70,10 @@ async function start (): Promise<void> {
 }
 
 start().catch(error => {
-  const message = error instanceof ConfigError || error instanceof StoreOpenError ? error.message : `Start-up failed: ${(error as Error).stack ?? String(error)}`
+  const message =
+    error instanceof ConfigError || error instanceof StoreOpenError
+      ? error.message
+      : `Start-up failed: ${(error as Error).stack ?? String(error)}`
   process.stderr.write(`${message}\n`)
   process.exit(1)
 })

@@ -33,7 +33,14 @@ export interface PoolState {
 const nothing = (): void => {}
 
 export const NO_TELEMETRY: Telemetry = {
-  request: nothing, upstream: nothing, cache: nothing, rateLimited: nothing, authFailure: nothing, shed: nothing, storeQuery: nothing, watchPool: nothing
+  request: nothing,
+  upstream: nothing,
+  cache: nothing,
+  rateLimited: nothing,
+  authFailure: nothing,
+  shed: nothing,
+  storeQuery: nothing,
+  watchPool: nothing
 }
 
 /** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
@@ -75,10 +82,33 @@ export class PrometheusTelemetry implements Telemetry {
     registers: [this.registry]
   })
 
-  private readonly limited = new Counter({ name: 'bff_rate_limited_total', help: 'Requests refused with 429, by the budget that refused them', labelNames: ['limit'] as const, registers: [this.registry] })
-  private readonly failures = new Counter({ name: 'bff_auth_failures_total', help: 'Refused credentials, by reason', labelNames: ['reason'] as const, registers: [this.registry] })
-  private readonly caches = new Counter({ name: 'bff_cache_requests_total', help: 'Cache lookups, by cache and result (hit, miss)', labelNames: ['cache', 'result'] as const, registers: [this.registry] })
-  private readonly shedding = new Counter({ name: 'bff_load_shed_total', help: 'Requests refused with 503 because the event loop lagged or the heap neared its limit', registers: [this.registry] })
+  private readonly limited = new Counter({
+    name: 'bff_rate_limited_total',
+    help: 'Requests refused with 429, by the budget that refused them',
+    labelNames: ['limit'] as const,
+    registers: [this.registry]
+  })
+
+  private readonly failures = new Counter({
+    name: 'bff_auth_failures_total',
+    help: 'Refused credentials, by reason',
+    labelNames: ['reason'] as const,
+    registers: [this.registry]
+  })
+
+  private readonly caches = new Counter({
+    name: 'bff_cache_requests_total',
+    help: 'Cache lookups, by cache and result (hit, miss)',
+    labelNames: ['cache', 'result'] as const,
+    registers: [this.registry]
+  })
+
+  private readonly shedding = new Counter({
+    name: 'bff_load_shed_total',
+    help: 'Requests refused with 503 because the event loop lagged or the heap neared its limit',
+    registers: [this.registry]
+  })
+
   private readonly queries = new Histogram({
     name: 'bff_store_query_duration_seconds',
     help: 'Duration of the store\'s SQL statements, by outcome (ok, error)',
@@ -87,8 +117,12 @@ export class PrometheusTelemetry implements Telemetry {
     registers: [this.registry]
   })
 
-  private readonly requestSeries = children((method, route, status) => this.requests.labels(method ?? '', route ?? '', status ?? ''))
-  private readonly upstreamSeries = children((upstream, outcome) => this.upstreams.labels(upstream ?? '', outcome ?? ''))
+  private readonly requestSeries = children((method, route, status) =>
+    this.requests.labels(method ?? '', route ?? '', status ?? ''))
+
+  private readonly upstreamSeries = children((upstream, outcome) =>
+    this.upstreams.labels(upstream ?? '', outcome ?? ''))
+
   private readonly cacheSeries = children((cache, result) => this.caches.labels(cache ?? '', result ?? ''))
   private readonly querySeries = children(outcome => this.queries.labels(outcome ?? ''))
 
@@ -124,9 +158,12 @@ export class PrometheusTelemetry implements Telemetry {
     this.querySeries(failed ? 'error' : 'ok').observe(seconds)
   }
 
+  /** The pool gauge, once {@link watchPool} made it. */
+  private poolGauge: Gauge | undefined
+
   watchPool (read: () => PoolState): void {
     // One gauge, read at scrape time: nothing runs between scrapes.
-    new Gauge({
+    this.poolGauge = new Gauge({
       name: 'bff_store_pool_connections',
       help: 'PostgreSQL connections of this instance, by state (total, idle, waiting: requests queued for one)',
       labelNames: ['state'] as const,

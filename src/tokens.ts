@@ -7,7 +7,10 @@ export function sha1Hex (text: string): string {
 }
 
 /** Provider hashes from the model class names (tymon's `prv`), unless explicit hashes are configured. */
-export function providerConfig (models: { user: string, client: string }, explicit: { user?: string, client?: string } = {}): ProviderConfig {
+export function providerConfig (
+  models: { user: string, client: string },
+  explicit: { user?: string, client?: string } = {}
+): ProviderConfig {
   return {
     userProviderHash: explicit.user ?? sha1Hex(models.user),
     clientProviderHash: explicit.client ?? sha1Hex(models.client),

@@ -34,8 +34,10 @@ function randomHex (bytes: 8 | 16): string {
 export function traceContextOf (header: string | string[] | undefined): TraceContext {
   const match = typeof header === 'string' ? TRACEPARENT.exec(header.trim().toLowerCase()) : null
   if (match !== null) {
-    const [, version, traceId, parentId, flags, rest] = match as unknown as [string, string, string, string, string, string | undefined]
-    const valid = version !== 'ff' && !(version === '00' && rest !== undefined) && traceId !== ZERO_TRACE && parentId !== ZERO_SPAN
+    type Parts = [string, string, string, string, string, string | undefined]
+    const [, version, traceId, parentId, flags, rest] = match as unknown as Parts
+    const valid =
+      version !== 'ff' && !(version === '00' && rest !== undefined) && traceId !== ZERO_TRACE && parentId !== ZERO_SPAN
     if (valid) return { traceId, flags }
   }
   return { traceId: randomHex(16), flags: '00' }
@@ -53,7 +55,9 @@ export const tracedChildLogger = tracedChildLoggerWith(undefined)
  * request is created (the HTTP instrumentation's, which read the caller's `traceparent` too), so
  * log lines and exported spans carry one id.
  */
-export function tracedChildLoggerWith (activeTrace: (() => TraceContext | undefined) | undefined): NonNullable<FastifyServerOptions['childLoggerFactory']> {
+export function tracedChildLoggerWith (
+  activeTrace: (() => TraceContext | undefined) | undefined
+): NonNullable<FastifyServerOptions['childLoggerFactory']> {
   return function (logger, bindings, options, rawRequest) {
     const trace = activeTrace?.() ?? traceContextOf((rawRequest as RawRequestDefaultExpression).headers.traceparent)
     // Fastify makes `bindings` afresh for each request: adding to it saves a copy.

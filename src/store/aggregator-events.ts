@@ -46,20 +46,46 @@ export class AggregatorEventRepository {
 
   /** Keeps what the aggregator reported of an item; answers when it was kept. */
   async saveVerifiedItem (item: VerifiedItem): Promise<{ updatedAt: string }> {
-    const values = { item_id: item.itemId, status: item.status, client_user_id: item.clientUserId, last_event: item.lastEvent, updated_at: now() }
+    const values = {
+      item_id: item.itemId,
+      status: item.status,
+      client_user_id: item.clientUserId,
+      last_event: item.lastEvent,
+      updated_at: now()
+    }
     await this.handle.db.insertInto('aggregator_items').values(values)
-      .onConflict(oc => oc.column('item_id').doUpdateSet({ status: values.status, client_user_id: values.client_user_id, last_event: values.last_event, updated_at: values.updated_at }))
+      .onConflict(oc => oc.column('item_id').doUpdateSet({
+        status: values.status,
+        client_user_id: values.client_user_id,
+        last_event: values.last_event,
+        updated_at: values.updated_at
+      }))
       .execute()
     return { updatedAt: values.updated_at }
   }
 
   async item (itemId: string): Promise<AggregatorItem | undefined> {
-    const row = await this.handle.db.selectFrom('aggregator_items').selectAll().where('item_id', '=', itemId).executeTakeFirst()
-    return row === undefined ? undefined : { itemId: row.item_id, status: row.status, clientUserId: row.client_user_id, lastEvent: row.last_event, updatedAt: row.updated_at }
+    const row = await this.handle.db
+      .selectFrom('aggregator_items')
+      .selectAll()
+      .where('item_id', '=', itemId)
+      .executeTakeFirst()
+    return row === undefined
+      ? undefined
+      : {
+          itemId: row.item_id,
+          status: row.status,
+          clientUserId: row.client_user_id,
+          lastEvent: row.last_event,
+          updatedAt: row.updated_at
+        }
   }
 
   async count (): Promise<number> {
-    const row = await this.handle.db.selectFrom('aggregator_webhook_events').select(eb => eb.cast<number>(eb.fn.countAll(), 'integer').as('n')).executeTakeFirstOrThrow()
+    const row = await this.handle.db
+      .selectFrom('aggregator_webhook_events')
+      .select(eb => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .executeTakeFirstOrThrow()
     return Number(row.n)
   }
 }

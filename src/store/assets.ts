@@ -31,17 +31,33 @@ const MAX_POSITION_VALUE = 1e13
 /** An asset's value in integer cents; over the maximum is a 400 and nothing is written. */
 function valueCents (quantity: number, price: number): number {
   const value = positionValue(quantity, price)
-  if (value.gt(MAX_POSITION_VALUE)) throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
+  if (value.gt(MAX_POSITION_VALUE)) {
+    throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
+  }
   return toCents(value)
 }
 
 type Trx = Transaction<Database>
 
 /** Records a buy after the asset's existing ones (callers hold the asset's row, so `seq` is safe to compute). */
-export async function insertLot (trx: Transaction<Database>, assetId: string, timestamp: string, quantity: number, price: number, date = timestamp.slice(0, 10)): Promise<void> {
-  const last = await trx.selectFrom('asset_lots').select(eb => eb.fn.max('seq').as('seq')).where('asset_id', '=', assetId).executeTakeFirst()
+export async function insertLot (
+  trx: Transaction<Database>,
+  assetId: string,
+  timestamp: string,
+  quantity: number,
+  price: number,
+  date = timestamp.slice(0, 10)
+): Promise<void> {
+  const last = await trx
+    .selectFrom('asset_lots')
+    .select(eb => eb.fn.max('seq').as('seq'))
+    .where('asset_id', '=', assetId)
+    .executeTakeFirst()
   const seq = Number(last?.seq ?? 0) + 1
-  await trx.insertInto('asset_lots').values({ id: randomUUID(), asset_id: assetId, date, seq, quantity, price, created_at: timestamp }).execute()
+  await trx
+    .insertInto('asset_lots')
+    .values({ id: randomUUID(), asset_id: assetId, date, seq, quantity, price, created_at: timestamp })
+    .execute()
 }
 
 /** Removes `quantity` from the asset's lots, oldest first; emptied lots are deleted. */
@@ -59,9 +75,13 @@ async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, 
   }
 }
 
-/** The assets of several portfolios, oldest first, their ids bound as one list: one prepared statement for any number. */
+/**
+ * The assets of several portfolios, oldest first, their ids bound as one list: one prepared statement for any
+ * number.
+ */
 const OF_PORTFOLIOS_SQL: Record<StoreEngine, string> = {
-  sqlite: 'select * from portfolio_assets where portfolio_id in (select value from json_each(?)) order by created_at, id',
+  sqlite:
+    'select * from portfolio_assets where portfolio_id in (select value from json_each(?)) order by created_at, id',
   postgres: 'select * from portfolio_assets where portfolio_id = any(?::text[]) order by created_at, id'
 }
 
@@ -129,10 +149,18 @@ export class AssetRepository {
       const changes: Updateable<PortfolioAssetsTable> = {}
       if (input.quantity !== undefined) changes.quantity = input.quantity
       if (input.price !== undefined) changes.price = input.price
-      if (Object.keys(changes).length > 0) changes.value_cents = valueCents(input.quantity ?? before.quantity, input.price ?? before.price)
-      const row = Object.keys(changes).length === 0
-        ? await trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-        : await trx.updateTable('portfolio_assets').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+      if (Object.keys(changes).length > 0) {
+        changes.value_cents = valueCents(input.quantity ?? before.quantity, input.price ?? before.price)
+      }
+      const row =
+        Object.keys(changes).length === 0
+          ? await trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+          : await trx
+            .updateTable('portfolio_assets')
+            .set(changes)
+            .where('id', '=', id)
+            .returningAll()
+            .executeTakeFirstOrThrow()
       if (input.quantity !== undefined && input.quantity > before.quantity) {
         await insertLot(trx, id, timestamp, decimal(input.quantity).minus(before.quantity).toNumber(), row.price)
       } else if (input.quantity !== undefined && input.quantity < before.quantity) {
@@ -148,7 +176,11 @@ export class AssetRepository {
     return await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
-      const row = await trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id').executeTakeFirst()
+      const row = await trx
+        .deleteFrom('portfolio_assets')
+        .where('id', '=', id)
+        .returning('portfolio_id')
+        .executeTakeFirst()
       if (row === undefined) return false
       await touchPortfolio(trx, row.portfolio_id, now())
       return true
@@ -182,7 +214,9 @@ export class AssetRepository {
   async ofPortfolios (portfolioIds: readonly string[]): Promise<Map<string, Asset[]>> {
     const byPortfolio = new Map<string, Asset[]>(portfolioIds.map(id => [id, []]))
     if (byPortfolio.size === 0) return byPortfolio
-    for (const row of await this.assetRowsOf([...byPortfolio.keys()])) byPortfolio.get(row.portfolio_id)?.push(toAsset(row))
+    for (const row of await this.assetRowsOf([...byPortfolio.keys()])) {
+      byPortfolio.get(row.portfolio_id)?.push(toAsset(row))
+    }
     return byPortfolio
   }
 
@@ -193,8 +227,13 @@ export class AssetRepository {
   async portfolioHoldingsOf (assetId: string): Promise<{ holding: Holding, portfolio: Holding[] } | undefined> {
     const db = this.handle.db
     const portfolioOfAsset = db.selectFrom('portfolio_assets').select('portfolio_id').where('id', '=', assetId)
-    const assets = await db.selectFrom('portfolio_assets').selectAll().where('portfolio_id', '=', () => portfolioOfAsset)
-      .orderBy('created_at').orderBy('id').execute()
+    const assets = await db
+      .selectFrom('portfolio_assets')
+      .selectAll()
+      .where('portfolio_id', '=', () => portfolioOfAsset)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
     if (assets.length === 0) return undefined
     const lots = await this.lotsQuery().where('portfolio_assets.portfolio_id', '=', () => portfolioOfAsset).execute()
     const portfolio = withLots(assets, lots)

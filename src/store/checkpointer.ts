@@ -39,11 +39,19 @@ export interface Checkpointer {
  * with `synchronous = NORMAL`, as before), and a worker thread with a connection of its own
  * checkpoints. If the worker fails, automatic checkpoints come back.
  */
-export function startCheckpointer (database: SqliteDatabase, file: string, onFailure: (error: unknown) => void): Checkpointer {
+export function startCheckpointer (
+  database: SqliteDatabase,
+  file: string,
+  onFailure: (error: unknown) => void
+): Checkpointer {
   database.pragma('wal_autocheckpoint = 0')
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file, intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file,
+      intervalMs: CHECKPOINT_INTERVAL_MS
+    },
     // A thread that only runs checkpoints: a small heap.
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 }
   })

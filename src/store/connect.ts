@@ -1,6 +1,15 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type KyselyConfig, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+  type KyselyConfig,
+  type SqliteDatabase,
+  type SqliteStatement
+} from 'kysely'
 import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
 import type { SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
 
@@ -47,7 +56,10 @@ function queryLog (engine: StoreEngine, { telemetry, tracer }: ConnectOptions): 
     const span = tracer.startSpan('store.query', {
       kind: CLIENT_SPAN,
       startTime: end - event.queryDurationMillis,
-      attributes: { 'db.system.name': engine === 'postgres' ? 'postgresql' : 'sqlite', 'db.query.text': event.query.sql }
+      attributes: {
+        'db.system.name': engine === 'postgres' ? 'postgresql' : 'sqlite',
+        'db.query.text': event.query.sql
+      }
     })
     if (failed) span.setStatus({ code: ERROR_STATUS })
     span.end(end)
@@ -63,7 +75,10 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     const { default: pg } = await import('pg')
     const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
     options.telemetry?.watchPool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }))
-    return { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }), engine: 'postgres' }
+    return {
+      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }),
+      engine: 'postgres'
+    }
   }
   if (url.startsWith('sqlite:')) {
     const { default: SqliteDatabase } = await import('better-sqlite3')
@@ -81,8 +96,13 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     database.pragma('cache_size = -32768')
     // Sorts and temporary indexes in memory: a statement that needs one never waits on a file.
     database.pragma('temp_store = memory')
-    const checkpointer = memory ? undefined : startCheckpointer(database, file, options.onCheckpointerFailure ?? (() => {}))
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }), log: queryLog('sqlite', options) })
+    const checkpointer = memory
+      ? undefined
+      : startCheckpointer(database, file, options.onCheckpointerFailure ?? (() => {}))
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(database) }),
+      log: queryLog('sqlite', options)
+    })
     return { db, engine: 'sqlite', ...(checkpointer === undefined ? {} : { release: checkpointer.stop }) }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')

@@ -31,9 +31,17 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
       const assetId = randomUUID()
       const quantity = sum(lots.map(lot => decimal(lot.quantity))).toNumber()
       await trx.insertInto('portfolio_assets').values({
-        id: assetId, portfolio_id: portfolioId, ...asset, quantity, value_cents: positionCents(quantity, asset.price), created_at: timestamp, updated_at: timestamp
+        id: assetId,
+        portfolio_id: portfolioId,
+        ...asset,
+        quantity,
+        value_cents: positionCents(quantity, asset.price),
+        created_at: timestamp,
+        updated_at: timestamp
       }).execute()
-      for (const lot of lots) await insertLot(trx, assetId, timestamp, lot.quantity, lot.price, monthsBefore(seededAt, lot.monthsAgo))
+      for (const lot of lots) {
+        await insertLot(trx, assetId, timestamp, lot.quantity, lot.price, monthsBefore(seededAt, lot.monthsAgo))
+      }
     }
   }
 }

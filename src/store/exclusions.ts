@@ -3,7 +3,11 @@ import type { Selectable } from 'kysely'
 import type { ExcludedTransactionsTable } from './database.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
-import type { CreateExclusionInput, ExcludedTransaction, ExcludedTransactionRecord } from '../schemas/excluded-transaction.js'
+import type {
+  CreateExclusionInput,
+  ExcludedTransaction,
+  ExcludedTransactionRecord
+} from '../schemas/excluded-transaction.js'
 
 function toExclusion (row: Selectable<ExcludedTransactionsTable>): ExcludedTransactionRecord {
   return {
@@ -54,12 +58,19 @@ export class ExclusionRepository {
   }
 
   async get (id: string): Promise<ExcludedTransactionRecord | undefined> {
-    const row = await this.handle.db.selectFrom('excluded_transactions').selectAll().where('id', '=', id).executeTakeFirst()
+    const row = await this.handle.db
+      .selectFrom('excluded_transactions')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst()
     return row === undefined ? undefined : toExclusion(row)
   }
 
   async count (): Promise<number> {
-    const row = await this.handle.db.selectFrom('excluded_transactions').select(eb => eb.cast<number>(eb.fn.countAll(), 'integer').as('n')).executeTakeFirstOrThrow()
+    const row = await this.handle.db
+      .selectFrom('excluded_transactions')
+      .select(eb => eb.cast<number>(eb.fn.countAll(), 'integer').as('n'))
+      .executeTakeFirstOrThrow()
     return Number(row.n)
   }
 

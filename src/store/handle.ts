@@ -38,10 +38,14 @@ export class StoreHandle {
     let index = 0
     const sql = this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
     // Inside a transaction, the transaction's executor: on SQLite the one connection is its until it ends.
-    return async (parameters, executor = this.db) => (await executor.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
+    return async (parameters, executor = this.db) =>
+      (await executor.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
   }
 
-  /** A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for PostgreSQL's `any(?)`. */
+  /**
+   * A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for
+   * PostgreSQL's `any(?)`.
+   */
   listParameter (values: readonly string[]): unknown {
     return this.engine === 'postgres' ? values : JSON.stringify(values)
   }

@@ -121,7 +121,9 @@ export class ItemVerificationRepository {
   }
 
   /** Releases an entry `worker` failed to verify again, with one more attempt counted. */
-  async reschedule (claimed: QueuedVerification, worker: string, nextAttemptAt: string, lastError: string): Promise<void> {
+  async reschedule (
+    claimed: QueuedVerification, worker: string, nextAttemptAt: string, lastError: string
+  ): Promise<void> {
     await this.handle.db.updateTable('aggregator_item_verifications')
       .set(eb => ({
         attempts: eb('attempts', '+', 1),

@@ -18,7 +18,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('updated_at', 'text', col => col.notNull())
         .execute()
       // Lists are ordered by (created_at, id): each lookup has an index in that order.
-      await db.schema.createIndex('portfolios_user_id_idx').on('portfolios').columns(['user_id', 'created_at', 'id']).execute()
+      await db.schema
+        .createIndex('portfolios_user_id_idx')
+        .on('portfolios')
+        .columns(['user_id', 'created_at', 'id'])
+        .execute()
       await db.schema.createIndex('portfolios_created_at_idx').on('portfolios').columns(['created_at', 'id']).execute()
 
       await db.schema.createTable('portfolio_assets')
@@ -32,9 +36,21 @@ const migrations: Record<string, Migration> = {
         .addColumn('created_at', 'text', col => col.notNull())
         .addColumn('updated_at', 'text', col => col.notNull())
         .execute()
-      await db.schema.createIndex('portfolio_assets_portfolio_id_idx').on('portfolio_assets').columns(['portfolio_id', 'created_at', 'id']).execute()
-      await db.schema.createIndex('portfolio_assets_type_idx').on('portfolio_assets').columns(['type', 'created_at', 'id']).execute()
-      await db.schema.createIndex('portfolio_assets_created_at_idx').on('portfolio_assets').columns(['created_at', 'id']).execute()
+      await db.schema
+        .createIndex('portfolio_assets_portfolio_id_idx')
+        .on('portfolio_assets')
+        .columns(['portfolio_id', 'created_at', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('portfolio_assets_type_idx')
+        .on('portfolio_assets')
+        .columns(['type', 'created_at', 'id'])
+        .execute()
+      await db.schema
+        .createIndex('portfolio_assets_created_at_idx')
+        .on('portfolio_assets')
+        .columns(['created_at', 'id'])
+        .execute()
 
       await db.schema.createTable('excluded_transactions')
         .addColumn('id', 'text', col => col.primaryKey())
@@ -64,7 +80,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('payload', 'text', col => col.notNull())
         .addColumn('received_at', 'text', col => col.notNull())
         .execute()
-      await db.schema.createIndex('aggregator_webhook_events_item_id_idx').on('aggregator_webhook_events').columns(['item_id', 'received_at']).execute()
+      await db.schema
+        .createIndex('aggregator_webhook_events_item_id_idx')
+        .on('aggregator_webhook_events')
+        .columns(['item_id', 'received_at'])
+        .execute()
 
       await db.schema.createTable('aggregator_items')
         .addColumn('item_id', 'text', col => col.primaryKey())
@@ -86,7 +106,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('price', 'double precision', col => col.notNull())
         .addColumn('created_at', 'text', col => col.notNull())
         .execute()
-      await db.schema.createIndex('asset_lots_asset_id_idx').on('asset_lots').columns(['asset_id', 'date', 'seq']).execute()
+      await db.schema
+        .createIndex('asset_lots_asset_id_idx')
+        .on('asset_lots')
+        .columns(['asset_id', 'date', 'seq'])
+        .execute()
       // Assets stored before lots existed become one lot each, bought when they were created.
       await sql`
         insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
@@ -104,14 +128,25 @@ const migrations: Record<string, Migration> = {
         portfolio_assets: { id: string, quantity: number, price: number, value_cents: number }
         asset_lots: { id: string, quantity: number, price: number }
       }>
-      await db.schema.alterTable('portfolio_assets').addColumn('value_cents', 'bigint', col => col.notNull().defaultTo(0)).execute()
+      await db.schema
+        .alterTable('portfolio_assets')
+        .addColumn('value_cents', 'bigint', col => col.notNull().defaultTo(0))
+        .execute()
       for (const asset of await db.selectFrom('portfolio_assets').select(['id', 'quantity', 'price']).execute()) {
         const quantity = unitAmount(asset.quantity)
         const price = unitAmount(asset.price)
-        await db.updateTable('portfolio_assets').set({ quantity, price, value_cents: positionCents(quantity, price) }).where('id', '=', asset.id).execute()
+        await db
+          .updateTable('portfolio_assets')
+          .set({ quantity, price, value_cents: positionCents(quantity, price) })
+          .where('id', '=', asset.id)
+          .execute()
       }
       for (const lot of await db.selectFrom('asset_lots').select(['id', 'quantity', 'price']).execute()) {
-        await db.updateTable('asset_lots').set({ quantity: unitAmount(lot.quantity), price: unitAmount(lot.price) }).where('id', '=', lot.id).execute()
+        await db
+          .updateTable('asset_lots')
+          .set({ quantity: unitAmount(lot.quantity), price: unitAmount(lot.price) })
+          .where('id', '=', lot.id)
+          .execute()
       }
     }
   },
@@ -157,7 +192,11 @@ const migrations: Record<string, Migration> = {
         .addPrimaryKeyConstraint('idempotency_keys_pkey', ['scope', 'key'])
         .execute()
       // The sweep deletes the expired entries.
-      await db.schema.createIndex('idempotency_keys_expires_at_idx').on('idempotency_keys').column('expires_at').execute()
+      await db.schema
+        .createIndex('idempotency_keys_expires_at_idx')
+        .on('idempotency_keys')
+        .column('expires_at')
+        .execute()
     }
   }
 }

@@ -18,7 +18,8 @@ import type {
 } from '../schemas/portfolio.js'
 
 /** A portfolio's total, the sum of its assets' values computed by the database (docs/api.md#money). */
-const TOTAL_SQL = 'coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)'
+const TOTAL_SQL =
+  'coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)'
 const portfolioTotal = sql.raw<number | string>(TOTAL_SQL)
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
@@ -31,7 +32,18 @@ interface DetailRow<Item> extends PortfolioRow {
 /** The asset fields of REST's portfolio detail (`GET /portfolios/:id`). */
 export const DETAIL_ASSET_COLUMNS = ['id', 'name', 'symbol', 'quantity', 'price'] as const
 /** Every column of an asset row, for answers that hold whole assets (GraphQL). */
-const ASSET_COLUMNS = ['id', 'portfolio_id', 'name', 'symbol', 'type', 'quantity', 'price', 'value_cents', 'created_at', 'updated_at'] as const
+const ASSET_COLUMNS = [
+  'id',
+  'portfolio_id',
+  'name',
+  'symbol',
+  'type',
+  'quantity',
+  'price',
+  'value_cents',
+  'created_at',
+  'updated_at'
+] as const
 
 /**
  * A portfolio, its total and its assets in one statement (one round trip, one snapshot on
@@ -46,17 +58,25 @@ export function detailSql (engine: StoreEngine, columns: readonly string[]): str
     ? `coalesce(json_agg(json_build_object(${fields}) order by a.created_at, a.id), '[]'::json)`
     : `coalesce(json_group_array(json_object(${fields})), '[]')`
   return `select p.*, ${TOTAL_SQL.replaceAll('portfolios.id', 'p.id')} as total_value,
-      (select ${assets} from (select * from portfolio_assets where portfolio_id = p.id order by created_at, id) a) as assets
+      (select ${assets}
+        from (select * from portfolio_assets where portfolio_id = p.id order by created_at, id) a) as assets
     from portfolios p where p.id = ?`
 }
 
 const BY_ID_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios where id = ?`
 
-const INSERT_SQL = 'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
+const INSERT_SQL =
+  'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
 
 /** The fields a portfolio and its detail share, from a row with its summed total. */
 function portfolioFields (row: PortfolioRow): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
-  return { id: row.id, name: row.name, description: row.description, userId: row.user_id, totalValue: fromCents(row.total_value) }
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    userId: row.user_id,
+    totalValue: fromCents(row.total_value)
+  }
 }
 
 function toPortfolio (row: PortfolioRow): Portfolio {
@@ -85,7 +105,11 @@ function toDetail (row: DetailRow<DetailAsset>): PortfolioDetail {
 
 /** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row); false when it does not exist. */
 export async function touchPortfolio (executor: Executor, id: string, timestamp: string): Promise<boolean> {
-  const result = await executor.updateTable('portfolios').set({ updated_at: timestamp }).where('id', '=', id).executeTakeFirst()
+  const result = await executor
+    .updateTable('portfolios')
+    .set({ updated_at: timestamp })
+    .where('id', '=', id)
+    .executeTakeFirst()
   return result.numUpdatedRows > 0n
 }
 

@@ -19,7 +19,9 @@ export class StatsRepository {
   async get (): Promise<Stats> {
     const cached = this.cache
     const generation = this.handle.generation
-    if (cached !== undefined && cached.generation === generation && Date.now() - cached.at < STATS_TTL_MS) return await cached.value
+    if (cached !== undefined && cached.generation === generation && Date.now() - cached.at < STATS_TTL_MS) {
+      return await cached.value
+    }
     const entry = { generation, at: Date.now(), value: this.aggregate() }
     this.cache = entry
     entry.value.catch(() => { if (this.cache === entry) this.cache = undefined })
@@ -27,7 +29,13 @@ export class StatsRepository {
   }
 
   private async aggregate (): Promise<Stats> {
-    const row = await sql<{ total_portfolios: number, total_assets: number, total_value: number | string, active_users: number, last_update: string | null }>`
+    const row = await sql<{
+      total_portfolios: number
+      total_assets: number
+      total_value: number | string
+      active_users: number
+      last_update: string | null
+    }>`
       select
         cast((select count(*) from portfolios) as integer) as total_portfolios,
         cast((select count(*) from portfolio_assets) as integer) as total_assets,

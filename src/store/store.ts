@@ -58,7 +58,9 @@ export class Store {
       await db.destroy().catch(() => {})
       await release?.()
       // The driver's reason (refused, unknown host, bad password…), never the URL: it may hold a password.
-      throw new StoreOpenError(`Cannot open the database of DATABASE_URL (${engine}): ${(error as Error).message.split('\n')[0] ?? ''}`)
+      throw new StoreOpenError(
+        `Cannot open the database of DATABASE_URL (${engine}): ${(error as Error).message.split('\n')[0] ?? ''}`
+      )
     }
   }
 

@@ -44,7 +44,9 @@ const RATE_LIMIT_HEADER = /^(retry-after|ratelimit(-[a-z]+)?)$/
 export function rateLimitHeadersOf (headers: Record<string, string | string[] | undefined>): Record<string, string> {
   const found: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) {
-    if (RATE_LIMIT_HEADER.test(name) && value !== undefined) found[name] = Array.isArray(value) ? value.join(', ') : value
+    if (RATE_LIMIT_HEADER.test(name) && value !== undefined) {
+      found[name] = Array.isArray(value) ? value.join(', ') : value
+    }
   }
   return found
 }
@@ -133,7 +135,13 @@ export class UpstreamClient {
       decompress: false,
       responseType: 'text',
       // got computes 0 when it must not retry; otherwise retry at once rather than after its 1 s backoff.
-      retry: { limit: 1, methods: ['GET'], statusCodes: [], errorCodes: ['ECONNRESET'], calculateDelay: ({ computedValue }) => computedValue === 0 ? 0 : 10 }
+      retry: {
+        limit: 1,
+        methods: ['GET'],
+        statusCodes: [],
+        errorCodes: ['ECONNRESET'],
+        calculateDelay: ({ computedValue }) => (computedValue === 0 ? 0 : 10)
+      }
     })
     return this.http
   }
@@ -146,7 +154,13 @@ export class UpstreamClient {
   /** Reachability: any answer below 500 counts; failures are reported, not thrown. */
   async probe (path: string, log: FastifyBaseLogger): Promise<{ reachable: boolean, durationMs: number }> {
     try {
-      const response = await this.call({ method: 'GET', path, headers: { accept: 'application/json' }, expectJson: false, log })
+      const response = await this.call({
+        method: 'GET',
+        path,
+        headers: { accept: 'application/json' },
+        expectJson: false,
+        log
+      })
       return { reachable: true, durationMs: response.durationMs }
     } catch {
       return { reachable: false, durationMs: 0 }
@@ -181,7 +195,12 @@ export class UpstreamClient {
     try {
       response = await pending
     } catch (error) {
-      const context = { upstream: this.name, method: request.method, path: url.pathname, code: (error as RequestError).code }
+      const context = {
+        upstream: this.name,
+        method: request.method,
+        path: url.pathname,
+        code: (error as RequestError).code
+      }
       const seconds = (performance.now() - started) / 1000
       if (error instanceof got.CancelError && tooLarge) {
         this.telemetry.upstream(this.name, '5xx', seconds)
@@ -209,7 +228,9 @@ export class UpstreamClient {
       throw new UpstreamUnavailableError()
     }
     const rateLimitHeaders = rateLimitHeadersOf(response.headers)
-    if (text.length === 0 || request.expectJson === false) return { status, body: undefined, durationMs, rateLimitHeaders }
+    if (text.length === 0 || request.expectJson === false) {
+      return { status, body: undefined, durationMs, rateLimitHeaders }
+    }
     try {
       return { status, body: JSON.parse(text) as JsonValue, durationMs, rateLimitHeaders }
     } catch {

@@ -109,7 +109,7 @@ export class RelayClient {
         bodyTimeout: this.timeoutMs,
         maxResponseSize: this.maxBodyBytes
       })
-      if (this.closed) void this.pool.close()
+      if (this.closed) this.pool.close()
       return this.pool
     })
     return await this.opening
