@@ -59,6 +59,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by `verifyJwt`; `null` on routes without a Bearer guard. */
     principal: Principal | null
+    /** Set by `verifyApiKey` once the request's `x-api-key` is valid, so nothing checks it again. */
+    apiKeyVerified: boolean
   }
   interface FastifyInstance {
     /** onRequest guard: a valid Bearer token of either kind. */
@@ -212,6 +214,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   app.decorate('refuseCredential', refuseCredential)
 
   app.decorateRequest('principal', null)
+  app.decorateRequest('apiKeyVerified', false)
   app.decorate('providerConfig', options.providers)
 
   app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {
@@ -261,6 +264,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     let valid = false
     for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
     if (!valid) throw refuseCredential(request, new ApiKeyInvalidError())
+    request.apiKeyVerified = true
   })
 }
 

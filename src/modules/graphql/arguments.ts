@@ -8,16 +8,13 @@ import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/
 import { ListPortfoliosQuerySchema } from '../portfolios/schemas.js'
 import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/schemas.js'
 import {
-  AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, createAssetInput, updateAssetInput,
-  type CreateAssetInput, type UpdateAssetInput
+  AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, type CreateAssetInput, type UpdateAssetInput
 } from '../../schemas/asset.js'
 import {
-  CreatePortfolioInputSchema, UpdatePortfolioInputSchema, createPortfolioInput, updatePortfolioInput,
-  type CreatePortfolioInput, type UpdatePortfolioInput
+  CreatePortfolioInputSchema, UpdatePortfolioInputSchema, type CreatePortfolioInput, type UpdatePortfolioInput
 } from '../../schemas/portfolio.js'
-import {
-  CreateExclusionInputSchema, createExclusionInput, type CreateExclusionInput
-} from '../../schemas/excluded-transaction.js'
+import { CreateExclusionInputSchema, type CreateExclusionInput } from '../../schemas/excluded-transaction.js'
+import { createAssetInput, updateAssetInput } from '../../domain/assets.js'
 import { inputValidator } from './errors.js'
 
 /** Arguments a nullable GraphQL argument may leave `null`: the filter is then absent, as in REST. */
@@ -41,20 +38,20 @@ const checkExclusion = inputValidator<CreateExclusionInput>(CreateExclusionInput
 const ItemArgsSchema = Type.Object({ itemId: Type.String({ minLength: 1, maxLength: 200 }) })
 
 /**
- * Each field's arguments read with REST's rules (bounds, blank texts, formats; inputs trimmed as
- * the matching route does). The resolvers read their arguments through these, and the whole
- * document is checked with them before any field runs (`assertArguments`).
+ * Each field's arguments checked against the schemas of the matching REST route (bounds, blank
+ * texts, formats), failing with the same phrases; the resolvers hand what these answer to the
+ * domain services, which normalise it (trim, upper-case) as they do for REST.
  */
 export const readArguments = {
   portfolios: (args: Record<string, unknown>) => checkPortfolioList(present(args)),
   assets: (args: Record<string, unknown>) => checkAssetList(present(args)),
-  quoteSymbol: (args: Record<string, unknown>) => checkSymbol(args).symbol.toUpperCase(),
+  quoteSymbol: (args: Record<string, unknown>) => checkSymbol(args).symbol,
   excludedTransactions: (args: Record<string, unknown>) => checkExclusionList({ client_id: args.clientId }),
-  createPortfolio: ({ input }: Record<string, unknown>) => createPortfolioInput(checkCreatePortfolio(input)),
-  updatePortfolio: ({ input }: Record<string, unknown>) => updatePortfolioInput(checkUpdatePortfolio(input)),
-  createAsset: ({ input }: Record<string, unknown>) => createAssetInput(checkCreateAsset(input)),
-  updateAsset: ({ input }: Record<string, unknown>) => updateAssetInput(checkUpdateAsset(input)),
-  excludeTransaction: ({ input }: Record<string, unknown>) => createExclusionInput(checkExclusion(input)),
+  createPortfolio: ({ input }: Record<string, unknown>) => checkCreatePortfolio(input),
+  updatePortfolio: ({ input }: Record<string, unknown>) => checkUpdatePortfolio(input),
+  createAsset: ({ input }: Record<string, unknown>) => checkCreateAsset(input),
+  updateAsset: ({ input }: Record<string, unknown>) => checkUpdateAsset(input),
+  excludeTransaction: ({ input }: Record<string, unknown>) => checkExclusion(input),
   aggregatorItem: inputValidator<Static<typeof ItemArgsSchema>>(ItemArgsSchema, 'args')
 }
 
@@ -71,8 +68,9 @@ const RULES: Record<string, Record<string, ArgumentRule>> = {
   Mutation: {
     createPortfolio: readArguments.createPortfolio,
     updatePortfolio: readArguments.updatePortfolio,
-    createAsset: readArguments.createAsset,
-    updateAsset: readArguments.updateAsset,
+    // The asset service's own input rules (decimals of an amount) too, so that they fail before anything runs.
+    createAsset: args => createAssetInput(readArguments.createAsset(args)),
+    updateAsset: args => updateAssetInput(readArguments.updateAsset(args)),
     excludeTransaction: readArguments.excludeTransaction
   },
   Subscription: { aggregatorItem: readArguments.aggregatorItem }

@@ -5,15 +5,17 @@ import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
 import { answerError } from '../../plugins/error-responses.js'
 import { telemetryOf } from '../../plugins/metrics.js'
+import { requestAccess } from '../../domain/access.js'
+import { createDomain } from '../../domain/index.js'
 import { ItemOwnership } from '../aggregator/ownership.js'
 import { assertArguments } from './arguments.js'
-import { requestCredentials, type GraphqlContext } from './context.js'
+import type { GraphqlContext } from './context.js'
 import { CostGuard } from './cost.js'
 import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
 import { DocumentGuard, documentLimits } from './limits.js'
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
-import { SubscriptionSession, type SessionSocket } from './session.js'
+import { admittedAccess, SubscriptionSession, type SessionSocket } from './session.js'
 import { assertValidationAffordable } from './validation-budget.js'
 import { guardedWebSocket } from './ws-guard.js'
 
@@ -45,11 +47,17 @@ function isGraphqlLayerError (error: FastifyError): boolean {
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
-  const ownership = new ItemOwnership(app.aggregator, telemetryOf(app))
-  const contextOf = (request: Parameters<typeof requestCredentials>[1]): Pick<GraphqlContext, 'credentials' | 'ownership' | 'log'> =>
-    ({ credentials: requestCredentials(app, request), ownership, log: request.log })
+  const domain = createDomain({
+    store: app.store,
+    quotes: app.quotes,
+    owners: new ItemOwnership(app.aggregator, telemetryOf(app)),
+    itemStatus: app.itemStatus
+  })
+  type Request = Parameters<typeof requestAccess>[1]
+  const contextOf = (request: Request): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>
+    ({ access: requestAccess(app, request), domain, log: request.log })
 
-  app.addHook('onRequest', async request => { await requestCredentials(app, request).identifyEarly() })
+  app.addHook('onRequest', async request => { await requestAccess(app, request).identifyEarly() })
   // GraphQL is described by its own schema (`schema.graphql`, introspection), not by OpenAPI.
   app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 
@@ -92,14 +100,15 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
       const errors = [error as unknown as GraphQLError]
       const { statusCode, response } = graphqlErrorFormatter({ errors }, request.log, hideSuggestions)
       // A mutation over GET is 405, as GraphQL over HTTP says.
-      void reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
+      reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
     },
     subscription: {
       // One session per connection: it ends when the connection's token expires.
-      context: (socket, request) => ({
-        ...contextOf(request),
-        session: new SubscriptionSession(socket as unknown as SessionSocket, options.tokenLeewaySeconds * 1000)
-      }),
+      context: (socket, request) => {
+        const session = new SubscriptionSession(socket as unknown as SessionSocket, options.tokenLeewaySeconds * 1000)
+        const context = contextOf(request)
+        return { ...context, access: admittedAccess(context.access, session), session }
+      },
       // Browsers cannot set headers on a WebSocket: credentials come in `connection_init`'s
       // payload, which Mercurius adds to the upgrade request's headers, by their lower-case names.
       onConnect: ({ payload }: { payload?: unknown }) => {

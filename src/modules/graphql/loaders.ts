@@ -1,12 +1,11 @@
 import { Kind, type GraphQLResolveInfo, type SelectionNode } from 'graphql'
-import { dashboardOf } from '../../dashboard/service.js'
-import { IBOV_SYMBOL, isTicker, quotesOf, type ProviderQuote } from '../../quotes/provider.js'
 import type { Asset } from '../../schemas/asset.js'
 import type { Dashboard } from '../../schemas/dashboard.js'
 import type { Portfolio } from '../../schemas/portfolio.js'
 import type { Quote } from '../../schemas/quote.js'
 import { readArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
+import { eachOrNull } from './not-found.js'
 
 /** The assets read with their portfolio, in the same statement (`Query.portfolio`), so not read again. */
 const READ_ASSETS = Symbol('assets read with the portfolio')
@@ -31,10 +30,11 @@ export function selects (info: GraphQLResolveInfo, name: string): boolean {
 
 /**
  * Batched fields (Mercurius loaders, one call per field per request whatever the number of
- * parents or aliases): every `quote(symbol:)` of a document in one provider batch; the assets
- * of every portfolio in an answer in one statement; the quotes of every asset in one provider
- * batch (shared with REST's cache and single flight); the dashboards of every asset from one
- * read of their portfolios' holdings and one batch of quotes.
+ * parents or aliases), each one call of a domain service: every `quote(symbol:)` of a document
+ * in one provider batch; the assets of every portfolio in an answer in one statement; the quotes
+ * of every asset in one provider batch (shared with REST's cache and single flight); the
+ * dashboards of every asset from one read of their portfolios' holdings and one batch of quotes.
+ * A NOT_FOUND item is `null`, as a nullable field answers it.
  */
 export const graphqlLoaders = {
   Query: {
@@ -42,10 +42,8 @@ export const graphqlLoaders = {
       loader: async (
         queries: Array<{ params: Record<string, unknown> }>, ctx: GraphqlContext
       ): Promise<Array<Quote | null>> => {
-        await ctx.credentials.apiKey()
         const symbols = queries.map(({ params }) => readArguments.quoteSymbol(params))
-        const quotes = await quotesOf(ctx.app.quotes, symbols, ctx.log)
-        return symbols.map(symbol => withSource(quotes.get(symbol), ctx.app.quotes.source))
+        return eachOrNull(await ctx.domain.quotes.quotes(ctx.access, symbols, ctx.log))
       },
       opts: { cache: false }
     }
@@ -54,7 +52,7 @@ export const graphqlLoaders = {
     assets: {
       loader: async (queries: Array<{ obj: PortfolioWithAssets }>, ctx: GraphqlContext): Promise<Asset[][]> => {
         const unread = queries.filter(({ obj }) => obj[READ_ASSETS] === undefined).map(({ obj }) => obj.id)
-        const byPortfolio = unread.length === 0 ? undefined : await ctx.app.store.assets.ofPortfolios(unread)
+        const byPortfolio = unread.length === 0 ? undefined : await ctx.domain.assets.ofPortfolios(ctx.access, unread)
         return queries.map(({ obj }) => obj[READ_ASSETS] ?? byPortfolio?.get(obj.id) ?? [])
       },
       opts: { cache: false }
@@ -62,30 +60,14 @@ export const graphqlLoaders = {
   },
   PortfolioAsset: {
     quote: {
-      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> => {
-        const quotes = await quotesOf(ctx.app.quotes, queries.map(({ obj }) => obj.symbol).filter(isTicker), ctx.log)
-        const source = ctx.app.quotes.source
-        return queries.map(({ obj }) => withSource(quotes.get(obj.symbol), source))
-      },
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> =>
+        eachOrNull(await ctx.domain.quotes.ofAssets(ctx.access, queries.map(({ obj }) => obj), ctx.log)),
       opts: { cache: false }
     },
     dashboard: {
-      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Dashboard | null>> => {
-        const holdings = await ctx.app.store.assets.holdingsOfPortfolios(queries.map(({ obj }) => obj.portfolioId))
-        const symbols = [...holdings.values()].flat().map(({ asset }) => asset.symbol).filter(isTicker)
-        // Every quote the dashboards need, in one batch: each dashboard then finds them cached.
-        await quotesOf(ctx.app.quotes, [...symbols, IBOV_SYMBOL], ctx.log)
-        return await Promise.all(queries.map(async ({ obj }) => {
-          const portfolio = holdings.get(obj.portfolioId) ?? []
-          const holding = portfolio.find(entry => entry.asset.id === obj.id)
-          return holding === undefined ? null : await dashboardOf(holding, portfolio, ctx.app.quotes, ctx.log)
-        }))
-      },
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Dashboard | null>> =>
+        eachOrNull(await ctx.domain.dashboards.ofAssets(ctx.access, queries.map(({ obj }) => obj), ctx.log)),
       opts: { cache: false }
     }
   }
-}
-
-function withSource (quote: ProviderQuote | undefined, source: string): Quote | null {
-  return quote === undefined ? null : { ...quote, source }
 }

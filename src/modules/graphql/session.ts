@@ -1,6 +1,5 @@
 import { TokenExpiredError, Messages } from '../../errors.js'
-import type { Principal } from '../../plugins/auth.js'
-import type { GraphqlContext } from './context.js'
+import type { Access, Principal } from '../../domain/access.js'
 
 /** The close code of a connection whose token expired (graphql-transport-ws: unauthorized). */
 export const TOKEN_EXPIRED_CLOSE_CODE = 4401
@@ -58,9 +57,17 @@ export class SubscriptionSession {
   }
 }
 
-/** The principal a subscription runs as, verified as on REST and admitted by its connection's session. */
-export async function subscriberPrincipal (ctx: GraphqlContext): Promise<Principal> {
-  const principal = await ctx.credentials.principal()
-  ctx.session?.admit(principal)
-  return principal
+/**
+ * The Access of a subscription on a connection: its principal, verified as on REST, is admitted
+ * by the connection's session each time a subscription starts.
+ */
+export function admittedAccess (access: Access, session: SubscriptionSession): Access {
+  return {
+    apiKey: async () => { await access.apiKey() },
+    principal: async () => {
+      const principal = await access.principal()
+      session.admit(principal)
+      return principal
+    }
+  }
 }

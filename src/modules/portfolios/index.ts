@@ -1,57 +1,85 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { NotFoundError, orNotFound } from '../../errors.js'
+import { requestAccess } from '../../domain/access.js'
+import { PortfolioService } from '../../domain/portfolios.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { entityTag } from '../../entity-tag.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema, pageOf } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
   PortfolioDetailSchema,
   PortfolioSchema,
   PortfolioValueSchema,
-  UpdatePortfolioInputSchema,
-  createPortfolioInput,
-  updatePortfolioInput
+  UpdatePortfolioInputSchema
 } from '../../schemas/portfolio.js'
 import { ListPortfoliosQuerySchema } from './schemas.js'
 
-/** Portfolios (docs/api.md#resources), behind the API key. */
+/**
+ * Portfolios (docs/api.md#resources), behind the API key: the onRequest guard checks it, and
+ * each handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the rules.
+ */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
-  const { portfolios } = app.store
+  const portfolios = new PortfolioService(app.store.portfolios)
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
-    schema: { operationId: 'listPortfolios', summary: 'List portfolios, optionally of one user', querystring: ListPortfoliosQuerySchema, response: { 200: Type.Array(PortfolioSchema), ...errors } }
-  }, async request => await portfolios.list({ userId: request.query.userId }, pageOf(request.query)))
+    schema: {
+      operationId: 'listPortfolios',
+      summary: 'List portfolios, optionally of one user',
+      querystring: ListPortfoliosQuerySchema,
+      response: { 200: Type.Array(PortfolioSchema), ...errors }
+    }
+  }, async request => await portfolios.list(requestAccess(app, request), request.query, request.query))
 
   // Conditional requests and Idempotency-Key: route options (src/plugins/conditional-requests.ts, idempotency.ts).
   app.get('/:id', {
     config: { entityTag: true },
-    schema: { operationId: 'getPortfolio', summary: 'A portfolio with its assets', params: IdParamsSchema, response: { 200: PortfolioDetailSchema, ...errors } }
-  }, async request => orNotFound(await portfolios.detail(request.params.id), 'Portfolio'))
+    schema: {
+      operationId: 'getPortfolio',
+      summary: 'A portfolio with its assets',
+      params: IdParamsSchema,
+      response: { 200: PortfolioDetailSchema, ...errors }
+    }
+  }, async request => await portfolios.detail(requestAccess(app, request), request.params.id))
 
   app.get('/:id/value', {
-    schema: { operationId: 'getPortfolioValue', summary: 'Total value of a portfolio', params: IdParamsSchema, response: { 200: PortfolioValueSchema, ...errors } }
-  }, async request => orNotFound(await portfolios.value(request.params.id), 'Portfolio'))
+    schema: {
+      operationId: 'getPortfolioValue',
+      summary: 'Total value of a portfolio',
+      params: IdParamsSchema,
+      response: { 200: PortfolioValueSchema, ...errors }
+    }
+  }, async request => await portfolios.value(requestAccess(app, request), request.params.id))
 
   app.post('/', {
     config: { idempotent: true },
-    schema: { operationId: 'createPortfolio', summary: 'Create a portfolio', body: CreatePortfolioInputSchema, response: { 201: CreatedPortfolioSchema, ...errors } }
-  }, async (request, reply) => reply.code(201).send(await portfolios.create(createPortfolioInput(request.body))))
+    schema: {
+      operationId: 'createPortfolio',
+      summary: 'Create a portfolio',
+      body: CreatePortfolioInputSchema,
+      response: { 201: CreatedPortfolioSchema, ...errors }
+    }
+  }, async (request, reply) => reply.code(201).send(await portfolios.create(requestAccess(app, request), request.body)))
 
   app.patch('/:id', {
     // Its ETag is the portfolio detail's, set by the handler.
     config: { idempotent: true, entityTag: true, ifMatch: true },
-    schema: { operationId: 'updatePortfolio', summary: 'Rename or describe a portfolio', params: IdParamsSchema, body: UpdatePortfolioInputSchema, response: { 200: PortfolioSchema, ...errors } }
+    schema: {
+      operationId: 'updatePortfolio',
+      summary: 'Rename or describe a portfolio',
+      params: IdParamsSchema,
+      body: UpdatePortfolioInputSchema,
+      response: { 200: PortfolioSchema, ...errors }
+    }
   }, async (request, reply) => {
-    const input = updatePortfolioInput(request.body)
-    const changed = orNotFound(await portfolios.change(request.params.id, input, ifMatchOf(request)), 'Portfolio')
+    const access = requestAccess(app, request)
+    const changed = await portfolios.update(access, request.params.id, request.body, ifMatchOf(request))
     // The tag GET /portfolios/:id now answers, so the next edit can send it as If-Match.
     reply.header('etag', entityTag(changed.detail))
     return changed.portfolio
@@ -59,9 +87,14 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
 
   app.delete('/:id', {
     config: { ifMatch: true },
-    schema: { operationId: 'deletePortfolio', summary: 'Delete a portfolio and its assets', params: IdParamsSchema, response: { 200: DeletedSchema, ...errors } }
+    schema: {
+      operationId: 'deletePortfolio',
+      summary: 'Delete a portfolio and its assets',
+      params: IdParamsSchema,
+      response: { 200: DeletedSchema, ...errors }
+    }
   }, async request => {
-    if (!await portfolios.delete(request.params.id, ifMatchOf(request))) throw new NotFoundError('Portfolio')
+    await portfolios.delete(requestAccess(app, request), request.params.id, ifMatchOf(request))
     return { message: 'Portfolio removido com sucesso', id: request.params.id }
   })
 }

@@ -1,0 +1,40 @@
+import { IdParamsSchema } from '../schemas/common.js'
+
+/** The longest id a record can have (docs/api.md#inputs): a longer one names nothing. */
+export const MAX_ID_LENGTH = IdParamsSchema.properties.id.maxLength ?? 64
+
+/** A page of a list as asked, within the list schemas' bounds; `pageOf` fills in the defaults. */
+export interface PageRequest {
+  limit?: number
+  offset?: number
+}
+
+/** The NOT_FOUND of a domain (`Portfolio não encontrado`, `Exclusão não encontrada`). */
+export type Missing = () => Error
+
+/**
+ * The record `read` finds for `id`, or the domain's NOT_FOUND. An empty id or one over
+ * {@link MAX_ID_LENGTH} characters is NOT_FOUND without being looked up.
+ */
+export async function found<T> (
+  id: string, missing: Missing, read: (id: string) => Promise<T | undefined>
+): Promise<T> {
+  const value = possibleId(id) ? await read(id) : undefined
+  if (value === undefined) throw missing()
+  return value
+}
+
+/** A write to the record `id` that answers whether it existed; the domain's NOT_FOUND when it did not. */
+export async function existing (id: string, missing: Missing, write: (id: string) => Promise<boolean>): Promise<void> {
+  if (!possibleId(id) || !await write(id)) throw missing()
+}
+
+function possibleId (id: string): boolean {
+  return id.length > 0 && id.length <= MAX_ID_LENGTH
+}
+
+/**
+ * One result of a batch (a loader's answer for many parents): the value, or the error the single
+ * read would have thrown (a NOT_FOUND), so an interface answers each item as it answers one.
+ */
+export type Each<T> = T | Error

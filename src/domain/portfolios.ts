@@ -1,0 +1,93 @@
+import type { Precondition } from '../entity-tag.js'
+import { NotFoundError } from '../errors.js'
+import { pageOf, trimmed } from '../schemas/common.js'
+import type { Asset } from '../schemas/asset.js'
+import type {
+  CreatePortfolioInput, Portfolio, PortfolioDetail, PortfolioValue, UpdatePortfolioInput
+} from '../schemas/portfolio.js'
+import type { PortfolioRepository } from '../store/portfolios.js'
+import type { Access } from './access.js'
+import { existing, found, type PageRequest } from './common.js'
+
+const missing = (): Error => new NotFoundError('Portfolio')
+
+/** A validated create input as the store takes it: texts trimmed (docs/api.md#inputs). */
+export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
+  return { name: input.name.trim(), description: trimmed(input.description ?? null), userId: input.userId.trim() }
+}
+
+/** A validated update input as the store takes it: texts trimmed, absent fields left absent. */
+export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfolioInput {
+  const update: UpdatePortfolioInput = {}
+  if (input.name !== undefined) update.name = input.name.trim()
+  if (input.description !== undefined) update.description = trimmed(input.description)
+  return update
+}
+
+/** A portfolio's value: its total in BRL, as of its last change (its assets' included). */
+export function portfolioValue (portfolio: Portfolio): PortfolioValue {
+  const { id: portfolioId, totalValue, updatedAt: lastUpdate } = portfolio
+  return { portfolioId, totalValue, currency: 'BRL', lastUpdate }
+}
+
+/** A changed portfolio and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
+export interface ChangedPortfolio {
+  portfolio: Portfolio
+  detail: PortfolioDetail
+}
+
+/**
+ * Portfolios (docs/api.md#resources), behind the API key: every method checks it first. Unknown
+ * ids are NOT_FOUND (`Portfolio não encontrado`); inputs arrive validated by the portfolio
+ * schemas and are trimmed here; an If-Match `precondition` is checked in the write's transaction.
+ */
+export class PortfolioService {
+  constructor (private readonly portfolios: PortfolioRepository) {}
+
+  async list (access: Access, filter: { userId?: string }, page: PageRequest): Promise<Portfolio[]> {
+    await access.apiKey()
+    return await this.portfolios.list({ userId: filter.userId }, pageOf(page))
+  }
+
+  async get (access: Access, id: string): Promise<Portfolio> {
+    await access.apiKey()
+    return await found(id, missing, async id => await this.portfolios.get(id))
+  }
+
+  /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
+  async withAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
+    await access.apiKey()
+    return await found(id, missing, async id => await this.portfolios.withAssets(id))
+  }
+
+  /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot. */
+  async detail (access: Access, id: string): Promise<PortfolioDetail> {
+    await access.apiKey()
+    return await found(id, missing, async id => await this.portfolios.detail(id))
+  }
+
+  async value (access: Access, id: string): Promise<PortfolioValue> {
+    await access.apiKey()
+    return await found(id, missing, async id => await this.portfolios.value(id))
+  }
+
+  async create (access: Access, input: CreatePortfolioInput): Promise<Portfolio> {
+    await access.apiKey()
+    return await this.portfolios.create(createPortfolioInput(input))
+  }
+
+  /** Renames or describes a portfolio; answers it and its detail after the change. */
+  async update (
+    access: Access, id: string, input: UpdatePortfolioInput, precondition?: Precondition
+  ): Promise<ChangedPortfolio> {
+    await access.apiKey()
+    const update = updatePortfolioInput(input)
+    return await found(id, missing, async id => await this.portfolios.change(id, update, precondition))
+  }
+
+  /** Deletes the portfolio and its assets in one transaction. */
+  async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
+    await access.apiKey()
+    await existing(id, missing, async id => await this.portfolios.delete(id, precondition))
+  }
+}

@@ -1,0 +1,49 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { QuoteNotFoundError } from '../errors.js'
+import { isTicker, quotesOf, type ProviderQuote, type QuoteProvider } from '../quotes/provider.js'
+import type { Asset } from '../schemas/asset.js'
+import type { Quote } from '../schemas/quote.js'
+import type { Access } from './access.js'
+import type { Each } from './common.js'
+
+/** A ticker as the providers know it: upper-cased (`petr4` is PETR4; docs/api.md#inputs). */
+export function tickerOf (symbol: string): string {
+  return symbol.toUpperCase()
+}
+
+/**
+ * Price quotes (docs/api.md#resources), behind the API key. A ticker arrives validated
+ * (`TICKER_PATTERN`) and is upper-cased here; one the provider does not know is NOT_FOUND
+ * (`Cotação não encontrada para X`). Batches ask the provider once per batch of tickers.
+ */
+export class QuoteService {
+  constructor (private readonly provider: QuoteProvider) {}
+
+  async quote (access: Access, symbol: string, log: FastifyBaseLogger): Promise<Quote> {
+    await access.apiKey()
+    const ticker = tickerOf(symbol)
+    const quote = this.answer(ticker, await this.provider.quote(ticker, log))
+    if (quote instanceof Error) throw quote
+    return quote
+  }
+
+  /** The quotes of several tickers, in one provider batch, each as {@link quote} answers it. */
+  async quotes (access: Access, symbols: readonly string[], log: FastifyBaseLogger): Promise<Array<Each<Quote>>> {
+    await access.apiKey()
+    const tickers = symbols.map(tickerOf)
+    const quotes = await quotesOf(this.provider, tickers, log)
+    return tickers.map(ticker => this.answer(ticker, quotes.get(ticker)))
+  }
+
+  /** The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name) is NOT_FOUND unasked. */
+  async ofAssets (access: Access, assets: readonly Asset[], log: FastifyBaseLogger): Promise<Array<Each<Quote>>> {
+    await access.apiKey()
+    const quotes = await quotesOf(this.provider, assets.map(asset => asset.symbol).filter(isTicker), log)
+    return assets.map(({ symbol }) => this.answer(symbol, quotes.get(symbol)))
+  }
+
+  /** The provider's quote with its source, or NOT_FOUND. */
+  private answer (ticker: string, quote: ProviderQuote | undefined): Each<Quote> {
+    return quote === undefined ? new QuoteNotFoundError(ticker) : { ...quote, source: this.provider.source }
+  }
+}

@@ -1,0 +1,208 @@
+import {
+  GraphQLBoolean, GraphQLID, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLString,
+  type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap, type GraphQLObjectType
+} from 'graphql'
+import { MAX_PAGE_SIZE, PageQuerySchema } from '../../schemas/common.js'
+import { AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema } from '../../schemas/asset.js'
+import { CreatePortfolioInputSchema, UpdatePortfolioInputSchema } from '../../schemas/portfolio.js'
+import { CreateExclusionInputSchema } from '../../schemas/excluded-transaction.js'
+import type { ItemStatus } from '../../item-status.js'
+import type { GraphqlContext } from './context.js'
+import { readArguments } from './arguments.js'
+import { formattedSubscriptionError } from './errors.js'
+import type { TypeBoxToGraphql } from './typebox.js'
+import { QUERY_QUOTE_COST, type FieldCost } from './cost.js'
+import { selects, withReadAssets } from './loaders.js'
+import { nullWhereNotFound, orFalse } from './not-found.js'
+
+/** GraphQL lists default to 100 items, REST to 1000 (docs/api.md#limits). */
+const GRAPHQL_PAGE_SIZE = 100
+
+export type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
+
+/** The object types the root fields answer, made by schema.ts. */
+export interface SchemaTypes {
+  types: TypeBoxToGraphql
+  Portfolio: GraphQLObjectType
+  PortfolioAsset: GraphQLObjectType
+  AssetQuote: GraphQLObjectType
+  SystemStats: GraphQLObjectType
+  Principal: GraphQLObjectType
+  ExcludedTransaction: GraphQLObjectType
+  AggregatorItemStatus: GraphQLObjectType
+}
+
+const pageArgs: GraphQLFieldConfigArgumentMap = {
+  limit: { type: GraphQLInt, defaultValue: GRAPHQL_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}` },
+  offset: { type: GraphQLInt, defaultValue: 0, description: PageQuerySchema.properties.offset.description }
+}
+const pageCost: FieldCost = { items: GRAPHQL_PAGE_SIZE, pageArgument: 'limit' }
+const idArg = { id: { type: new GraphQLNonNull(GraphQLID) } }
+
+/** A list that is never null of items that are never null. */
+export function listOf<T extends GraphQLObjectType> (type: T): GraphQLNonNull<GraphQLList<GraphQLNonNull<T>>> {
+  return new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(type)))
+}
+
+type Args = Record<string, unknown>
+type IdArgs = { id: string } & Args
+
+/*
+ * The resolvers are adapters: each reads its arguments with the REST schemas (arguments.ts), calls
+ * one domain service with the request's Access — the service checks the credential, normalises,
+ * and throws NOT_FOUND for an unknown id — and answers what the service answers. A nullable
+ * field answers NOT_FOUND as null (nullWhereNotFound), a delete as false (orFalse).
+ */
+
+/** The root query fields (docs/api.md#graphql); `quote` is resolved by its loader (loaders.ts). */
+export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Field> {
+  return nullWhereNotFound<GraphqlContext>({
+    portfolios: {
+      type: listOf(type.Portfolio),
+      description: 'Portfolios, optionally of one user (x-api-key)',
+      args: { userId: { type: GraphQLID }, ...pageArgs },
+      extensions: { cost: pageCost },
+      resolve: async (_root, args: Args, ctx) => {
+        const query = readArguments.portfolios(args)
+        return await ctx.domain.portfolios.list(ctx.access, query, query)
+      }
+    },
+    portfolio: {
+      type: type.Portfolio,
+      description: 'One portfolio; null when no portfolio has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: IdArgs, ctx, info) => {
+        // Asked with its assets, as REST's detail: one statement, whose total is the assets'.
+        if (!selects(info, 'assets')) return await ctx.domain.portfolios.get(ctx.access, id)
+        const read = await ctx.domain.portfolios.withAssets(ctx.access, id)
+        return withReadAssets(read.portfolio, read.assets)
+      }
+    },
+    asset: {
+      type: type.PortfolioAsset,
+      description: 'One asset; null when no asset has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: IdArgs, ctx) => await ctx.domain.assets.get(ctx.access, id)
+    },
+    assets: {
+      type: listOf(type.PortfolioAsset),
+      description: 'Assets, optionally of one portfolio and one type (x-api-key)',
+      args: { portfolioId: { type: GraphQLID }, type: { type: types.enumOf(AssetTypeSchema) }, ...pageArgs },
+      extensions: { cost: pageCost },
+      resolve: async (_root, args: Args, ctx) => {
+        const query = readArguments.assets(args)
+        return await ctx.domain.assets.list(ctx.access, query, query)
+      }
+    },
+    // Resolved by its loader: every quote of a document in one provider batch.
+    quote: {
+      type: type.AssetQuote,
+      description: 'The current quote of a ticker; null when the provider has none (x-api-key)',
+      args: { symbol: { type: new GraphQLNonNull(GraphQLString) } },
+      extensions: { cost: { base: QUERY_QUOTE_COST } satisfies FieldCost }
+    },
+    stats: {
+      type: new GraphQLNonNull(type.SystemStats),
+      description: 'Counts and total value of the store (x-api-key)',
+      resolve: async (_root, _args, ctx) => await ctx.domain.stats.get(ctx.access)
+    },
+    me: {
+      type: type.Principal,
+      description: 'The calling principal with its claims (Bearer token)',
+      resolve: async (_root, _args, ctx) => await ctx.domain.principals.me(ctx.access)
+    },
+    excludedTransactions: {
+      type: listOf(type.ExcludedTransaction),
+      description: 'Excluded transactions of one client; a client principal sees only its own (Bearer token)',
+      args: { clientId: { type: new GraphQLNonNull(GraphQLID) } },
+      extensions: { cost: { items: GRAPHQL_PAGE_SIZE } satisfies FieldCost },
+      resolve: async (_root, args: Args, ctx) => {
+        const query = readArguments.excludedTransactions(args)
+        return await ctx.domain.exclusions.list(ctx.access, query.client_id, query)
+      }
+    }
+  })
+}
+
+/** The root mutation fields (docs/api.md#graphql). */
+export function mutationFields ({ types, ...type }: SchemaTypes): Record<string, Field> {
+  return nullWhereNotFound<GraphqlContext>({
+    createPortfolio: {
+      type: new GraphQLNonNull(type.Portfolio),
+      description: 'Create a portfolio (x-api-key)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreatePortfolioInputSchema)) } },
+      resolve: async (_root, args: Args, ctx) =>
+        await ctx.domain.portfolios.create(ctx.access, readArguments.createPortfolio(args))
+    },
+    updatePortfolio: {
+      type: type.Portfolio,
+      description: 'Rename or describe a portfolio; null when no portfolio has this id (x-api-key)',
+      args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdatePortfolioInputSchema)) } },
+      resolve: async (_root, args: IdArgs, ctx) => {
+        const input = readArguments.updatePortfolio(args)
+        return (await ctx.domain.portfolios.update(ctx.access, args.id, input)).portfolio
+      }
+    },
+    deletePortfolio: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Delete a portfolio and its assets; false when no portfolio has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.portfolios.delete(ctx.access, id))
+    },
+    createAsset: {
+      type: new GraphQLNonNull(type.PortfolioAsset),
+      description: 'Add an asset to a portfolio (x-api-key)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreateAssetInputSchema)) } },
+      resolve: async (_root, args: Args, ctx) =>
+        await ctx.domain.assets.create(ctx.access, readArguments.createAsset(args))
+    },
+    updateAsset: {
+      type: type.PortfolioAsset,
+      description: 'Change the quantity or price of an asset; null when no asset has this id (x-api-key)',
+      args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdateAssetInputSchema)) } },
+      resolve: async (_root, args: IdArgs, ctx) =>
+        await ctx.domain.assets.update(ctx.access, args.id, readArguments.updateAsset(args))
+    },
+    deleteAsset: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Remove an asset; false when no asset has this id (x-api-key)',
+      args: idArg,
+      resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.assets.delete(ctx.access, id))
+    },
+    excludeTransaction: {
+      type: new GraphQLNonNull(type.ExcludedTransaction),
+      description: 'Exclude a transaction (idempotent per client and transaction; a client principal only its own) ' +
+        '(Bearer token)',
+      args: { input: { type: new GraphQLNonNull(types.inputType(CreateExclusionInputSchema)) } },
+      resolve: async (_root, args: Args, ctx) =>
+        (await ctx.domain.exclusions.create(ctx.access, readArguments.excludeTransaction(args))).record
+    },
+    deleteExcludedTransaction: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Remove an exclusion; false when none has this id (a client principal only its own) (Bearer token)',
+      args: idArg,
+      resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.exclusions.delete(ctx.access, id))
+    }
+  })
+}
+
+/** The subscription fields: a refusal is formatted here, as Mercurius sends it unformatted. */
+export function subscriptionFields (type: SchemaTypes): Record<string, Field<ItemStatus>> {
+  return {
+    aggregatorItem: {
+      type: new GraphQLNonNull(type.AggregatorItemStatus),
+      description: 'The verified status of an aggregator item, each time a webhook about it arrives at any ' +
+        'instance (Bearer token; a client only its own items)',
+      args: { itemId: { type: new GraphQLNonNull(GraphQLID) } },
+      subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
+        try {
+          const { itemId } = readArguments.aggregatorItem(args)
+          return await ctx.domain.aggregatorItems.subscribe(ctx.access, itemId, ctx.log)
+        } catch (error) {
+          throw formattedSubscriptionError(error, 'aggregatorItem', ctx.log)
+        }
+      },
+      resolve: (status: ItemStatus) => status
+    }
+  }
+}
