@@ -41,7 +41,8 @@ let built: Promise<string> | undefined
 async function builtCopy (): Promise<string> {
   built ??= (async () => {
     const copy = join(scratch, 'project')
-    for (const entry of ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src']) {
+    const entries = ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src']
+    for (const entry of entries) {
       cpSync(join(root, entry), join(copy, entry), { recursive: true })
     }
     symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
@@ -55,17 +56,20 @@ let packed: Promise<{ tarball: string, files: string[] }> | undefined
 async function packedTarball (): Promise<{ tarball: string, files: string[] }> {
   packed ??= (async () => {
     const copy = await builtCopy()
-    const [report] = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], copy)) as Array<{ filename: string, files: Array<{ path: string }> }>
+    const reports = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], copy)) as
+      Array<{ filename: string, files: Array<{ path: string }> }>
+    const [report] = reports
     if (report === undefined) throw new Error('npm pack reported nothing')
     return { tarball: join(scratch, report.filename), files: report.files.map(file => file.path) }
   })()
   return await packed
 }
 
-t.test('npm pack ships dist/ with its type declarations, package.json and the README: no sources, tests or benches', async t => {
+t.test('npm pack ships dist/ with its declarations, package.json and the README: no sources or tests', async t => {
   const { files } = await packedTarball()
   t.same(files.filter(path => !path.startsWith('dist/')).sort(), ['README.md', 'package.json'])
-  for (const path of ['dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js']) {
+  const expected = ['dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js']
+  for (const path of expected) {
     t.ok(files.includes(path), `${path} is shipped`)
   }
   t.ok(files.some(path => path.startsWith('dist/chunks/')), 'the server bundle\'s chunks are shipped')
@@ -91,7 +95,9 @@ app.get('/host/own', async () => ({ own: true }))
 await app.ready()
 
 const key = { 'x-api-key': 'host-key' }
-const created = await app.inject({ method: 'POST', url: '/host/carteiras', headers: key, payload: { name: 'Hosted', userId: 'h' } })
+const created = await app.inject({
+  method: 'POST', url: '/host/carteiras', headers: key, payload: { name: 'Hosted', userId: 'h' }
+})
 const id: string = created.json().id
 const read = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: key })
 const refused = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: { 'x-api-key': 'other' } })
@@ -107,7 +113,9 @@ console.log(JSON.stringify({
 await app.close()
 `
 
-type LockEntry = Record<string, unknown> & { dependencies?: Record<string, string>, optionalDependencies?: Record<string, string>, peerDependencies?: Record<string, string> }
+type Dependencies = Record<string, string>
+type LockEntry = Record<string, unknown> &
+  { dependencies?: Dependencies, optionalDependencies?: Dependencies, peerDependencies?: Dependencies }
 
 /**
  * The host's package.json and lock: the tarball plus fastify (the package's peer), every other
@@ -115,11 +123,13 @@ type LockEntry = Record<string, unknown> & { dependencies?: Record<string, strin
  * metadata that `npm ci` never caches, so a lock keeps the install offline and the same each run.
  */
 function hostManifests (tarball: string): { manifest: object, lock: object } {
-  const projectLock = JSON.parse(readFileSync(`${root}package-lock.json`, 'utf8')) as { packages: Record<string, LockEntry> }
-  const entries = projectLock.packages
+  const projectLock = readFileSync(`${root}package-lock.json`, 'utf8')
+  const entries = (JSON.parse(projectLock) as { packages: Record<string, LockEntry> }).packages
   // Where Node would find `name` from the package at `from` (the lock's paths are node_modules paths).
   const locate = (name: string, from: string): string | undefined => {
-    for (let base = from; ; base = base.includes('/node_modules/') ? base.slice(0, base.lastIndexOf('/node_modules/')) : '') {
+    const parent = (path: string): string =>
+      path.includes('/node_modules/') ? path.slice(0, path.lastIndexOf('/node_modules/')) : ''
+    for (let base = from; ; base = parent(base)) {
       const candidate = `${base === '' ? '' : `${base}/`}node_modules/${name}`
       if (entries[candidate] !== undefined) return candidate
       if (base === '') return undefined
@@ -130,13 +140,19 @@ function hostManifests (tarball: string): { manifest: object, lock: object } {
     if (path === undefined || needed.has(path)) return
     needed.add(path)
     const entry = entries[path] ?? {}
-    for (const name of Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })) visit(locate(name, path))
+    const names = Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })
+    for (const name of names) visit(locate(name, path))
   }
   for (const name of [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]) visit(locate(name, ''))
   const dependencies = { [pkg.name]: `file:${basename(tarball)}`, fastify: pkg.peerDependencies.fastify ?? '' }
   const packages: Record<string, object> = {
     '': { name: 'host-app', dependencies },
-    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: `file:${basename(tarball)}`, dependencies: pkg.dependencies, peerDependencies: pkg.peerDependencies }
+    [`node_modules/${pkg.name}`]: {
+      version: pkg.version,
+      resolved: `file:${basename(tarball)}`,
+      dependencies: pkg.dependencies,
+      peerDependencies: pkg.peerDependencies
+    }
   }
   for (const path of [...needed].sort()) {
     const { dev: _dev, devOptional: _devOptional, ...entry } = entries[path] ?? {}
@@ -148,7 +164,7 @@ function hostManifests (tarball: string): { manifest: object, lock: object } {
   }
 }
 
-t.test('a host app installs the tarball beside fastify, type-checks against its declarations and mounts two plugins', async t => {
+t.test('a host app installs the tarball beside fastify, type-checks against it and mounts two plugins', async t => {
   const { tarball } = await packedTarball()
   const host = join(scratch, 'host')
   mkdirSync(host)
@@ -157,13 +173,22 @@ t.test('a host app installs the tarball beside fastify, type-checks against its 
   writeFileSync(join(host, 'package.json'), JSON.stringify(manifest))
   writeFileSync(join(host, 'package-lock.json'), JSON.stringify(lock))
   await run('npm', ['ci', ...INSTALL], host)
-  const installed = JSON.parse(readFileSync(join(host, 'node_modules', pkg.name, 'package.json'), 'utf8')) as { version: string, peerDependencies: object }
+  const installed = JSON.parse(readFileSync(join(host, 'node_modules', pkg.name, 'package.json'), 'utf8')) as
+    { version: string, peerDependencies: object }
   t.equal(installed.version, pkg.version)
-  t.same(installed.peerDependencies, { fastify: pkg.peerDependencies.fastify }, 'fastify is the host\'s (a peer dependency)')
+  t.same(installed.peerDependencies, { fastify: pkg.peerDependencies.fastify }, 'the host brings fastify (a peer)')
 
   writeFileSync(join(host, 'host.ts'), HOST_APP)
   writeFileSync(join(host, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, types: [] },
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: []
+    },
     files: ['host.ts']
   }))
   const typeErrors = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', host], host)
@@ -181,15 +206,21 @@ t.test('a host app installs the tarball beside fastify, type-checks against its 
   })
 })
 
-t.test('dist/server.js serves on production dependencies alone, as the image installs them (fastify is bundled)', async t => {
+t.test('dist/server.js serves on production dependencies alone, as in the image (fastify is bundled)', async t => {
   const copy = await builtCopy()
   const image = join(scratch, 'image')
   for (const entry of ['package.json', 'package-lock.json']) cpSync(join(copy, entry), join(image, entry))
   await run('npm', ['ci', '--omit=dev', ...INSTALL], image)
   cpSync(join(copy, 'dist'), join(image, 'dist'), { recursive: true })
-  const server = await startServer(t, process.execPath, ['--max-semi-space-size=16', 'dist/server.js'], image, productionEnv(image))
+  const args = ['--max-semi-space-size=16', 'dist/server.js']
+  const server = await startServer(t, process.execPath, args, image, productionEnv(image))
   t.equal((await fetch(`${server}/ready`)).status, 200)
-  t.equal((await fetch(`${server}/portfolios`, { method: 'POST', headers: { 'x-api-key': 'env-key', 'content-type': 'application/json' }, body: '{"name":"Image","userId":"i"}' })).status, 201)
+  const created = await fetch(`${server}/portfolios`, {
+    method: 'POST',
+    headers: { 'x-api-key': 'env-key', 'content-type': 'application/json' },
+    body: '{"name":"Image","userId":"i"}'
+  })
+  t.equal(created.status, 201)
 })
 
 function productionEnv (dir: string): Record<string, string> {
@@ -207,14 +238,20 @@ function productionEnv (dir: string): Record<string, string> {
 }
 
 /** Starts a command in a process group of its own, returns the base URL it listens on, stops the group at the end. */
-async function startServer (t: Test, command: string, args: string[], cwd: string, env: Record<string, string>): Promise<string> {
-  const child = spawn(command, args, { cwd, env: { ...toolEnv, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+async function startServer (
+  t: Test, command: string, args: string[], cwd: string, env: Record<string, string>
+): Promise<string> {
+  const child = spawn(command, args, {
+    cwd, env: { ...toolEnv, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe']
+  })
   let exited = false
   const exit = new Promise<void>(resolve => child.on('exit', () => { exited = true; resolve() }))
   t.teardown(async () => {
     if (exited || child.pid === undefined) return
     process.kill(-child.pid, 'SIGTERM')
-    const killer = setTimeout(() => { if (!exited && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL') }, 10_000)
+    const killer = setTimeout(() => {
+      if (!exited && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
+    }, 10_000)
     await exit
     clearTimeout(killer)
   })
@@ -227,11 +264,13 @@ async function startServer (t: Test, command: string, args: string[], cwd: strin
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
       if (match?.[1] !== undefined) resolve(match[1])
     })
-    child.on('exit', code => { reject(new Error(`${command} ${args.join(' ')} exited ${String(code)} before listening: ${err}${out}`)) })
+    child.on('exit', code => {
+      reject(new Error(`${command} ${args.join(' ')} exited ${String(code)} before listening: ${err}${out}`))
+    })
   })
 }
 
-t.test('npm start, start:prod and dev read .env from the project directory; a variable set in the environment wins', async t => {
+t.test('npm start, start:prod and dev read .env in the project directory; the environment wins over it', async t => {
   t.equal(pkg.scripts.start, `npm run build && ${pkg.scripts['start:prod']}`, 'npm start is the build, then start:prod')
   const copy = await builtCopy()
   // Everything production needs comes from .env alone; RATE_LIMIT_MAX is also set in the environment.
