@@ -66,6 +66,15 @@ export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>
 )
 export const ForbiddenError = createError<'BFF_FORBIDDEN', 403, [string]>('BFF_FORBIDDEN', '%s', 403)
 export const BadRequestError = createError<'BFF_BAD_REQUEST', 400, [string]>('BFF_BAD_REQUEST', '%s', 400)
+/**
+ * A domain rule on amounts: one asset is worth at most 10¹³ BRL (docs/api.md#inputs), so sums stay exact;
+ * answered as BAD_REQUEST, nothing written. `new PositionTooLargeError('10000000000000')`.
+ */
+export const PositionTooLargeError = createError<'BFF_POSITION_TOO_LARGE', 400, [string]>(
+  'BFF_POSITION_TOO_LARGE',
+  'totalValue must not be greater than %s',
+  400
+)
 /** A 415 says what to send, plainly (docs/api.md#inputs). */
 export const UNSUPPORTED_MEDIA_TYPE_MESSAGE = 'Content-Type must be application/json'
 export const UnsupportedMediaTypeError = createError('BFF_UNSUPPORTED_MEDIA_TYPE', UNSUPPORTED_MEDIA_TYPE_MESSAGE, 415)
@@ -133,6 +142,7 @@ const CODE_OF_ERROR: Record<string, ErrorCode> = {
   BFF_NOT_FOUND: 'NOT_FOUND',
   BFF_FORBIDDEN: 'FORBIDDEN',
   BFF_BAD_REQUEST: 'BAD_REQUEST',
+  BFF_POSITION_TOO_LARGE: 'BAD_REQUEST',
   BFF_UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   BFF_IDEMPOTENCY_KEY_IN_FLIGHT: 'IDEMPOTENCY_KEY_IN_FLIGHT',
   BFF_IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',

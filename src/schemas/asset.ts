@@ -1,6 +1,4 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { decimalsOf, UNIT_DECIMALS } from '../money.js'
-import { ValidationError } from '../errors.js'
 import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
@@ -9,35 +7,10 @@ export type AssetType = Static<typeof AssetTypeSchema>
 
 /**
  * Bounds keep `quantity × price` and every sum finite (quantity > 0, price ≥ 0: docs/api.md#inputs);
- * both have at most 8 decimals (docs/api.md#money), checked by {@link assertUnitAmounts}.
+ * both have at most 8 decimals (docs/api.md#money), checked by the asset service (src/domain/assets.ts).
  */
 export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'At most 8 decimals' })
 export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit price in BRL, at most 8 decimals' })
-
-/**
- * Quantities and prices have at most 8 decimals (docs/api.md#money). JSON Schema cannot say so
- * exactly — `multipleOf: 1e-8` divides binary floats, and 38.45 is no multiple of 1e-8 to a
- * double — and a keyword of our own would break host apps' validators, so it is checked here,
- * after validation, failing as a validation error does.
- */
-function assertUnitAmounts (input: { quantity?: number, price?: number }): void {
-  const tooPrecise = (['quantity', 'price'] as const).filter(name => {
-    const value = input[name]
-    return value !== undefined && decimalsOf(value) > UNIT_DECIMALS
-  })
-  if (tooPrecise.length > 0) {
-    throw new ValidationError(
-      'body',
-      tooPrecise.map(name => ({
-        keyword: 'maxDecimals',
-        instancePath: `/${name}`,
-        schemaPath: `#/properties/${name}`,
-        params: { limit: UNIT_DECIMALS },
-        message: `must have at most ${UNIT_DECIMALS} decimals`
-      }))
-    )
-  }
-}
 
 /** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
 export const AssetSchema = Type.Object({
@@ -79,18 +52,6 @@ export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({
   price: Type.Optional(Price)
 }, { title: 'UpdateAssetInput', examples: [{ quantity: 150 }] }))
 export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
-
-/** A validated update input as the store takes it: its amounts have at most 8 decimals. */
-export function updateAssetInput (input: UpdateAssetInput): UpdateAssetInput {
-  assertUnitAmounts(input)
-  return input
-}
-
-/** A validated create input as the store takes it: texts trimmed, the symbol upper-cased (docs/api.md#inputs). */
-export function createAssetInput (input: CreateAssetInput): CreateAssetInput {
-  assertUnitAmounts(input)
-  return { ...input, name: input.name.trim(), symbol: input.symbol.trim().toUpperCase() }
-}
 
 /** A buy lot of an asset: what was bought, when, at what unit price (the dashboard's transactions). */
 export const LotSchema = Type.Object({

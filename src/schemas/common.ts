@@ -10,7 +10,7 @@ export function TimestampOf (description: string): TString {
 
 /**
  * A required text of 1…max characters that is not blank (docs/api.md#inputs); inputs are trimmed
- * by the domain's `…Input` function before they reach the store. The `\S` pattern is worded
+ * by the domain services (src/domain) before they reach the store. The `\S` pattern is worded
  * "should not be empty" by the error handler.
  */
 export function NonBlankString (maxLength: number): TString {

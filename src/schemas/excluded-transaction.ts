@@ -1,7 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { NonBlankString, Timestamp } from './common.js'
-import { ForbiddenError } from '../errors.js'
-import type { Principal } from '../plugins/auth.js'
 
 /** An excluded transaction as listed (without `created_at`, which only the create answer has). */
 export const ExcludedTransactionSchema = Type.Object({
@@ -31,20 +29,3 @@ export const CreateExclusionInputSchema = Type.Object({
   examples: [{ client_id: 'client-7', transaction_id: 'tx-2024-0001', reason: 'Transferência entre contas próprias' }]
 })
 export type CreateExclusionInput = Static<typeof CreateExclusionInputSchema>
-
-/** A validated create input as the store takes it: texts trimmed, `excluded_at` in the service's timestamp form. */
-export function createExclusionInput (input: CreateExclusionInput): CreateExclusionInput {
-  return {
-    client_id: input.client_id.trim(),
-    transaction_id: input.transaction_id.trim(),
-    reason: input.reason.trim(),
-    ...(input.excluded_at === undefined ? {} : { excluded_at: new Date(input.excluded_at).toISOString() })
-  }
-}
-
-export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
-
-/** A `client` acts only on its own `client_id`; a `user` on any (docs/api.md#credentials). */
-export function assertOwnClient (principal: Pick<Principal, 'type' | 'id'>, clientId: string): void {
-  if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
-}

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, NonBlankString, Timestamp, TimestampOf, trimmed } from './common.js'
+import { AtLeastOneOf, NonBlankString, Timestamp, TimestampOf } from './common.js'
 
 /** A portfolio (docs/api.md#resources); `totalValue` is the sum of its assets' `totalValue` (docs/api.md#money). */
 export const PortfolioSchema = Type.Object({
@@ -56,16 +56,3 @@ export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({
   description: Type.Optional(Type.Union([Description, Type.Null()]))
 }, { title: 'UpdatePortfolioInput', examples: [{ name: 'Aposentadoria 2040' }] }))
 export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
-
-/** A validated create input as the store takes it: texts trimmed (docs/api.md#inputs). */
-export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
-  return { name: input.name.trim(), description: trimmed(input.description ?? null), userId: input.userId.trim() }
-}
-
-/** A validated update input as the store takes it: texts trimmed, absent fields left absent. */
-export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfolioInput {
-  const update: UpdatePortfolioInput = {}
-  if (input.name !== undefined) update.name = input.name.trim()
-  if (input.description !== undefined) update.description = trimmed(input.description)
-  return update
-}

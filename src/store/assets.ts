@@ -6,7 +6,7 @@ import { now, type StoreHandle } from './handle.js'
 import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
-import { BadRequestError, PreconditionFailedError } from '../errors.js'
+import { PositionTooLargeError, PreconditionFailedError } from '../errors.js'
 import { entityTag, type Precondition } from '../entity-tag.js'
 import { decimal, positionValue, toCents } from '../money.js'
 import { toAsset, type AssetRow } from './rows.js'
@@ -28,11 +28,11 @@ export interface Holding {
  */
 const MAX_POSITION_VALUE = 1e13
 
-/** An asset's value in integer cents; over the maximum is a 400 and nothing is written. */
+/** An asset's value in integer cents; over the maximum the write fails (a domain error) and nothing is written. */
 function valueCents (quantity: number, price: number): number {
   const value = positionValue(quantity, price)
   if (value.gt(MAX_POSITION_VALUE)) {
-    throw new BadRequestError(`totalValue must not be greater than ${MAX_POSITION_VALUE}`)
+    throw new PositionTooLargeError(String(MAX_POSITION_VALUE))
   }
   return toCents(value)
 }
