@@ -59,14 +59,19 @@ export class CostGuard {
       this.costs.set(document, costs)
     }
     // A variable left out (its default applies) and one given as null price differently.
-    const key = JSON.stringify(costs.pricedVariables.map(name => variables !== undefined && Object.hasOwn(variables, name) ? [variables[name]] : []))
+    const given = (name: string): unknown[] =>
+      variables !== undefined && Object.hasOwn(variables, name) ? [variables[name]] : []
+    const key = JSON.stringify(costs.pricedVariables.map(given))
     let cost = costs.byValues.get(key)
     if (cost === undefined) {
       cost = this.price(document, variables)
       if (costs.byValues.size >= COSTS_PER_DOCUMENT) costs.byValues.clear()
       costs.byValues.set(key, cost)
     }
-    if (cost > this.maxCost) throw new QueryRefusedError(`query cost ${cost} exceeds the limit of ${this.maxCost}`, { cost, maxCost: this.maxCost })
+    if (cost > this.maxCost) {
+      const limits = { cost, maxCost: this.maxCost }
+      throw new QueryRefusedError(`query cost ${cost} exceeds the limit of ${this.maxCost}`, limits)
+    }
   }
 
   /** `getComplexity` also answers a document it cannot price (an unknown variable) with an error. */

@@ -2,7 +2,9 @@ import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
 import type { TSchema } from '@sinclair/typebox'
 import AjvCompiler from '@fastify/ajv-compiler'
-import { errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue } from '../../errors.js'
+import {
+  errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue
+} from '../../errors.js'
 import { validationMessages } from '../../plugins/error-responses.js'
 
 /** Codes beyond REST's (docs/api.md#error-codes): those the automatic-persisted-query protocol expects. */
@@ -40,8 +42,12 @@ export function withoutSuggestions (message: string): string {
 export function formatGraphqlError (
   error: GraphQLError, log: FastifyBaseLogger, hideSuggestions = false
 ): GraphQLFormattedError {
-  const original = error.originalError as (FastifyError & { validation?: ValidationIssue[], retryAfterSeconds?: number }) | undefined
-  const located = { ...(error.locations === undefined ? {} : { locations: error.locations }), ...(error.path === undefined ? {} : { path: error.path }) }
+  type Original = FastifyError & { validation?: ValidationIssue[], retryAfterSeconds?: number }
+  const original = error.originalError as Original | undefined
+  const located = {
+    ...(error.locations === undefined ? {} : { locations: error.locations }),
+    ...(error.path === undefined ? {} : { path: error.path })
+  }
   if (original?.validation !== undefined) {
     const messages = validationMessages(original.validation, original.validationContext ?? 'input')
     return { message: messages.join('; '), ...located, extensions: { code: 'VALIDATION_FAILED', messages } }
@@ -52,7 +58,10 @@ export function formatGraphqlError (
     return {
       message: original.message,
       ...located,
-      extensions: { code: errorCodeOf(original, status), ...(original.retryAfterSeconds === undefined ? {} : { retryAfter: original.retryAfterSeconds }) }
+      extensions: {
+        code: errorCodeOf(original, status),
+        ...(original.retryAfterSeconds === undefined ? {} : { retryAfter: original.retryAfterSeconds })
+      }
     }
   }
   if (error.path !== undefined || (original !== undefined && !(original instanceof GraphQLError))) {
@@ -73,7 +82,10 @@ export function formatGraphqlError (
  * as they are thrown, without the formatter, so they are formatted here.
  */
 export function formattedSubscriptionError (error: unknown, field: string, log: FastifyBaseLogger): GraphQLError {
-  const located = new GraphQLError(error instanceof Error ? error.message : String(error), { originalError: error instanceof Error ? error : undefined, path: [field] })
+  const located = new GraphQLError(error instanceof Error ? error.message : String(error), {
+    originalError: error instanceof Error ? error : undefined,
+    path: [field]
+  })
   const { message, extensions } = formatGraphqlError(located, log)
   return new GraphQLError(message, { path: [field], extensions })
 }
@@ -91,8 +103,12 @@ export function requestErrors (error: unknown): GraphQLError[] {
   if (!(error instanceof Error)) return [new GraphQLError(String(error))]
   const { code, errors: nested } = error as Error & { code?: unknown, errors?: unknown }
   if (code === 'MER_ERR_GQL_VALIDATION' && Array.isArray(nested)) return nested.flatMap(requestErrors)
-  if (code === 'MER_ERR_GQL_QUERY_DEPTH') return [new QueryRefusedError(error.message.replaceAll('`', ''), { maxDepth: MAX_QUERY_DEPTH })]
-  if (isCodedError(error as { code?: unknown }) || 'validation' in error) return [new GraphQLError(error.message, { originalError: error })]
+  if (code === 'MER_ERR_GQL_QUERY_DEPTH') {
+    return [new QueryRefusedError(error.message.replaceAll('`', ''), { maxDepth: MAX_QUERY_DEPTH })]
+  }
+  if (isCodedError(error as { code?: unknown }) || 'validation' in error) {
+    return [new GraphQLError(error.message, { originalError: error })]
+  }
   const persisted = PERSISTED_QUERY_CODES[error.message]
   const message = Array.isArray(nested) && nested[0] instanceof Error ? nested[0].message : error.message
   return [new GraphQLError(message, { extensions: { code: persisted ?? 'BAD_REQUEST' } })]
@@ -107,7 +123,8 @@ export function graphqlErrorFormatter (
   execution: ExecutionResult, log: FastifyBaseLogger, hideSuggestions = false
 ): { statusCode: number, response: ExecutionResult } {
   const errors = (execution.errors ?? []).flatMap(requestErrors)
-  const ran = (execution.data !== undefined && execution.data !== null) || errors.some(error => error.path !== undefined)
+  const ran = (execution.data !== undefined && execution.data !== null) ||
+    errors.some(error => error.path !== undefined)
   return {
     statusCode: ran ? 200 : 400,
     // A request refused before execution has no `data` at all (GraphQL spec, "Response").
@@ -118,7 +135,9 @@ export function graphqlErrorFormatter (
   }
 }
 
-const compileValidator = AjvCompiler()({}, { customOptions: { allErrors: true, verbose: true, coerceTypes: false } } as never)
+const compileValidator = AjvCompiler()(
+  {}, { customOptions: { allErrors: true, verbose: true, coerceTypes: false } } as never
+)
 
 /**
  * A REST body schema as a GraphQL argument's validator: the same rules (bounds, blank texts,
@@ -126,7 +145,8 @@ const compileValidator = AjvCompiler()({}, { customOptions: { allErrors: true, v
  * body of the matching route.
  */
 export function inputValidator<T> (schema: TSchema, root = 'input'): (value: unknown) => T {
-  const validate = compileValidator({ schema } as never) as unknown as ((value: unknown) => boolean) & { errors?: ValidationIssue[] | null }
+  type Validate = ((value: unknown) => boolean) & { errors?: ValidationIssue[] | null }
+  const validate = compileValidator({ schema } as never) as unknown as Validate
   return value => {
     if (!validate(value)) throw new ValidationError(root, validate.errors ?? [])
     return value as T

@@ -56,15 +56,18 @@ function withoutNull (schema: JsonSchema): { schema: JsonSchema, nullable: boole
   const branches = schema.anyOf
   if (branches === undefined) return { schema, nullable: false }
   const others = branches.filter(branch => branch.type !== 'null')
-  if (others.length === 1 && others.length < branches.length) return { schema: { ...others[0], description: schema.description ?? others[0]?.description }, nullable: true }
+  if (others.length === 1 && others.length < branches.length) {
+    return { schema: { ...others[0], description: schema.description ?? others[0]?.description }, nullable: true }
+  }
   return { schema, nullable: false }
 }
 
 /** String values of an enum: `enum: [...]`, or a union of string literals. */
 function enumValues (schema: JsonSchema): string[] | undefined {
-  if (Array.isArray(schema.enum) && schema.enum.every(value => typeof value === 'string')) return schema.enum as string[]
+  const strings = (values: unknown[]): boolean => values.every(value => typeof value === 'string')
+  if (Array.isArray(schema.enum) && strings(schema.enum)) return schema.enum as string[]
   const literals = schema.anyOf?.map(branch => branch.const)
-  if (literals !== undefined && literals.length > 1 && literals.every(value => typeof value === 'string')) return literals as string[]
+  if (literals !== undefined && literals.length > 1 && strings(literals)) return literals as string[]
   return undefined
 }
 
@@ -81,14 +84,21 @@ export class TypeBoxToGraphql {
   constructor (private readonly enumNames: Record<string, readonly string[]> = {}) {}
 
   /** An object type from an object schema, with extra fields (relations, computed values) added. */
-  objectType<Source = unknown> (schema: TObject, extraFields: () => GraphQLFieldConfigMap<Source, GraphqlContext> = () => ({}), name = schema.title): GraphQLObjectType<Source, GraphqlContext> {
+  objectType<Source = unknown> (
+    schema: TObject,
+    extraFields: () => GraphQLFieldConfigMap<Source, GraphqlContext> = () => ({}),
+    name = schema.title
+  ): GraphQLObjectType<Source, GraphqlContext> {
     if (name === undefined) throw new Error('an object type needs a title')
     const known = this.named.get(name)
     if (known !== undefined) return known as GraphQLObjectType<Source, GraphqlContext>
     const type = new GraphQLObjectType<Source, GraphqlContext>({
       name,
       description: (schema as JsonSchema).description,
-      fields: () => ({ ...this.outputFields(schema as JsonSchema, name) as GraphQLFieldConfigMap<Source, GraphqlContext>, ...extraFields() })
+      fields: () => ({
+        ...this.outputFields(schema as JsonSchema, name) as GraphQLFieldConfigMap<Source, GraphqlContext>,
+        ...extraFields()
+      })
     })
     this.named.set(name, type)
     return type
@@ -109,7 +119,8 @@ export class TypeBoxToGraphql {
         for (const [field, property] of Object.entries(json.properties ?? {})) {
           const { schema: inner, nullable } = withoutNull(property)
           const base = this.input(inner, `${name}${capitalized(field)}`, field)
-          fields[field] = { type: required.has(field) && !nullable ? new GraphQLNonNull(base) : base, description: property.description }
+          const type = required.has(field) && !nullable ? new GraphQLNonNull(base) : base
+          fields[field] = { type, description: property.description }
         }
         return fields
       }
@@ -141,7 +152,9 @@ export class TypeBoxToGraphql {
     return fields
   }
 
-  private outputField (property: JsonSchema, nameIfObject: string, field: string, required: boolean): GraphQLFieldConfig<unknown, GraphqlContext> {
+  private outputField (
+    property: JsonSchema, nameIfObject: string, field: string, required: boolean
+  ): GraphQLFieldConfig<unknown, GraphqlContext> {
     const { schema, nullable } = withoutNull(property)
     const base = this.output(schema, nameIfObject, field)
     return { type: required && !nullable ? new GraphQLNonNull(base) : base, description: property.description }
@@ -162,7 +175,9 @@ export class TypeBoxToGraphql {
 
   private input (schema: JsonSchema, nameIfObject: string, field: string): GraphQLInputType & GraphQLNullableType {
     if (schema.type === 'object') return this.inputType(schema as TObject, schema.title ?? nameIfObject)
-    if (schema.type === 'array' && schema.items !== undefined) return new GraphQLList(new GraphQLNonNull(this.input(schema.items, nameIfObject, field)))
+    if (schema.type === 'array' && schema.items !== undefined) {
+      return new GraphQLList(new GraphQLNonNull(this.input(schema.items, nameIfObject, field)))
+    }
     return this.leaf(schema, field) as GraphQLInputType & GraphQLNullableType
   }
 
@@ -185,7 +200,11 @@ export class TypeBoxToGraphql {
   private enumType (name: string, values: string[], description: string | undefined): GraphQLEnumType {
     const known = this.named.get(name)
     if (known !== undefined) return known as GraphQLEnumType
-    const type = new GraphQLEnumType({ name, description, values: Object.fromEntries(values.map(value => [value, { value }])) })
+    const type = new GraphQLEnumType({
+      name,
+      description,
+      values: Object.fromEntries(values.map(value => [value, { value }]))
+    })
     this.named.set(name, type)
     return type
   }
