@@ -176,7 +176,13 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   function principalFrom (claims: Record<string, unknown>, rawToken: string): Principal {
     const custom = claims
-    if (claims.sub === undefined || claims.sub === null || (typeof claims.sub === 'string' && claims.sub.trim() === '')) throw new SubjectMissingError()
+    if (
+      claims.sub === undefined ||
+      claims.sub === null ||
+      (typeof claims.sub === 'string' && claims.sub.trim() === '')
+    ) {
+      throw new SubjectMissingError()
+    }
     if (!checkPayload.Check(claims)) throw new TokenInvalidError()
     // tymon rejects a token issued in the future; fast-jwt only checks `iat` for maxAge.
     if (claims.iat * 1000 > Date.now() + leewayMs) throw new TokenInvalidError()
@@ -258,7 +264,9 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest) {
     const presented = request.headers['x-api-key']
-    if (typeof presented !== 'string' || presented.length === 0) throw refuseCredential(request, new ApiKeyInvalidError())
+    if (typeof presented !== 'string' || presented.length === 0) {
+      throw refuseCredential(request, new ApiKeyInvalidError())
+    }
     // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
     const digest = sha256(presented)
     let valid = false

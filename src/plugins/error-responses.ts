@@ -2,7 +2,14 @@ import { STATUS_CODES } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
-import { ERROR_CODES, errorCodeOf, isCodedError, Messages, UNSUPPORTED_MEDIA_TYPE_MESSAGE, type ErrorCode } from '../errors.js'
+import {
+  ERROR_CODES,
+  errorCodeOf,
+  isCodedError,
+  Messages,
+  UNSUPPORTED_MEDIA_TYPE_MESSAGE,
+  type ErrorCode
+} from '../errors.js'
 import { StringEnum } from '../schemas/common.js'
 
 /** The error body (docs/api.md#errors); `message` is an array only for validation failures. */
@@ -13,13 +20,26 @@ export const ErrorBodySchema = Type.Object({
   error: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
   path: Type.String()
-}, { title: 'ErrorBody', description: 'Error body of every error the service answers: statusCode, code (for programs), message (an array for validation failures), error, timestamp, path' })
+}, {
+  title: 'ErrorBody',
+  description: 'Error body of every error the service answers: statusCode, code (for programs), ' +
+    'message (an array for validation failures), error, timestamp, path'
+})
 export type ErrorBody = Static<typeof ErrorBodySchema>
 
-interface PropertySchema { type?: unknown, enum?: unknown[], const?: unknown, anyOf?: PropertySchema[], required?: string[] }
+interface PropertySchema {
+  type?: unknown
+  enum?: unknown[]
+  const?: unknown
+  anyOf?: PropertySchema[]
+  required?: string[]
+}
 
 /** Ajv runs with `verbose`, so each error carries the schema object it failed in. */
-type ValidationIssue = Pick<FastifySchemaValidationError, 'keyword' | 'instancePath' | 'schemaPath' | 'params' | 'message'> & {
+type ValidationIssue = Pick<
+  FastifySchemaValidationError,
+  'keyword' | 'instancePath' | 'schemaPath' | 'params' | 'message'
+> & {
   parentSchema?: PropertySchema & { properties?: Record<string, PropertySchema> }
 }
 
@@ -80,9 +100,12 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
     case 'minLength':
       return [params.limit === 1
         ? `${propertyName(issue.instancePath, root)} should not be empty`
-        : `${propertyName(issue.instancePath, root)} must be longer than or equal to ${String(params.limit)} characters`]
+        : `${propertyName(issue.instancePath, root)} must be longer than or equal to ${String(params.limit)} ` +
+          'characters']
     case 'maxLength':
-      return [`${propertyName(issue.instancePath, root)} must be shorter than or equal to ${String(params.limit)} characters`]
+      return [
+        `${propertyName(issue.instancePath, root)} must be shorter than or equal to ${String(params.limit)} characters`
+      ]
     case 'enum':
       return [enumPhrase(propertyName(issue.instancePath, root), params.allowedValues as unknown[])]
     case 'const':
@@ -114,12 +137,15 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
     case 'maxProperties':
       return [`${propertyName(issue.instancePath, root)} must contain no more than ${String(params.limit)} properties`]
     case 'additionalProperties':
-      return [`property ${propertyName(`${issue.instancePath}/${String(params.additionalProperty)}`, root)} should not exist`]
+      return [
+        `property ${propertyName(`${issue.instancePath}/${String(params.additionalProperty)}`, root)} should not exist`
+      ]
     case 'propertyNames':
       return [`property ${propertyName(`${issue.instancePath}/${String(params.propertyName)}`, root)} should not exist`]
     case 'anyOf':
       if (isAtLeastOneOf(issue.parentSchema)) {
-        return [`at least one of ${(issue.parentSchema.anyOf ?? []).map(branch => branch.required?.[0]).join(', ')} must be provided`]
+        const names = (issue.parentSchema.anyOf ?? []).map(branch => branch.required?.[0]).join(', ')
+        return [`at least one of ${names} must be provided`]
       }
       // One phrase for the whole union when no branch explains more (see validationMessages).
       return [schemaPhrase(propertyName(issue.instancePath, root), issue.parentSchema ?? {})]
@@ -130,28 +156,48 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
 
 /** An object's `anyOf` of one-property `required` branches: "name at least one of these" (AtLeastOneOf). */
 function isAtLeastOneOf (schema: PropertySchema | undefined): schema is PropertySchema & { anyOf: PropertySchema[] } {
-  return schema?.anyOf !== undefined && schema.anyOf.length > 0 && schema.anyOf.every(branch => branch.required?.length === 1 && Object.keys(branch).length === 1)
+  return (
+    schema?.anyOf !== undefined &&
+    schema.anyOf.length > 0 &&
+    schema.anyOf.every(branch => branch.required?.length === 1 && Object.keys(branch).length === 1)
+  )
 }
 
 /** Turns the schema validator's errors into the 400 `message` array, one phrase per failed rule. */
 export function validationMessages (allIssues: readonly ValidationIssue[], root: string): string[] {
   // A refused property name is reported once, by `propertyNames`, not again by the enum inside it;
   // an unmet "at least one of" once, by its `anyOf`, not by each branch's `required`.
-  const issues = allIssues.filter(issue => !issue.schemaPath.includes('/propertyNames/') &&
-    !(issue.keyword === 'required' && issue.schemaPath.includes('/anyOf/') && isAtLeastOneOf(allIssues.find(other => other.keyword === 'anyOf' && other.instancePath === issue.instancePath)?.parentSchema)))
+  const issues = allIssues.filter(
+    issue =>
+      !issue.schemaPath.includes('/propertyNames/') &&
+      !(
+        issue.keyword === 'required' &&
+        issue.schemaPath.includes('/anyOf/') &&
+        isAtLeastOneOf(
+          allIssues.find(other => other.keyword === 'anyOf' && other.instancePath === issue.instancePath)?.parentSchema
+        )
+      )
+  )
   // In a union, a branch that failed only on its type says nothing; one that failed on a
   // constraint (a nullable string that is too long) says what to fix, and replaces the union's phrase.
   const inBranch = (issue: ValidationIssue): boolean => issue.schemaPath.includes('/anyOf/')
   const specific = issues.filter(issue => inBranch(issue) && !['type', 'const', 'enum'].includes(issue.keyword))
   const explained = new Set(specific.map(issue => issue.instancePath))
   const phrases = issues
-    .filter(issue => inBranch(issue) ? specific.includes(issue) : !(issue.keyword === 'anyOf' && explained.has(issue.instancePath)))
+    .filter(issue =>
+      inBranch(issue) ? specific.includes(issue) : !(issue.keyword === 'anyOf' && explained.has(issue.instancePath))
+    )
     .flatMap(issue => phrasesFor(issue, root))
   const unique = [...new Set(phrases)]
   return unique.length > 0 ? unique : [`${root} is invalid`]
 }
 
-export function errorBody (request: FastifyRequest, statusCode: number, code: ErrorCode, message: string | string[]): ErrorBody {
+export function errorBody (
+  request: FastifyRequest,
+  statusCode: number,
+  code: ErrorCode,
+  message: string | string[]
+): ErrorBody {
   const queryStart = request.url.indexOf('?')
   return {
     statusCode,
@@ -195,9 +241,14 @@ export function answerError (error: FastifyError, request: FastifyRequest, reply
     const root = error.validationContext ?? 'body'
     // An id longer than any id names nothing — 404, without echoing it back (docs/api.md#inputs).
     if (root === 'params' && error.validation.some(issue => issue.keyword === 'maxLength')) {
-      return reply.code(404).send({ ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'), path: request.routeOptions.url ?? '' })
+      return reply.code(404).send({
+        ...errorBody(request, 404, 'NOT_FOUND', 'Recurso não encontrado'),
+        path: request.routeOptions.url ?? ''
+      })
     }
-    return reply.code(400).send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
+    return reply
+      .code(400)
+      .send(errorBody(request, 400, 'VALIDATION_FAILED', validationMessages(error.validation, root)))
   }
   const status = statusOf(error)
   const retryAfter = (error as { retryAfterSeconds?: unknown }).retryAfterSeconds

@@ -1,6 +1,11 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { localItemStatusFeed, postgresItemStatusFeed, redisItemStatusFeed, type ItemStatusFeed } from '../item-status.js'
+import {
+  localItemStatusFeed,
+  postgresItemStatusFeed,
+  redisItemStatusFeed,
+  type ItemStatusFeed
+} from '../item-status.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -17,9 +22,12 @@ export interface ItemStatusPluginOptions {
 }
 
 async function itemStatus (app: FastifyInstance, options: ItemStatusPluginOptions): Promise<void> {
-  const feed = options.redisUrl !== undefined
-    ? await redisItemStatusFeed(options.redisUrl, app.log)
-    : options.postgresUrl !== undefined ? await postgresItemStatusFeed(options.postgresUrl, app.log) : localItemStatusFeed()
+  const feed =
+    options.redisUrl !== undefined
+      ? await redisItemStatusFeed(options.redisUrl, app.log)
+      : options.postgresUrl !== undefined
+        ? await postgresItemStatusFeed(options.postgresUrl, app.log)
+        : localItemStatusFeed()
   app.log.debug({ transport: feed.transport }, 'item status feed ready')
   app.decorate('itemStatus', feed)
   app.addHook('onClose', async () => { await feed.close() })

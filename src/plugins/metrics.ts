@@ -37,7 +37,8 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
   // is `/portfolios/` to Fastify; it is `/portfolios` to everyone else (as in the OpenAPI document).
   app.addHook('onResponse', (request, reply, done) => {
     const pattern = request.routeOptions.url
-    const route = pattern === undefined ? 'unmatched' : pattern.length > 1 && pattern.endsWith('/') ? pattern.slice(0, -1) : pattern
+    const route =
+      pattern === undefined ? 'unmatched' : pattern.length > 1 && pattern.endsWith('/') ? pattern.slice(0, -1) : pattern
     telemetry.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
@@ -45,7 +46,9 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
   let server: Server | undefined
   app.decorate('metricsAddress', () => {
     const address = server?.address() as AddressInfo | null | undefined
-    return address == null ? undefined : `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
+    return address == null
+      ? undefined
+      : `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
   })
   app.addHook('onReady', async () => {
     server = createServer((request, response) => {

@@ -5,7 +5,12 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { documentedErrorSchema, ErrorBodySchema } from './error-responses.js'
 
 export const SECURITY_SCHEMES = {
-  bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token of the Laravel backend API (tymon/jwt-auth, HS256)' },
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: 'A token of the Laravel backend API (tymon/jwt-auth, HS256)'
+  },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'One of API_KEYS' },
   webhookSecret: { type: 'apiKey', in: 'header', name: 'x-webhook-secret', description: 'AGGREGATOR_WEBHOOK_SECRET' }
 } as const
@@ -44,7 +49,8 @@ const ANY_ROUTE_ERRORS = [400, 413, 415, 429, 500, 503] as const
 
 const ERROR_DESCRIPTIONS: Record<string, string> = {
   400: 'Invalid request: `message` lists every failing rule (VALIDATION_FAILED, BAD_REQUEST)',
-  401: 'Missing, invalid or expired credential (TOKEN_INVALID, TOKEN_EXPIRED, SUBJECT_MISSING, API_KEY_INVALID, WEBHOOK_SECRET_INVALID)',
+  401: 'Missing, invalid or expired credential ' +
+    '(TOKEN_INVALID, TOKEN_EXPIRED, SUBJECT_MISSING, API_KEY_INVALID, WEBHOOK_SECRET_INVALID)',
   403: 'The principal may not do this (FORBIDDEN_PRINCIPAL, FORBIDDEN)',
   404: 'Nothing has this id or path (NOT_FOUND)',
   409: 'A request with this Idempotency-Key is still running: retry later (IDEMPOTENCY_KEY_IN_FLIGHT)',
@@ -55,7 +61,8 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   429: 'Too many requests: wait Retry-After seconds (RATE_LIMITED)',
   500: 'Unexpected error; the request id is in x-request-id (INTERNAL_ERROR)',
   502: 'The upstream failed or could not be reached (UPSTREAM_UNAVAILABLE)',
-  503: 'Not serving now: overloaded, draining, store down or not configured (OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED)',
+  503: 'Not serving now: overloaded, draining, store down or not configured ' +
+    '(OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED)',
   504: 'The upstream did not answer in time (UPSTREAM_TIMEOUT)'
 }
 
@@ -64,8 +71,17 @@ const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema
 /** A route's schema as documented: the strict error body, and the errors any route can answer. */
 function documentedSchema (schema: FastifySchema & { hide?: boolean }): FastifySchema {
   if (schema.hide === true) return schema
-  const own = Object.entries(schema.response ?? {}).map(([status, response]) => [status, documentedErrorSchema(response)])
-  return { ...schema, response: { ...Object.fromEntries(ANY_ROUTE_ERRORS.map(status => [status, ErrorBodySchema])), ...Object.fromEntries(own) } }
+  const own = Object.entries(schema.response ?? {}).map(([status, response]) => [
+    status,
+    documentedErrorSchema(response)
+  ])
+  return {
+    ...schema,
+    response: {
+      ...Object.fromEntries(ANY_ROUTE_ERRORS.map(status => [status, ErrorBodySchema])),
+      ...Object.fromEntries(own)
+    }
+  }
 }
 
 /**
@@ -76,7 +92,14 @@ function documentedRoute (schema: FastifySchema, url: string): { schema: Fastify
   const documented = documentedSchema(schema)
   if (url.endsWith('*') && isObject(documented.params) && isObject(documented.params.properties)) {
     const { '*': wildcard, ...properties } = documented.params.properties
-    const params = { ...documented.params, properties: { ...properties, path: { ...(wildcard as JsonObject), description: 'The path on the upstream; it may hold `/`' } }, required: ['path'] }
+    const params = {
+      ...documented.params,
+      properties: {
+        ...properties,
+        path: { ...(wildcard as JsonObject), description: 'The path on the upstream; it may hold `/`' }
+      },
+      required: ['path']
+    }
     return { schema: { ...documented, params }, url: url.replace(/\*$/, ':path') }
   }
   return { schema: documented, url: url.length > 1 ? url.replace(/\/$/, '') : url }
@@ -93,11 +116,15 @@ const isObject = (value: unknown): value is JsonObject => typeof value === 'obje
 function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
   if (Array.isArray(node)) return node.map(item => hoistNamedSchemas(item, components))
   if (!isObject(node)) return node
-  const hoisted = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)]))
+  const hoisted = Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)])
+  )
   const name = node.title
   if (typeof name !== 'string') return hoisted
   const known = components[name]
-  if (known !== undefined && JSON.stringify(known) !== JSON.stringify(hoisted)) throw new Error(`Two different schemas are named ${name}`)
+  if (known !== undefined && JSON.stringify(known) !== JSON.stringify(hoisted)) {
+    throw new Error(`Two different schemas are named ${name}`)
+  }
   components[name] = hoisted
   return { $ref: `#/components/schemas/${name}` }
 }
@@ -112,15 +139,28 @@ function relaysUpstream (response: { content?: WithSchema }): boolean {
   return Object.values(response.content ?? {}).some(({ schema }) => isObject(schema) && Array.isArray(schema.anyOf) &&
     schema.anyOf.some(branch => JSON.stringify(branch) === JSON.stringify(UPSTREAM_ERROR_BODY)))
 }
-interface DocumentedOperation { summary?: string, requestBody?: { content?: WithSchema }, parameters?: Array<{ schema?: unknown }>, responses?: Record<string, { description?: string, content?: WithSchema, headers?: JsonObject }> }
+interface DocumentedOperation {
+  summary?: string
+  requestBody?: { content?: WithSchema }
+  parameters?: Array<{ schema?: unknown }>
+  responses?: Record<string,
+  { description?: string, content?: WithSchema, headers?: JsonObject }>
+}
 
 /** Hoists the schemas of media types or parameters, never their examples (which may hold a `title`). */
 function hoistSchemasOf (holders: Iterable<{ schema?: unknown }>, components: JsonObject): void {
-  for (const holder of holders) if (holder.schema !== undefined) holder.schema = hoistNamedSchemas(holder.schema, components)
+  for (const holder of holders) {
+    if (holder.schema !== undefined) holder.schema = hoistNamedSchemas(holder.schema, components)
+  }
 }
 
 /** Named components, a description for every answer, Retry-After where the service sends it. */
-function finishDocument (document: { paths?: Record<string, Record<string, DocumentedOperation>>, components?: JsonObject }): typeof document {
+function finishDocument (document: {
+  paths?: Record<string,
+  Record<string,
+  DocumentedOperation>>
+  components?: JsonObject
+}): typeof document {
   const components: JsonObject = {}
   for (const operation of Object.values(document.paths ?? {}).flatMap(path => Object.values(path))) {
     hoistSchemasOf(Object.values(operation.requestBody?.content ?? {}), components)
@@ -130,8 +170,7 @@ function finishDocument (document: { paths?: Record<string, Record<string, Docum
       const description = ERROR_DESCRIPTIONS[status]
       if (description !== undefined) {
         response.description = relaysUpstream(response) ? `${description}; ${RELAYED_TOO}` : description
-      }
-      else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
+      } else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
       if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': RETRY_AFTER }
     }
   }
@@ -156,13 +195,17 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
     // A module's root route is `/portfolios/` to Fastify; frontends call `/portfolios`.
     transform: ({ schema, url }) => documentedRoute(schema, url),
     // Only OpenAPI is produced here, never Swagger 2.
-    transformObject: document => finishDocument(('openapiObject' in document ? document.openapiObject : document.swaggerObject) as Parameters<typeof finishDocument>[0]),
+    transformObject: document => {
+      const produced = 'openapiObject' in document ? document.openapiObject : document.swaggerObject
+      return finishDocument(produced as Parameters<typeof finishDocument>[0])
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'BFF Service',
         version: options.version,
-        description: 'Backend-for-Frontend between frontends, a Laravel API (tymon/jwt-auth tokens) and Pluggy. Every error has the body ErrorBody; programs branch on its `code`.'
+        description: 'Backend-for-Frontend between frontends, a Laravel API (tymon/jwt-auth tokens) and Pluggy. ' +
+          'Every error has the body ErrorBody; programs branch on its `code`.'
       },
       // Relative: the document is served by the service it describes, wherever that is.
       servers: [{ url: '/', description: 'The service that serves this document' }],

@@ -83,14 +83,19 @@ export async function addCors (app: FastifyInstance, origins: readonly string[])
 }
 
 /** Layer 3: the rate limit, per principal or IP, in memory or shared through Redis. */
-export async function addRateLimit (app: FastifyInstance, options: Pick<ProtectionPluginOptions, 'rateLimitMax' | 'rateLimitWindowMs' | 'rateLimitRedisUrl'>): Promise<void> {
+export async function addRateLimit (
+  app: FastifyInstance,
+  options: Pick<ProtectionPluginOptions, 'rateLimitMax' | 'rateLimitWindowMs' | 'rateLimitRedisUrl'>
+): Promise<void> {
   let redis: Redis | undefined
   if (options.rateLimitRedisUrl !== undefined) {
     const { Redis } = await import('ioredis')
     // Short timeouts: a slow Redis must not hold requests (the plugin's own advice).
     redis = new Redis(options.rateLimitRedisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
     const client = redis
-    app.addHook('onClose', async () => { await client.quit() })
+    app.addHook('onClose', async () => {
+      await client.quit()
+    })
   }
   await app.register(rateLimit, {
     global: true,
@@ -99,7 +104,9 @@ export async function addRateLimit (app: FastifyInstance, options: Pick<Protecti
     max: options.rateLimitMax,
     timeWindow: options.rateLimitWindowMs,
     keyGenerator: rateLimitKey,
-    onExceeded: () => { telemetryOf(app).rateLimited('requests') },
+    onExceeded: () => {
+      telemetryOf(app).rateLimited('requests')
+    },
     errorResponseBuilder: (_request, context) => new RateLimitedError(context.after)
   })
 }

@@ -16,11 +16,23 @@ declare module 'fastify' {
 
 export type QuotesPluginOptions =
   | { provider: 'offline', quoteTtlSeconds: number }
-  | { provider: 'brapi', quoteTtlSeconds: number, brapiUrl: string, brapiToken?: string, tickersPerRequest: number, timeoutMs: number }
+  | {
+    provider: 'brapi'
+    quoteTtlSeconds: number
+    brapiUrl: string
+    brapiToken?: string
+    tickersPerRequest: number
+    timeoutMs: number
+  }
 
 async function quotes (app: FastifyInstance, options: QuotesPluginOptions): Promise<void> {
   const provider = options.provider === 'brapi'
-    ? new BrapiQuotes(new UpstreamClient({ name: 'brapi', baseUrl: options.brapiUrl, timeoutMs: options.timeoutMs, telemetry: telemetryOf(app) }), options.brapiToken, options.tickersPerRequest)
+    ? new BrapiQuotes(new UpstreamClient({
+      name: 'brapi',
+      baseUrl: options.brapiUrl,
+      timeoutMs: options.timeoutMs,
+      telemetry: telemetryOf(app)
+    }), options.brapiToken, options.tickersPerRequest)
     : new OfflineQuotes()
   app.decorate('quotes', new CachedQuotes(provider, options.quoteTtlSeconds * 1000, telemetryOf(app)))
 }

@@ -23,7 +23,9 @@ async function storePlugin (app: FastifyInstance, options: StorePluginOptions): 
   const { url, ...storeOptions } = options
   const store = await Store.open(url, {
     telemetry: telemetryOf(app),
-    onCheckpointerFailure: error => { app.log.error({ err: error }, 'SQLite checkpointer failed: checkpoints are automatic again') },
+    onCheckpointerFailure: error => {
+      app.log.error({ err: error }, 'SQLite checkpointer failed: checkpoints are automatic again')
+    },
     ...storeOptions
   })
   app.decorate('store', store)

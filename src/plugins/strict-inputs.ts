@@ -63,7 +63,8 @@ async function strictInputs (app: FastifyInstance): Promise<void> {
   // A GET or DELETE that declares JSON but sends nothing is served as if it had no body.
   const parseJson = app.getDefaultJsonParser('error', 'error')
   app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request: FastifyRequest, body: string | Buffer, done) => {
+  const asString = { parseAs: 'string' as const }
+  app.addContentTypeParser('application/json', asString, (request: FastifyRequest, body: string | Buffer, done) => {
     const charset = charsetOf(request.headers['content-type'])
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       done(new UnsupportedMediaTypeError(), undefined)

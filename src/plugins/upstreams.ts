@@ -62,7 +62,8 @@ async function aggregatorBudgets (
   app.addHook('onClose', async () => { await redis.quit() })
   return {
     budget: requestsPerMinute === undefined ? undefined : redisBudget(redis, 'aggregator', requestsPerMinute),
-    principalBudget: perPrincipal === undefined ? undefined : redisKeyedBudget(redis, 'aggregator-principal', perPrincipal)
+    principalBudget:
+      perPrincipal === undefined ? undefined : redisKeyedBudget(redis, 'aggregator-principal', perPrincipal)
   }
 }
 

@@ -2,7 +2,16 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { AggregatorNotConfiguredError, BadRequestError, ForbiddenError, UpstreamUnavailableError, WebhookSecretError, ValidationError, rateLimitedFor, type ValidationIssue } from '../../errors.js'
+import {
+  AggregatorNotConfiguredError,
+  BadRequestError,
+  ForbiddenError,
+  UpstreamUnavailableError,
+  WebhookSecretError,
+  ValidationError,
+  rateLimitedFor,
+  type ValidationIssue
+} from '../../errors.js'
 import { WindowCounter } from '../../budget.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
@@ -71,7 +80,10 @@ function principalKey (principal: Principal): string {
 }
 
 /** The aggregator's pagination (Pluggy's `page`/`pageSize`): `page` from 1, `pageSize` 1–500. */
-const PAGINATION = { page: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, pageSize: { minimum: 1, maximum: 500 } } as const
+const PAGINATION = {
+  page: { minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  pageSize: { minimum: 1, maximum: 500 }
+} as const
 
 /**
  * Checks `page` and `pageSize` before they leave, in class-validator's wording: integers (a
@@ -84,9 +96,13 @@ function assertPagination (fields: Record<string, JsonValue>): void {
     if (value === undefined) continue
     const number = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value
     const at = { instancePath: `/${name}`, schemaPath: `#/properties/${name}` }
-    if (typeof number !== 'number' || !Number.isSafeInteger(number)) issues.push({ ...at, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' })
-    else if (number < minimum) issues.push({ ...at, keyword: 'minimum', params: { limit: minimum }, message: `must be >= ${minimum}` })
-    else if (number > maximum) issues.push({ ...at, keyword: 'maximum', params: { limit: maximum }, message: `must be <= ${maximum}` })
+    if (typeof number !== 'number' || !Number.isSafeInteger(number)) {
+      issues.push({ ...at, keyword: 'type', params: { type: 'integer' }, message: 'must be integer' })
+    } else if (number < minimum) {
+      issues.push({ ...at, keyword: 'minimum', params: { limit: minimum }, message: `must be >= ${minimum}` })
+    } else if (number > maximum) {
+      issues.push({ ...at, keyword: 'maximum', params: { limit: maximum }, message: `must be <= ${maximum}` })
+    }
   }
   if (issues.length > 0) throw new ValidationError('body', issues)
 }
@@ -105,7 +121,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
 
   app.post('/', {
     schema: {
-      operationId: 'relayToAggregator', summary: 'Relays a call to the aggregator (allowed paths and methods only)',
+      operationId: 'relayToAggregator',
+      summary: 'Relays a call to the aggregator (allowed paths and methods only)',
       body: AggregatorRelayBodySchema,
       response: {
         '2xx': UpstreamBodySchema,
@@ -147,7 +164,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     // Idempotency-Key (src/plugins/idempotency.ts): a retry gets the same token, no second one is made.
     config: { idempotent: true },
     schema: {
-      operationId: 'createConnectToken', summary: 'Creates a connect token for the calling principal',
+      operationId: 'createConnectToken',
+      summary: 'Creates a connect token for the calling principal',
       body: ConnectTokenBodySchema,
       // A 4xx of the aggregator's is relayed as received, those the service answers itself too.
       response: {
@@ -167,7 +185,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       throw rateLimitedFor(wait)
     }
     const itemId = request.body?.itemId
-    if (itemId !== undefined && principal.type === 'client') await ownership.assertOwner(principal.id, itemId, request.log)
+    if (itemId !== undefined && principal.type === 'client') {
+      await ownership.assertOwner(principal.id, itemId, request.log)
+    }
     const response = await aggregator.relay({
       method: 'POST',
       path: 'connect_token',
@@ -189,18 +209,32 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     if (!aggregator.configured && options.webhooksWithoutCredentials !== true) throw new AggregatorNotConfiguredError()
     if (webhookSecret === undefined) return
     const presented = request.headers['x-webhook-secret']
-    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) throw app.refuseCredential(request, new WebhookSecretError())
+    if (typeof presented !== 'string' || !timingSafeEqual(sha256(presented), webhookSecret)) {
+      throw app.refuseCredential(request, new WebhookSecretError())
+    }
   }
 
   app.post('/webhook', {
-    schema: { operationId: 'receiveAggregatorWebhook', summary: 'Receives aggregator events (stored once each)', security: [{ webhookSecret: [] }], body: WebhookBodySchema, response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) } },
+    schema: {
+      operationId: 'receiveAggregatorWebhook',
+      summary: 'Receives aggregator events (stored once each)',
+      security: [{ webhookSecret: [] }],
+      body: WebhookBodySchema,
+      response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) }
+    },
     onRequest: [verifyWebhookSecret],
     bodyLimit: WEBHOOK_BODY_LIMIT
   }, async request => {
     const body = request.body
     const itemId = body.itemId ?? body.data?.itemId ?? null
-    const { stored } = await aggregatorEvents.record({ eventKey: webhookEventKey(body), event: body.event, itemId, payload: JSON.stringify(body) })
-    request.log.info({ event: body.event, itemId, stored }, stored ? 'webhook event stored' : 'webhook redelivery acknowledged')
+    const { stored } = await aggregatorEvents.record({
+      eventKey: webhookEventKey(body),
+      event: body.event,
+      itemId,
+      payload: JSON.stringify(body)
+    })
+    const outcome = stored ? 'webhook event stored' : 'webhook redelivery acknowledged'
+    request.log.info({ event: body.event, itemId, stored }, outcome)
     // The sender hears back at once; the item is checked after (a redelivery is not checked twice).
     if (stored && itemId !== null) verifications.afterWebhook(itemId, body.event, request.log)
     return { received: true as const }

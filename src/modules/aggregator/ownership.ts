@@ -47,7 +47,9 @@ export class ItemOwnership {
    * `log` is the asking request's logger: the lookups' log lines carry its request id. The
    * lookups are the client's calls to the aggregator: they spend from its share of the budget.
    */
-  async assertMayReach (clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger): Promise<void> {
+  async assertMayReach (
+    clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger
+  ): Promise<void> {
     const asker = askerOf(clientId, log)
     const items = await this.itemsNamed(path, fields, asker)
     if (items === 'public') return

@@ -7,7 +7,12 @@ export const AGGREGATOR_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as c
 export const AggregatorRelayBodySchema = Type.Object({
   endpoint: Type.String({ minLength: 1, maxLength: 2048 }),
   method: Type.Unsafe<typeof AGGREGATOR_METHODS[number]>({ type: 'string', enum: [...AGGREGATOR_METHODS] })
-}, { title: 'AggregatorRelayInput', examples: [{ endpoint: '/accounts', method: 'GET', itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }], additionalProperties: true, maxProperties: 100 })
+}, {
+  title: 'AggregatorRelayInput',
+  examples: [{ endpoint: '/accounts', method: 'GET', itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }],
+  additionalProperties: true,
+  maxProperties: 100
+})
 export type AggregatorRelayBody = Static<typeof AggregatorRelayBodySchema>
 
 const ItemId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
@@ -36,7 +41,11 @@ export const WebhookBodySchema = Type.Object({
     itemId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     status: Type.Optional(Type.String({ minLength: 1, maxLength: 100 }))
   }, { additionalProperties: true }))
-}, { title: 'AggregatorWebhookEvent', examples: [{ event: 'item/updated', eventId: 'evt-1', itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }], additionalProperties: true })
+}, {
+  title: 'AggregatorWebhookEvent',
+  examples: [{ event: 'item/updated', eventId: 'evt-1', itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }],
+  additionalProperties: true
+})
 export type WebhookBody = Static<typeof WebhookBodySchema>
 
 export const WebhookAckSchema = Type.Object({ received: Type.Literal(true) }, { title: 'WebhookAck' })

@@ -55,7 +55,7 @@ export class ItemVerifications {
   afterWebhook (itemId: string, event: string, log: FastifyBaseLogger): void {
     const verification = this.verifyNow(itemId, event, log)
     this.inFlight.add(verification)
-    void verification.finally(() => this.inFlight.delete(verification))
+    verification.finally(() => this.inFlight.delete(verification))
   }
 
   private async verifyNow (itemId: string, event: string, log: FastifyBaseLogger): Promise<void> {

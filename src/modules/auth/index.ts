@@ -44,18 +44,31 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   const guarded = errorSchemas(401, 403)
 
   app.get('/health', {
-    schema: { operationId: 'getHealth', summary: 'Liveness of the service', security: [], response: { 200: HealthSchema } },
+    schema: {
+      operationId: 'getHealth',
+      summary: 'Liveness of the service',
+      security: [],
+      response: { 200: HealthSchema }
+    },
     // Liveness is never shed: an orchestrator would restart an instance that is only busy.
     config: { shed: false }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {
-    schema: { operationId: 'getProfile', summary: 'Profile of the calling principal', response: { 200: ProfileSchema, ...unauthorized } },
+    schema: {
+      operationId: 'getProfile',
+      summary: 'Profile of the calling principal',
+      response: { 200: ProfileSchema, ...unauthorized }
+    },
     onRequest: bearer
   }, async request => ({ message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }))
 
   app.get('/me', {
-    schema: { operationId: 'getMe', summary: 'The calling principal with its claims', response: { 200: MeSchema, ...unauthorized } },
+    schema: {
+      operationId: 'getMe',
+      summary: 'The calling principal with its claims',
+      response: { 200: MeSchema, ...unauthorized }
+    },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)
@@ -63,29 +76,55 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   })
 
   app.get('/user/dashboard', {
-    schema: { operationId: 'getUserDashboard', summary: 'Dashboard of a user (users only)', response: { 200: UserDashboardSchema, ...guarded } },
+    schema: {
+      operationId: 'getUserDashboard',
+      summary: 'Dashboard of a user (users only)',
+      response: { 200: UserDashboardSchema, ...guarded }
+    },
     onRequest: [app.verifyJwt, app.requireUser]
   }, async request => {
     const principal = requirePrincipal(request)
-    return { message: 'Dashboard do usuário', userId: principal.id, userType: principal.type, payload: principal.payload }
+    return {
+      message: 'Dashboard do usuário',
+      userId: principal.id,
+      userType: principal.type,
+      payload: principal.payload
+    }
   })
 
   app.get('/client/dashboard', {
-    schema: { operationId: 'getClientDashboard', summary: 'Dashboard of a client (clients only)', response: { 200: ClientDashboardSchema, ...guarded } },
+    schema: {
+      operationId: 'getClientDashboard',
+      summary: 'Dashboard of a client (clients only)',
+      response: { 200: ClientDashboardSchema, ...guarded }
+    },
     onRequest: [app.verifyJwt, app.requireClient]
   }, async request => {
     const principal = requirePrincipal(request)
-    return { message: 'Dashboard do client', clientId: principal.id, userType: principal.type, payload: principal.payload }
+    return {
+      message: 'Dashboard do client',
+      clientId: principal.id,
+      userType: principal.type,
+      payload: principal.payload
+    }
   })
 
   app.get('/client/test', {
-    schema: { operationId: 'testClient', summary: 'Plain-text probe for clients', response: { 200: { description: 'The text OK', content: { 'text/plain': { schema: Type.String() } } }, ...guarded } },
+    schema: {
+      operationId: 'testClient',
+      summary: 'Plain-text probe for clients',
+      response: {
+        200: { description: 'The text OK', content: { 'text/plain': { schema: Type.String() } } },
+        ...guarded
+      }
+    },
     onRequest: [app.verifyJwt, app.requireClient]
   }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'))
 
   app.post('/validate-token', {
     schema: {
-      operationId: 'validateToken', summary: 'Explains how to send a token (does not verify it)',
+      operationId: 'validateToken',
+      summary: 'Explains how to send a token (does not verify it)',
       security: [],
       body: Type.Optional(ValidateTokenBodySchema),
       response: { 200: ValidateTokenResponseSchema, ...errorSchemas(400) }
@@ -104,7 +143,11 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
   if (!options.devRoutes) return
 
   app.get('/token/debug', {
-    schema: { operationId: 'debugToken', summary: 'Everything the service reads from the token (development only)', response: { 200: TokenDebugSchema, ...unauthorized } },
+    schema: {
+      operationId: 'debugToken',
+      summary: 'Everything the service reads from the token (development only)',
+      response: { 200: TokenDebugSchema, ...unauthorized }
+    },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)
@@ -121,13 +164,18 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       laravelCompatible: true,
       instructions: {
         message: 'Este token pode ser usado diretamente na API Laravel',
-        example: `curl -H "Authorization: Bearer ${token}" -H "Accept: application/json" ${new URL('api/me', withSlash(options.backendUrl)).href}`
+        example: `curl -H "Authorization: Bearer ${token}" -H "Accept: application/json" ` +
+          new URL('api/me', withSlash(options.backendUrl)).href
       }
     }
   })
 
   app.get('/laravel-compatibility', {
-    schema: { operationId: 'getLaravelCompatibility', summary: 'How the token maps to the Laravel claims (development only)', response: { 200: LaravelCompatibilitySchema, ...unauthorized } },
+    schema: {
+      operationId: 'getLaravelCompatibility',
+      summary: 'How the token maps to the Laravel claims (development only)',
+      response: { 200: LaravelCompatibilitySchema, ...unauthorized }
+    },
     onRequest: bearer
   }, async request => {
     const principal = requirePrincipal(request)

@@ -72,7 +72,11 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   }
 
   app.get('/health', {
-    schema: { operationId: 'getBackendHealth', summary: 'Reachability of the backend API and the caller\'s token', response: { 200: BackendHealthSchema, ...errorSchemas(401) } }
+    schema: {
+      operationId: 'getBackendHealth',
+      summary: 'Reachability of the backend API and the caller\'s token',
+      response: { 200: BackendHealthSchema, ...errorSchemas(401) }
+    }
   }, async request => {
     const principal = requirePrincipal(request)
     const { reachable: connected, durationMs } = await backend.probe(options.paths.health, request.log)
@@ -84,7 +88,11 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   })
 
   app.post('/validate-token', {
-    schema: { operationId: 'validateTokenAtBackend', summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)', response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) } }
+    schema: {
+      operationId: 'validateTokenAtBackend',
+      summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)',
+      response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) }
+    }
   }, async request => {
     const principal = requirePrincipal(request)
     const headers = forwardedHeaders(principal)
@@ -94,7 +102,11 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   })
 
   app.get('/user/profile', {
-    schema: { operationId: 'getBackendUserProfile', summary: 'The caller\'s profile at the backend API (relayed)', response: relayed }
+    schema: {
+      operationId: 'getBackendUserProfile',
+      summary: 'The caller\'s profile at the backend API (relayed)',
+      response: relayed
+    }
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
     const headers = forwardedHeaders(principal)
@@ -104,7 +116,8 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
 
   app.post('/proxy/*', {
     schema: {
-      operationId: 'proxyToBackend', summary: 'Relays a call to any backend API path with the caller\'s token',
+      operationId: 'proxyToBackend',
+      summary: 'Relays a call to any backend API path with the caller\'s token',
       params: ProxyParamsSchema,
       body: ProxyBodySchema,
       response: relayed
@@ -116,11 +129,15 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     const extra: Record<string, string> = {}
     for (const [name, value] of Object.entries(headers)) {
       const lower = name.toLowerCase()
-      if (!allowedHeaders.has(lower)) throw new BadRequestError(`header ${name} is not allowed (allowed: ${PROXY_HEADER_ALLOWLIST.join(', ')})`)
+      if (!allowedHeaders.has(lower)) {
+        throw new BadRequestError(`header ${name} is not allowed (allowed: ${PROXY_HEADER_ALLOWLIST.join(', ')})`)
+      }
       extra[lower] = value
     }
     // Laravel also reads a token from the query or the body: only the verified one may travel.
-    if (Object.keys(params).some(key => key.toLowerCase() === 'token')) throw new BadRequestError('params.token is not allowed: the token travels only in Authorization')
+    if (Object.keys(params).some(key => key.toLowerCase() === 'token')) {
+      throw new BadRequestError('params.token is not allowed: the token travels only in Authorization')
+    }
     const upstream: UpstreamRequest = { method, path, headers: forwardedHeaders(principal, extra), log: request.log }
     if (method === 'GET') upstream.query = queryOf(params)
     else upstream.json = params as JsonValue

@@ -17,13 +17,25 @@ export const ValidateTokenResultSchema = Type.Object({
   user: Type.Union([BackendUserSchema, Type.Null()])
 }, { title: 'BackendTokenValidation' })
 
-/** Headers a frontend may add to a proxied call; everything else is refused (Host, Authorization, Cookie, hop-by-hop, X-Forwarded-*…). */
-export const PROXY_HEADER_ALLOWLIST = ['accept-language', 'if-none-match', 'if-modified-since', 'x-request-id', 'x-correlation-id'] as const
+/**
+ * Headers a frontend may add to a proxied call; everything else is refused (Host, Authorization, Cookie, hop-by-hop,
+ * X-Forwarded-*…).
+ */
+export const PROXY_HEADER_ALLOWLIST = [
+  'accept-language',
+  'if-none-match',
+  'if-modified-since',
+  'x-request-id',
+  'x-correlation-id'
+] as const
 
 const HeaderValue = Type.String({ maxLength: 1024, pattern: '^[\\x20-\\x7e\\t]*$' })
 
 export const ProxyBodySchema = Type.Object({
-  method: Type.Unsafe<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>({ type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }),
+  method: Type.Unsafe<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>({
+    type: 'string',
+    enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+  }),
   /** GET: the query (strings, numbers or booleans); another method: the JSON body, any object (docs/api.md#relays). */
   params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 100 })),
   headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))

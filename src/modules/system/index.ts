@@ -22,16 +22,33 @@ const UPSTREAM_PROBE_TTL_MS = 10_000
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('system', null))
   app.get('/provider-config', {
-    schema: { operationId: 'getProviderConfig', summary: 'Provider hashes that tell users from clients', response: { 200: ProviderConfigSchema } }
+    schema: {
+      operationId: 'getProviderConfig',
+      summary: 'Provider hashes that tell users from clients',
+      response: { 200: ProviderConfigSchema }
+    }
   }, async () => app.providerConfig)
 
-  let probed: { at: number, result: Promise<{ backend: { reachable: boolean, responseTime: string }, aggregator: { reachable: boolean, responseTime: string, configured: boolean } }> } | undefined
+  let probed: {
+    at: number
+    result: Promise<{
+      backend: { reachable: boolean, responseTime: string }
+      aggregator: { reachable: boolean, responseTime: string, configured: boolean }
+    }>
+  } | undefined
   const probeUpstreams = (log: FastifyBaseLogger) => {
     if (probed === undefined || Date.now() - probed.at > UPSTREAM_PROBE_TTL_MS) {
-      const result = Promise.all([app.backendClient.probe(options.backendHealthPath, log), app.aggregator.client.probe('', log)])
+      const result = Promise.all([
+        app.backendClient.probe(options.backendHealthPath, log),
+        app.aggregator.client.probe('', log)
+      ])
         .then(([backend, aggregator]) => ({
           backend: { reachable: backend.reachable, responseTime: `${Math.round(backend.durationMs)}ms` },
-          aggregator: { reachable: aggregator.reachable, responseTime: `${Math.round(aggregator.durationMs)}ms`, configured: app.aggregator.configured }
+          aggregator: {
+            reachable: aggregator.reachable,
+            responseTime: `${Math.round(aggregator.durationMs)}ms`,
+            configured: app.aggregator.configured
+          }
         }))
       probed = { at: Date.now(), result }
     }
@@ -39,7 +56,12 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
   }
 
   app.get('/ready', {
-    schema: { operationId: 'getReadiness', summary: 'Readiness for a load balancer: 503 while draining or without the store', security: [], response: { 200: ReadySchema, ...errorSchemas(503) } }
+    schema: {
+      operationId: 'getReadiness',
+      summary: 'Readiness for a load balancer: 503 while draining or without the store',
+      security: [],
+      response: { 200: ReadySchema, ...errorSchemas(503) }
+    }
   }, async request => {
     if (app.lifecycle.draining) throw new DrainingError()
     try {
@@ -48,18 +70,33 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
       request.log.error({ err: error }, 'store unreachable')
       throw new StoreUnavailableError()
     }
-    return { status: 'ready' as const, store: 'ok' as const, upstreams: await probeUpstreams(request.log), timestamp: new Date().toISOString() }
+    return {
+      status: 'ready' as const,
+      store: 'ok' as const,
+      upstreams: await probeUpstreams(request.log),
+      timestamp: new Date().toISOString()
+    }
   })
 
   app.get('/stats', {
-    schema: { operationId: 'getStats', summary: 'Counts and total value of the store', security: [{ apiKey: [] }], response: { 200: StatsSchema, ...errorSchemas(401) } },
+    schema: {
+      operationId: 'getStats',
+      summary: 'Counts and total value of the store',
+      security: [{ apiKey: [] }],
+      response: { 200: StatsSchema, ...errorSchemas(401) }
+    },
     onRequest: [app.verifyApiKey]
   }, async () => await app.store.stats.get())
 
   if (!options.devRoutes) return
 
   app.post('/reset', {
-    schema: { operationId: 'resetDemoData', summary: 'Reload the demo portfolios (development only)', security: [{ apiKey: [] }], response: { 200: ResetSchema, ...errorSchemas(401) } },
+    schema: {
+      operationId: 'resetDemoData',
+      summary: 'Reload the demo portfolios (development only)',
+      security: [{ apiKey: [] }],
+      response: { 200: ResetSchema, ...errorSchemas(401) }
+    },
     onRequest: [app.verifyApiKey]
   }, async () => {
     await app.store.demo.reset()
