@@ -3,14 +3,26 @@ import { buildDashboard, longLabel, shortLabel } from '../../src/dashboard/dashb
 
 t.test('the README\'s worked example', async t => {
   const dashboard = buildDashboard({
-    asset: { id: 'petr4', symbol: 'PETR4', name: 'Petrobras PN', quantity: 150, imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg' },
+    asset: {
+      id: 'petr4',
+      symbol: 'PETR4',
+      name: 'Petrobras PN',
+      quantity: 150,
+      imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg'
+    },
     portfolio: [
       {
         assetId: 'petr4',
         lastQuote: 40,
         origin: { source: 'brapi.dev', lastUpdate: '2026-11-14T20:07:46.000Z' },
-        closes: [{ month: '2026-09', close: 30 }, { month: '2026-10', close: 35 }],
-        lots: [{ id: 'b', date: '2026-10-10', quantity: 50, price: 36 }, { id: 'a', date: '2026-09-10', quantity: 100, price: 32 }]
+        closes: [
+          { month: '2026-09', close: 30 },
+          { month: '2026-10', close: 35 }
+        ],
+        lots: [
+          { id: 'b', date: '2026-10-10', quantity: 50, price: 36 },
+          { id: 'a', date: '2026-09-10', quantity: 100, price: 32 }
+        ]
       },
       {
         assetId: 'vale3',
@@ -20,7 +32,13 @@ t.test('the README\'s worked example', async t => {
         lots: [{ id: 'c', date: '2026-11-05', quantity: 10, price: 60 }]
       }
     ],
-    benchmark: { lastQuote: 132_000, closes: [{ month: '2026-09', close: 120_000 }, { month: '2026-10', close: 126_000 }] },
+    benchmark: {
+      lastQuote: 132_000,
+      closes: [
+        { month: '2026-09', close: 120_000 },
+        { month: '2026-10', close: 126_000 }
+      ]
+    },
     now: new Date('2026-11-15T12:00:00Z')
   })
   t.same(dashboard.basicInfo, {
@@ -38,9 +56,30 @@ t.test('the README\'s worked example', async t => {
     resultPercentage: 20
   })
   t.same(dashboard.monthlyHistory, [
-    { month: 'Set.2026', currentBalance: 3000, quantity: 100, returnPercentage: -6.25, portfolioPercentage: 100, ibovPercentage: 0 },
-    { month: 'Out.2026', currentBalance: 5250, quantity: 150, returnPercentage: 5, portfolioPercentage: 100, ibovPercentage: 5 },
-    { month: 'Nov.2026', currentBalance: 6000, quantity: 150, returnPercentage: 20, portfolioPercentage: 92.31, ibovPercentage: 10 }
+    {
+      month: 'Set.2026',
+      currentBalance: 3000,
+      quantity: 100,
+      returnPercentage: -6.25,
+      portfolioPercentage: 100,
+      ibovPercentage: 0
+    },
+    {
+      month: 'Out.2026',
+      currentBalance: 5250,
+      quantity: 150,
+      returnPercentage: 5,
+      portfolioPercentage: 100,
+      ibovPercentage: 5
+    },
+    {
+      month: 'Nov.2026',
+      currentBalance: 6000,
+      quantity: 150,
+      returnPercentage: 20,
+      portfolioPercentage: 92.31,
+      ibovPercentage: 10
+    }
   ])
   t.same(dashboard.historicalChart, [
     { month: 'Set/26', appliedValue: 3200, grossBalance: 3000 },
@@ -48,20 +87,49 @@ t.test('the README\'s worked example', async t => {
     { month: 'Nov/26', appliedValue: 5000, grossBalance: 6000 }
   ])
   t.same(dashboard.transactions, [
-    { id: 'a', date: '2026-09-10', type: 'BUY', description: 'Compra de 100 PETR4', quantity: 100, pricePerUnit: 32, totalValue: 3200 },
-    { id: 'b', date: '2026-10-10', type: 'BUY', description: 'Compra de 50 PETR4', quantity: 50, pricePerUnit: 36, totalValue: 1800 }
+    {
+      id: 'a',
+      date: '2026-09-10',
+      type: 'BUY',
+      description: 'Compra de 100 PETR4',
+      quantity: 100,
+      pricePerUnit: 32,
+      totalValue: 3200
+    },
+    {
+      id: 'b',
+      date: '2026-10-10',
+      type: 'BUY',
+      description: 'Compra de 50 PETR4',
+      quantity: 50,
+      pricePerUnit: 36,
+      totalValue: 1800
+    }
   ])
 })
 
 t.test('gaps in closes repeat the last close; before any close, the average buy price', async t => {
   const dashboard = buildDashboard({
     asset: { id: 'x', symbol: 'X', name: 'X', quantity: 2, imageUrl: '' },
-    portfolio: [{ assetId: 'x', lastQuote: 12, origin: { source: 'offline', lastUpdate: null },
-      closes: [{ month: '2026-08', close: 11 }], lots: [{ id: 'l', date: '2026-07-01', quantity: 2, price: 9 }] }],
+    portfolio: [{
+      assetId: 'x',
+      lastQuote: 12,
+      origin: { source: 'offline', lastUpdate: null },
+      closes: [{ month: '2026-08', close: 11 }],
+      lots: [{ id: 'l', date: '2026-07-01', quantity: 2, price: 9 }]
+    }],
     benchmark: undefined,
     now: new Date('2026-10-02T00:00:00Z')
   })
-  t.same(dashboard.monthlyHistory.map(m => [m.month, m.currentBalance, m.ibovPercentage]), [['Jul.2026', 18, 0], ['Ago.2026', 22, 0], ['Set.2026', 22, 0], ['Out.2026', 24, 0]])
+  t.same(
+    dashboard.monthlyHistory.map(m => [m.month, m.currentBalance, m.ibovPercentage]),
+    [
+      ['Jul.2026', 18, 0],
+      ['Ago.2026', 22, 0],
+      ['Set.2026', 22, 0],
+      ['Out.2026', 24, 0]
+    ]
+  )
 })
 
 t.test('labels', async t => {
@@ -72,5 +140,10 @@ t.test('labels', async t => {
 })
 
 t.test('an asset outside the portfolio given is a programming error', async t => {
-  t.throws(() => buildDashboard({ asset: { id: 'x', symbol: 'X', name: 'X', quantity: 1, imageUrl: '' }, portfolio: [], benchmark: undefined, now: new Date() }), /part of its portfolio/)
+  t.throws(() => buildDashboard({
+    asset: { id: 'x', symbol: 'X', name: 'X', quantity: 1, imageUrl: '' },
+    portfolio: [],
+    benchmark: undefined,
+    now: new Date()
+  }), /part of its portfolio/)
 })

@@ -13,7 +13,11 @@ t.test('offline quotes are deterministic per symbol and say they are simulated',
   const now = () => new Date('2026-11-22T12:00:00Z')
   const a = new OfflineQuotes(now)
   const b = new OfflineQuotes(now)
-  t.same(await a.monthlyCloses('PETR4', '2024-01'), await b.monthlyCloses('petr4', '2024-01'), 'the same symbol, the same series')
+  t.same(
+    await a.monthlyCloses('PETR4', '2024-01'),
+    await b.monthlyCloses('petr4', '2024-01'),
+    'the same symbol, the same series'
+  )
   t.not((await a.quote('PETR4')).price, (await a.quote('VALE3')).price)
   const closes = await a.monthlyCloses('XPTO3', '2025-11')
   t.same(closes.map(c => c.month), monthsBetween('2025-11', '2026-11'))
@@ -21,7 +25,11 @@ t.test('offline quotes are deterministic per symbol and say they are simulated',
   t.match(a.source, /offline/)
   t.ok(closes.every(c => c.close > 0 && Number.isFinite(c.close)))
   const later = new OfflineQuotes(() => new Date('2027-03-02T00:00:00Z'))
-  t.same((await later.monthlyCloses('PETR4', '2024-01')).slice(0, 10), (await a.monthlyCloses('PETR4', '2024-01')).slice(0, 10), 'past months never change as time passes')
+  t.same(
+    (await later.monthlyCloses('PETR4', '2024-01')).slice(0, 10),
+    (await a.monthlyCloses('PETR4', '2024-01')).slice(0, 10),
+    'past months never change as time passes'
+  )
 })
 
 t.test('months and brapi ranges', async t => {
@@ -72,13 +80,22 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
 
 t.test('brapi answers several tickers in one request, within the plan\'s limit per request', async t => {
   const brapi = await startFakeBrapi(t)
-  for (const [ticker, price] of [['PETR4', 38.5], ['VALE3', 61.2], ['ITUB4', 31], ['^BVSP', 128000]] as const) brapi.prices.set(ticker, price)
+  for (const [ticker, price] of [['PETR4', 38.5], ['VALE3', 61.2], ['ITUB4', 31], ['^BVSP', 128000]] as const) {
+    brapi.prices.set(ticker, price)
+  }
   brapi.prices.set('NOPRICE3', null)
   const client = new UpstreamClient({ name: 'brapi', baseUrl: brapi.url, timeoutMs: 5000 })
 
-  const quotes = await new BrapiQuotes(client, 'secret', 20).quoteMany(['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'], log)
+  const quotes = await new BrapiQuotes(client, 'secret', 20).quoteMany(
+    ['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'],
+    log
+  )
   t.equal(brapi.quoteRequests(), 1, 'one request for five tickers')
-  t.equal(brapi.received[0]?.path, '/api/quote/PETR4,VALE3,%5EBVSP,NOPRICE3,XPTO3', 'comma-separated, each ticker encoded')
+  t.equal(
+    brapi.received[0]?.path,
+    '/api/quote/PETR4,VALE3,%5EBVSP,NOPRICE3,XPTO3',
+    'comma-separated, each ticker encoded'
+  )
   t.equal(brapi.received[0]?.headers.authorization, 'Bearer secret')
   t.same([...quotes.keys()], ['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'])
   t.equal(quotes.get('VALE3')?.price, 61.2)
@@ -106,16 +123,29 @@ t.test('the cache asks for the quotes it lacks in one batch, and single quotes t
   let single = 0
   const provider: QuoteProvider = {
     source: 'test',
-    quote: async symbol => { single++; return { symbol, price: 1, currency: 'BRL', lastUpdate: new Date(0).toISOString() } },
+    quote: async symbol => {
+      single++
+      return { symbol, price: 1, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+    },
     quoteMany: async symbols => {
       asked.push([...symbols])
-      return new Map(symbols.map(symbol => [symbol, symbol === 'GONE3' ? undefined : { symbol, price: symbol.length, currency: 'BRL', lastUpdate: new Date(0).toISOString() }]))
+      return new Map(
+        symbols.map(symbol => [
+          symbol,
+          symbol === 'GONE3'
+            ? undefined
+            : { symbol, price: symbol.length, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+        ])
+      )
     },
     monthlyCloses: async () => []
   }
   const cache = new CachedQuotes(provider, 60_000, NO_TELEMETRY, () => 0)
   await cache.quote('PETR4', log)
-  const [first, second] = await Promise.all([cache.quoteMany(['PETR4', 'VALE3', 'ITUB4', 'VALE3', 'GONE3'], log), cache.quoteMany(['VALE3', 'ITUB4'], log)])
+  const [first, second] = await Promise.all([
+    cache.quoteMany(['PETR4', 'VALE3', 'ITUB4', 'VALE3', 'GONE3'], log),
+    cache.quoteMany(['VALE3', 'ITUB4'], log)
+  ])
   t.same(asked, [['VALE3', 'ITUB4', 'GONE3']], 'one batch of the symbols not cached; the concurrent request shares it')
   t.equal(single, 1, 'the cached symbol was not asked again')
   t.same([...first.keys()], ['PETR4', 'VALE3', 'ITUB4', 'GONE3'], 'each symbol once')
@@ -123,6 +153,13 @@ t.test('the cache asks for the quotes it lacks in one batch, and single quotes t
   t.equal(second.get('ITUB4')?.price, 5)
   t.equal((await cache.quote('VALE3', log))?.price, 5, 'a single quote finds the batch\'s answer')
   t.equal(single, 1)
-  t.same(await quotesOf({ source: 'x', quote: async symbol => ({ symbol, price: 2, currency: 'BRL', lastUpdate: '' }), monthlyCloses: async () => [] }, ['A', 'A', 'B'], log),
-    new Map([['A', { symbol: 'A', price: 2, currency: 'BRL', lastUpdate: '' }], ['B', { symbol: 'B', price: 2, currency: 'BRL', lastUpdate: '' }]]), 'a provider without batches: one call per distinct symbol')
+  const unbatched = {
+    source: 'x',
+    quote: async (symbol: string) => ({ symbol, price: 2, currency: 'BRL', lastUpdate: '' }),
+    monthlyCloses: async () => []
+  }
+  t.same(await quotesOf(unbatched, ['A', 'A', 'B'], log), new Map([
+    ['A', { symbol: 'A', price: 2, currency: 'BRL', lastUpdate: '' }],
+    ['B', { symbol: 'B', price: 2, currency: 'BRL', lastUpdate: '' }]
+  ]), 'a provider without batches: one call per distinct symbol')
 })

@@ -17,8 +17,15 @@ forEachEngine(t, 'one entry per item; the newer event replaces the older', async
   await queue.enqueue({ ...failed('i1', 'item/updated', 5), nextAttemptAt: at(30), lastError: 'later' })
   t.equal(await queue.count(), 1)
   t.same(await queue.entry('i1'), {
-    itemId: 'i1', event: 'item/updated', queuedAt: at(5), attempts: 1, nextAttemptAt: at(1), expiresAt: at(65),
-    lastError: 'later', claimedBy: null, claimedUntil: null
+    itemId: 'i1',
+    event: 'item/updated',
+    queuedAt: at(5),
+    attempts: 1,
+    nextAttemptAt: at(1),
+    expiresAt: at(65),
+    lastError: 'later',
+    claimedBy: null,
+    claimedUntil: null
   }, 'the schedule and attempts stay; the event, its start, expiry and error are the newer ones')
 })
 

@@ -46,7 +46,9 @@ forEachEngine(t, 'instances starting together migrate once and load the demo onc
     t.equal((await store.stats.get()).totalPortfolios, DEMO_PORTFOLIOS.length)
     return
   }
-  const stores = await Promise.all(Array.from({ length: 4 }, async () => await Store.open(url, { demoData: true, poolSize: 2 })))
+  const stores = await Promise.all(
+    Array.from({ length: 4 }, async () => await Store.open(url, { demoData: true, poolSize: 2 }))
+  )
   t.teardown(async () => { await Promise.all(stores.map(async store => { await store.close() })) })
   const [store] = stores
   if (store === undefined) throw new Error('no store')
@@ -58,27 +60,44 @@ forEachEngine(t, 'instances starting together migrate once and load the demo onc
 async function refusePortfolioDeletes (url: string): Promise<void> {
   if (url.startsWith('sqlite:')) {
     const raw = new SqliteDatabase(url.slice('sqlite:'.length))
-    raw.exec("create trigger refuse_delete before delete on portfolios begin select raise(abort, 'refused by the test'); end")
+    raw.exec(
+      "create trigger refuse_delete before delete on portfolios begin select raise(abort, 'refused by the test'); end"
+    )
     raw.close()
     return
   }
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  await client.query(`create function refuse_delete() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$;
+  await client.query(`create function refuse_delete() returns trigger language plpgsql as $$
+      begin raise exception 'refused by the test'; end $$;
     create trigger refuse_delete before delete on portfolios for each row execute function refuse_delete()`)
   await client.end()
 }
 
 forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its assets', async (t, engine) => {
   // A file, so that a second connection sees the same SQLite database.
-  const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-atomic-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const url =
+    engine === 'sqlite'
+      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-atomic-')), 'bff.sqlite')}`
+      : await freshDatabaseUrl(t, engine)
   const store = await Store.open(url)
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const asset = await store.assets.create({ name: 'A', symbol: 'A', type: 'STOCK', quantity: 1, price: 1, portfolioId: portfolio.id })
+  const asset = await store.assets.create({
+    name: 'A',
+    symbol: 'A',
+    type: 'STOCK',
+    quantity: 1,
+    price: 1,
+    portfolioId: portfolio.id
+  })
   await refusePortfolioDeletes(url)
   await t.rejects(store.portfolios.delete(portfolio.id), /refused by the test/)
-  t.same((await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id), [asset?.id], 'the rolled-back delete removed no asset')
+  t.same(
+    (await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id),
+    [asset?.id],
+    'the rolled-back delete removed no asset'
+  )
   t.same((await store.assets.lots(asset?.id ?? '')).length, 1, '…and no lot')
   t.equal((await store.portfolios.get(portfolio.id))?.totalValue, 1)
 })
@@ -111,23 +130,37 @@ t.test('statistics are shared for a moment, but never hide this instance\'s own 
   t.same(a, b)
 })
 
-t.test('a portfolio detail reads its assets in index order, with assets in order, and sorts nothing in a temporary B-tree', async t => {
+t.test('a portfolio detail reads its assets in index order, with assets in order, ' +
+  'and sorts nothing in a temporary B-tree', async t => {
   const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-store-')), 'bff.sqlite')}`
   const store = await Store.open(url)
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'Ordered', userId: 'o' })
   const names = ['c', 'a', 'b']
   for (const name of names) {
-    await store.assets.create({ name, symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 2, portfolioId: portfolio.id })
+    await store.assets.create({
+      name,
+      symbol: 'PETR4',
+      type: 'STOCK',
+      quantity: 1,
+      price: 2,
+      portfolioId: portfolio.id
+    })
     // Assets of one millisecond are ordered by id: each gets a millisecond of its own.
     const created = Date.now()
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
-  t.same((await store.portfolios.detail(portfolio.id))?.assets.map(asset => asset.name), names, 'in the order they were added')
+  t.same(
+    (await store.portfolios.detail(portfolio.id))?.assets.map(asset => asset.name),
+    names,
+    'in the order they were added'
+  )
 
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
   t.teardown(() => raw.close())
-  const plan = raw.prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_COLUMNS)}`).all(portfolio.id) as Array<{ detail: string }>
+  const plan = raw
+    .prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_COLUMNS)}`)
+    .all(portfolio.id) as Array<{ detail: string }>
   t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
 })
 
@@ -139,10 +172,16 @@ t.test('a SQLite file is checkpointed by a thread of its own: the serving connec
   // The serving connection's setting is not visible from here; a fresh connection's is SQLite's default.
   t.equal(raw.pragma('wal_autocheckpoint', { simple: true }), 1000)
   const before = statSync(file).size
-  for (let index = 0; index < 300; index++) await store.portfolios.create({ name: `Checkpointed ${index}`, userId: 'cp' })
+  for (let index = 0; index < 300; index++) {
+    await store.portfolios.create({ name: `Checkpointed ${index}`, userId: 'cp' })
+  }
   // The worker copies committed pages into the database file on its own.
   while (statSync(file).size === before) await new Promise(resolve => setTimeout(resolve, 50))
   t.ok(statSync(file).size > before, 'pages reached the database file without a checkpoint from this thread')
   await store.close()
-  t.same(raw.prepare("select count(*) as n from portfolios where user_id = 'cp'").get(), { n: 300 }, 'every write is there after close')
+  t.same(
+    raw.prepare("select count(*) as n from portfolios where user_id = 'cp'").get(),
+    { n: 300 },
+    'every write is there after close'
+  )
 })

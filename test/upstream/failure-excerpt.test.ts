@@ -93,8 +93,12 @@ t.test('upstream 5xx: status, size and a masked excerpt logged, on relays (undic
   const aggregator = async (headers: Record<string, string>, endpoint: string) =>
     await app.inject({ method: 'POST', url: '/aggregator', headers, payload: { endpoint, method: 'GET' } })
   const calls = [
-    await app.inject({ method: 'POST', url: '/backend-api/proxy/api/crash', headers: user,
-      payload: { method: 'GET' } }),
+    await app.inject({
+      method: 'POST',
+      url: '/backend-api/proxy/api/crash',
+      headers: user,
+      payload: { method: 'GET' }
+    }),
     await app.inject({ method: 'GET', url: '/backend-api/user/profile', headers: user }),
     await aggregator(user, '/categories'),
     // A client's ownership lookup goes through got.
