@@ -30,7 +30,17 @@ t.test('documented defaults', async t => {
   t.equal(config.env.JWT_DEFAULT_TYPE, undefined)
   t.equal(config.devRoutes, true)
   t.same(config.store, { url: 'sqlite:./data/bff.sqlite', demoData: true })
-  t.same(config.modules.aggregator.allowedPaths, ['/items', '/accounts', '/transactions', '/v2/transactions', '/investments', '/identity', '/connectors', '/categories', '/loans'])
+  t.same(config.modules.aggregator.allowedPaths, [
+    '/items',
+    '/accounts',
+    '/transactions',
+    '/v2/transactions',
+    '/investments',
+    '/identity',
+    '/connectors',
+    '/categories',
+    '/loans'
+  ])
   t.same(config.modules.aggregator.allowedMethods, ['GET'])
   t.same(config.protection.corsOrigins, [])
   t.same(config.auth.providers, {
@@ -42,7 +52,15 @@ t.test('documented defaults', async t => {
 })
 
 t.test('numbers and enums are parsed from strings; unrelated variables are ignored', async t => {
-  const config = loadConfig({ PORT: '8080', JWT_LEEWAY: '30', JWT_ALGORITHM: 'HS512', JWT_DEFAULT_TYPE: 'user', JWT_SECRET: 's', API_KEYS: 'a, b ,,c', PATH: '/bin' })
+  const config = loadConfig({
+    PORT: '8080',
+    JWT_LEEWAY: '30',
+    JWT_ALGORITHM: 'HS512',
+    JWT_DEFAULT_TYPE: 'user',
+    JWT_SECRET: 's',
+    API_KEYS: 'a, b ,,c',
+    PATH: '/bin'
+  })
   t.equal(config.env.PORT, 8080)
   t.equal(config.env.JWT_LEEWAY, 30)
   t.match(config.auth, { leewaySeconds: 30, jwtAlgorithm: 'HS512', defaultType: 'user', apiKeys: ['a', 'b', 'c'] })
@@ -84,9 +102,21 @@ t.test('production refuses to start without its secrets and its database', async
     /^Production requires DATABASE_URL$/,
     'never the development store of the checkout'
   )
-  t.throws(() => loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'short', API_KEYS: 'k', ...database }), /JWT_SECRET must be at least 32/)
+  t.throws(() => loadConfig({
+    NODE_ENV: 'production',
+    JWT_SECRET: 'short',
+    API_KEYS: 'k',
+    ...database
+  }), /JWT_SECRET must be at least 32/)
   t.throws(
-    () => loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', AGGREGATOR_CLIENT_ID: 'i', AGGREGATOR_CLIENT_SECRET: 's', ...database }),
+    () => loadConfig({
+      NODE_ENV: 'production',
+      JWT_SECRET: strongSecret,
+      API_KEYS: 'k',
+      AGGREGATOR_CLIENT_ID: 'i',
+      AGGREGATOR_CLIENT_SECRET: 's',
+      ...database
+    }),
     /AGGREGATOR_WEBHOOK_SECRET/
   )
   const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: strongSecret, API_KEYS: 'k', ...database }, {
@@ -116,13 +146,19 @@ t.test('production names its quote provider: simulated prices are never a defaul
 
 t.test('outside production, missing secrets come from devSecrets and are reported', async t => {
   const reported: unknown[] = []
-  const config = loadConfig({}, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => reported.push(s) })
+  const config = loadConfig({}, {
+    devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }),
+    onDevSecrets: s => reported.push(s)
+  })
   t.equal(config.env.JWT_SECRET, 'dev-secret')
   t.equal(config.env.API_KEYS, 'dev-key')
   t.same(reported, [{ jwtSecret: 'dev-secret', apiKey: 'dev-key' }])
 
   const partial: unknown[] = []
-  const withKey = loadConfig({ API_KEYS: 'mine' }, { devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }), onDevSecrets: s => partial.push(s) })
+  const withKey = loadConfig({ API_KEYS: 'mine' }, {
+    devSecrets: () => ({ jwtSecret: 'dev-secret', apiKey: 'dev-key' }),
+    onDevSecrets: s => partial.push(s)
+  })
   t.equal(withKey.env.API_KEYS, 'mine')
   t.same(partial, [{ jwtSecret: 'dev-secret' }], 'only what was generated is reported')
 

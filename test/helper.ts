@@ -72,7 +72,9 @@ export function testConfig (overrides: Record<string, string> = {}): AppConfig {
 }
 
 /** The whole app on a test configuration, closed when the test ends. */
-export async function buildTestApp (t: Test, overrides: Record<string, string> = {}, server: FastifyServerOptions = {}): Promise<App> {
+export async function buildTestApp (
+  t: Test, overrides: Record<string, string> = {}, server: FastifyServerOptions = {}
+): Promise<App> {
   const app = await buildApp(testConfig(overrides), server)
   t.teardown(() => app.close())
   await app.ready()
@@ -95,7 +97,12 @@ const base64url = (value: string | Buffer): string => Buffer.from(value).toStrin
  */
 export function signToken (
   payload: unknown,
-  { secret = tymon.secret, alg = 'HS256', header }: { secret?: string, alg?: string, header?: Record<string, unknown> } = {}
+  { secret = tymon.secret, alg = 'HS256', header }: {
+    secret?: string
+    alg?: string
+    header?: Record<string,
+    unknown>
+  } = {}
 ): string {
   const head = base64url(JSON.stringify(header ?? { typ: 'JWT', alg }))
   const body = base64url(typeof payload === 'string' ? payload : JSON.stringify(payload))
@@ -125,7 +132,9 @@ export interface TymonClaims {
 }
 
 /** The claims tymon/jwt-auth mints: `iss` a URL, integer seconds, a 16-character `jti`, `prv` = sha1 of the model. */
-export function tymonClaims ({ type = 'user', sub = 42, iatOffset = 0, nbfOffset = 0, expOffset = 3600 }: ClaimOptions = {}): TymonClaims {
+export function tymonClaims (
+  { type = 'user', sub = 42, iatOffset = 0, nbfOffset = 0, expOffset = 3600 }: ClaimOptions = {}
+): TymonClaims {
   const now = Math.floor(Date.now() / 1000)
   return {
     iss: `http://127.0.0.1:8001/api/${type === 'user' ? 'login' : 'client/login'}`,
@@ -147,7 +156,13 @@ export function clientToken (options: ClaimOptions = {}): string {
 }
 
 /** The error codes (docs/api.md#error-codes), written out (a renamed code must fail a test). */
-export const ERROR_CODE = /^(VALIDATION_FAILED|BAD_REQUEST|TOKEN_INVALID|TOKEN_EXPIRED|SUBJECT_MISSING|API_KEY_INVALID|WEBHOOK_SECRET_INVALID|FORBIDDEN_PRINCIPAL|FORBIDDEN|NOT_FOUND|PAYLOAD_TOO_LARGE|UNSUPPORTED_MEDIA_TYPE|RATE_LIMITED|UPSTREAM_UNAVAILABLE|UPSTREAM_TIMEOUT|OVERLOADED|NOT_CONFIGURED|DRAINING|STORE_UNAVAILABLE|IDEMPOTENCY_KEY_IN_FLIGHT|IDEMPOTENCY_KEY_REUSED|PRECONDITION_FAILED|INTERNAL_ERROR)$/
+export const ERROR_CODE = new RegExp(`^(${[
+  'VALIDATION_FAILED', 'BAD_REQUEST', 'TOKEN_INVALID', 'TOKEN_EXPIRED', 'SUBJECT_MISSING', 'API_KEY_INVALID',
+  'WEBHOOK_SECRET_INVALID', 'FORBIDDEN_PRINCIPAL', 'FORBIDDEN', 'NOT_FOUND', 'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'OVERLOADED', 'NOT_CONFIGURED',
+  'DRAINING', 'STORE_UNAVAILABLE', 'IDEMPOTENCY_KEY_IN_FLIGHT', 'IDEMPOTENCY_KEY_REUSED', 'PRECONDITION_FAILED',
+  'INTERNAL_ERROR'
+].join('|')})$`)
 
 /** Asserts the standard error body (docs/api.md#errors) with one of the error codes. */
 export function assertErrorBody (t: Test, body: unknown, statusCode: number, path: string): void {
@@ -161,7 +176,9 @@ export function assertErrorBody (t: Test, body: unknown, statusCode: number, pat
 }
 
 /** PostgreSQL for the data tests: `DATABASE_URL=postgres://…` (see `.ci/start-postgres`). */
-export const POSTGRES_URL = /^postgres(?:ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL : undefined
+export const POSTGRES_URL = /^postgres(?:ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
+  ? process.env.DATABASE_URL
+  : undefined
 
 export type Engine = 'sqlite' | 'postgres'
 

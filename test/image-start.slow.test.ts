@@ -5,7 +5,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { NEEDS_POSTGRES, TEST_API_KEYS, apiKey, fixtureToken, freshDatabaseUrl, testNeeding, tymon, type Engine } from './helper.js'
+import {
+  NEEDS_POSTGRES,
+  TEST_API_KEYS,
+  apiKey,
+  fixtureToken,
+  freshDatabaseUrl,
+  testNeeding,
+  tymon,
+  type Engine
+} from './helper.js'
 import { LARAVEL_USER, startFakeLaravel } from './fixtures/fake-laravel.js'
 
 /**
@@ -28,7 +37,9 @@ t.test('the Dockerfile, package.json and the Node running the tests are one Node
   t.equal(pinned, pkg.devDependencies.node, 'the image pins the node package of package.json')
   t.equal(process.version, `v${pkg.devDependencies.node}`, 'npm scripts run on that Node')
   t.equal(process.versions.node.split('.')[0], '24')
-  for (const from of dockerfile.matchAll(/^FROM node:(\S+)/gm)) t.equal(from[1]?.split('-')[0], pinned, `every stage: ${from[0]}`)
+  for (const from of dockerfile.matchAll(/^FROM node:(\S+)/gm)) {
+    t.equal(from[1]?.split('-')[0], pinned, `every stage: ${from[0]}`)
+  }
 })
 
 // Built once for both engines by the image's build command, in place: dist/ beside node_modules, as in /app.
@@ -40,7 +51,10 @@ async function buildImageLayout (): Promise<void> {
 
 async function startStop (t: Test, engine: Engine): Promise<void> {
   await buildImageLayout()
-  const databaseUrl = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
+  const databaseUrl =
+    engine === 'sqlite'
+      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}`
+      : await freshDatabaseUrl(t, engine)
   const laravel = await startFakeLaravel(t)
   const [command, ...args] = imageCommand()
   t.equal(command, 'node', 'the image runs node')
@@ -89,7 +103,9 @@ async function startStop (t: Test, engine: Engine): Promise<void> {
   t.match(await read.json(), { id, name: `Image ${engine}`, totalValue: 0, assets: [] })
 
   // The parts of the bundle loaded on demand or from their packages: the relay client, GraphQL.
-  const relayed = await fetch(`${base}/backend-api/user/profile`, { headers: { authorization: `Bearer ${fixtureToken('valid_user').token}` } })
+  const relayed = await fetch(`${base}/backend-api/user/profile`, {
+    headers: { authorization: `Bearer ${fixtureToken('valid_user').token}` }
+  })
   t.equal(relayed.status, 200, 'a relay is served')
   t.match(await relayed.json(), LARAVEL_USER)
   const graphql = await fetch(`${base}/graphql`, {
@@ -113,5 +129,14 @@ t.test('the build bundles dist/server.js: one file and lazy chunks, no import of
   t.match(entry, /import\(["']\.\/chunks\//, 'what only some configurations use stays in chunks loaded on demand')
 })
 
-t.test('dist/server.js as the image starts it, on a SQLite file: serves, takes SIGTERM, exits 0', async t => { await startStop(t, 'sqlite') })
-testNeeding(t, 'dist/server.js as the image starts it, on PostgreSQL: serves, takes SIGTERM, exits 0', [NEEDS_POSTGRES], async t => { await startStop(t, 'postgres') })
+t.test('dist/server.js as the image starts it, on a SQLite file: serves, takes SIGTERM, exits 0', async t => {
+  await startStop(t, 'sqlite')
+})
+testNeeding(
+  t,
+  'dist/server.js as the image starts it, on PostgreSQL: serves, takes SIGTERM, exits 0',
+  [NEEDS_POSTGRES],
+  async t => {
+    await startStop(t, 'postgres')
+  }
+)

@@ -22,16 +22,29 @@ t.test('money is rounded half away from zero from the exact decimal product', as
   t.equal(percentage(decimal(1), decimal(0)), 0)
   t.equal(fromCents('11442627'), 114426.27, 'PostgreSQL sums arrive as text')
   t.equal(fromCents(30), 0.3)
-  t.same([decimalsOf(0.1), decimalsOf(38.45), decimalsOf(1e-9), decimalsOf(12), decimalsOf(1e21), decimalsOf(Number.NaN)], [1, 2, 9, 0, 0, Infinity])
+  t.same(
+    [decimalsOf(0.1), decimalsOf(38.45), decimalsOf(1e-9), decimalsOf(12), decimalsOf(1e21), decimalsOf(Number.NaN)],
+    [1, 2, 9, 0, 0, Infinity]
+  )
 })
 
 forEachEngine(t, 'amounts in answers have 2 decimals and totals are exact sums of what is shown', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const portfolio = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Exact', userId: 'money' } })).json()
+  const portfolio = (await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: apiKey(),
+    payload: { name: 'Exact', userId: 'money' }
+  })).json()
   const positions = [[1.005, 1], [3, 0.1], [1234.567, 92.68], [0.5, 0.01], [0.00000001, 0.00000001]] as const
   const created = []
   for (const [quantity, price] of positions) {
-    const res = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'A', symbol: 'TEST11', type: 'FUND', quantity, price, portfolioId: portfolio.id } })
+    const res = await app.inject({
+      method: 'POST',
+      url: '/portfolio-assets',
+      headers: apiKey(),
+      payload: { name: 'A', symbol: 'TEST11', type: 'FUND', quantity, price, portfolioId: portfolio.id }
+    })
     t.equal(res.statusCode, 201)
     created.push(res.json() as { id: string, totalValue: number })
   }
@@ -42,35 +55,89 @@ forEachEngine(t, 'amounts in answers have 2 decimals and totals are exact sums o
   t.equal(detail.totalValue, 114420.99)
   const listed = (await app.inject({ method: 'GET', url: '/portfolios?userId=money', headers: apiKey() })).json()
   t.equal(listed[0].totalValue, 114420.99)
-  t.equal((await app.inject({ method: 'GET', url: `/portfolios/${portfolio.id}/value`, headers: apiKey() })).json().totalValue, 114420.99)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolios/${portfolio.id}/value`,
+    headers: apiKey()
+  })).json().totalValue, 114420.99)
   t.equal((await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json().totalValue, 114420.99)
 
   // A PATCH recomputes the value from the stored other field.
-  const patched = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${created[1]?.id ?? ''}`, headers: apiKey(), payload: { quantity: 0.7 } })
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${created[1]?.id ?? ''}`,
+    headers: apiKey(),
+    payload: { quantity: 0.7 }
+  })
   t.equal(patched.json().totalValue, 0.07)
-  t.equal((await app.inject({ method: 'GET', url: `/portfolios/${portfolio.id}`, headers: apiKey() })).json().totalValue, 114420.76)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolios/${portfolio.id}`,
+    headers: apiKey()
+  })).json().totalValue, 114420.76)
 
   // Selling part of a lot leaves an exact remainder (0.7 − 0.4 is 0.29999999999999993 in floats).
-  await app.inject({ method: 'PATCH', url: `/portfolio-assets/${created[1]?.id ?? ''}`, headers: apiKey(), payload: { quantity: 0.3 } })
-  const dashboard = (await app.inject({ method: 'GET', url: `/portfolio-assets/${created[1]?.id ?? ''}/dashboard`, headers: apiKey() })).json()
+  await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${created[1]?.id ?? ''}`,
+    headers: apiKey(),
+    payload: { quantity: 0.3 }
+  })
+  const dashboard = (await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${created[1]?.id ?? ''}/dashboard`,
+    headers: apiKey()
+  })).json()
   t.same(dashboard.transactions.map((tx: { quantity: number }) => tx.quantity), [0.3])
   t.equal(dashboard.basicInfo.investedValue, 0.03)
 })
 
-forEachEngine(t, 'a quantity or price with more than 8 decimals, or a value over the maximum, is 400 and writes nothing', async (t, engine) => {
+forEachEngine(t, 'a quantity or price with more than 8 decimals, or a value over the maximum, ' +
+  'is 400 and writes nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const portfolio = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Bounds', userId: 'money' } })).json()
+  const portfolio = (await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: apiKey(),
+    payload: { name: 'Bounds', userId: 'money' }
+  })).json()
   const asset = { name: 'A', symbol: 'TEST11', type: 'FUND', quantity: 1, price: 1, portfolioId: portfolio.id }
-  const tooPrecise = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { ...asset, price: 0.123456789, quantity: 1e-9 } })
+  const tooPrecise = await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { ...asset, price: 0.123456789, quantity: 1e-9 }
+  })
   assertErrorBody(t, tooPrecise.json(), 400, '/portfolio-assets')
-  t.same(tooPrecise.json().message, ['quantity must be a number conforming to the specified constraints', 'price must be a number conforming to the specified constraints'])
+  t.same(tooPrecise.json().message, [
+    'quantity must be a number conforming to the specified constraints',
+    'price must be a number conforming to the specified constraints'
+  ])
 
-  const created = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { ...asset, price: 1e12 } })).json()
-  const tooLarge = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${created.id as string}`, headers: apiKey(), payload: { quantity: 1e12 } })
+  const created = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { ...asset, price: 1e12 }
+  })).json()
+  const tooLarge = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${created.id as string}`,
+    headers: apiKey(),
+    payload: { quantity: 1e12 }
+  })
   assertErrorBody(t, tooLarge.json(), 400, `/portfolio-assets/${created.id as string}`)
   t.equal(tooLarge.json().message, 'totalValue must not be greater than 10000000000000')
-  t.match((await app.inject({ method: 'GET', url: `/portfolio-assets/${created.id as string}`, headers: apiKey() })).json(), { quantity: 1, totalValue: 1e12 }, 'unchanged')
-  t.equal((await app.inject({ method: 'GET', url: `/portfolio-assets/${created.id as string}/dashboard`, headers: apiKey() })).json().transactions.length, 1, 'no lot written')
+  t.match((await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${created.id as string}`,
+    headers: apiKey()
+  })).json(), { quantity: 1, totalValue: 1e12 }, 'unchanged')
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${created.id as string}/dashboard`,
+    headers: apiKey()
+  })).json().transactions.length, 1, 'no lot written')
 })
 
 t.test('migration 0004 rounds stored amounts to 8 decimals and computes each value in cents', async t => {
@@ -79,10 +146,13 @@ t.test('migration 0004 rounds stored amounts to 8 decimals and computes each val
   const { error } = await new Migrator({ db: before.db, provider: migrationProvider }).migrateTo('0003-asset-lots')
   t.error(error)
   const stamp = '2026-01-01T00:00:00.000Z'
-  await sql`insert into portfolios (id, name, description, user_id, created_at, updated_at) values ('p', 'Old', null, 'u', ${stamp}, ${stamp})`.execute(before.db)
+  await sql`insert into portfolios (id, name, description, user_id, created_at, updated_at)
+    values ('p', 'Old', null, 'u', ${stamp}, ${stamp})`.execute(before.db)
   await sql`insert into portfolio_assets (id, portfolio_id, name, symbol, type, quantity, price, created_at, updated_at)
-    values ('a', 'p', 'A', 'A', 'STOCK', ${0.7 - 0.4}, 1.005, ${stamp}, ${stamp}), ('b', 'p', 'B', 'B', 'STOCK', 3, 0.1, ${stamp}, ${stamp})`.execute(before.db)
-  await sql`insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at) values ('l', 'a', '2026-01-01', 1, ${0.7 - 0.4}, 1.005, ${stamp})`.execute(before.db)
+    values ('a', 'p', 'A', 'A', 'STOCK', ${0.7 - 0.4}, 1.005, ${stamp}, ${stamp}),
+      ('b', 'p', 'B', 'B', 'STOCK', 3, 0.1, ${stamp}, ${stamp})`.execute(before.db)
+  await sql`insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
+    values ('l', 'a', '2026-01-01', 1, ${0.7 - 0.4}, 1.005, ${stamp})`.execute(before.db)
   await before.db.destroy()
 
   const store = await Store.open(url)

@@ -1,6 +1,14 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, quotesPlugin, portfolioAssetsPlugin, type AuthPluginOptions } from '../src/index.js'
+import {
+  authPlugin,
+  portfoliosPlugin,
+  providerConfig,
+  storePlugin,
+  quotesPlugin,
+  portfolioAssetsPlugin,
+  type AuthPluginOptions
+} from '../src/index.js'
 import { conditionalRequestsPlugin, idempotencyPlugin } from '../src/index.js'
 
 /** What a host gives the auth plugin: its own secret and key. */
@@ -17,7 +25,7 @@ t.test('a host app registers one domain plugin alone, under its own prefix and s
   t.teardown(() => host.close())
   // The host keeps its own error handler: the plugins set none.
   host.setErrorHandler((error: { statusCode?: number, message: string }, _request, reply) => {
-    void reply.code(error.statusCode ?? 500).send({ hostError: error.message })
+    reply.code(error.statusCode ?? 500).send({ hostError: error.message })
   })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
@@ -25,23 +33,43 @@ t.test('a host app registers one domain plugin alone, under its own prefix and s
   host.get('/mine', async () => ({ host: true }))
   await host.ready()
 
-  const created = await host.inject({ method: 'POST', url: '/api/v2/carteiras', headers: { 'x-api-key': 'host-key' }, payload: { name: 'Host', userId: 'h' } })
+  const created = await host.inject({
+    method: 'POST',
+    url: '/api/v2/carteiras',
+    headers: { 'x-api-key': 'host-key' },
+    payload: { name: 'Host', userId: 'h' }
+  })
   t.equal(created.statusCode, 201)
-  const read = await host.inject({ method: 'GET', url: `/api/v2/carteiras/${created.json().id}`, headers: { 'x-api-key': 'host-key' } })
+  const read = await host.inject({
+    method: 'GET',
+    url: `/api/v2/carteiras/${created.json().id}`,
+    headers: { 'x-api-key': 'host-key' }
+  })
   t.equal(read.statusCode, 200)
   t.match(read.json(), { name: 'Host', totalValue: 0, assets: [] })
   const refused = await host.inject({ method: 'GET', url: '/api/v2/carteiras', headers: { 'x-api-key': 'nope' } })
   t.equal(refused.statusCode, 401)
   t.same(refused.json(), { hostError: 'API key inválida ou ausente' })
-  t.equal((await host.inject({ method: 'GET', url: '/mine' })).statusCode, 200, 'the module\'s API-key hook does not reach host routes')
-  t.equal((await host.inject({ method: 'GET', url: '/portfolios' })).statusCode, 404, 'nothing is mounted where the host did not ask')
+  t.equal(
+    (await host.inject({ method: 'GET', url: '/mine' })).statusCode,
+    200,
+    "the module's API-key hook does not reach host routes"
+  )
+  t.equal(
+    (await host.inject({ method: 'GET', url: '/portfolios' })).statusCode,
+    404,
+    'nothing is mounted where the host did not ask'
+  )
 })
 
 t.test('a module whose dependencies are missing fails at ready()', async t => {
   const host = Fastify()
   t.teardown(() => host.close())
   await host.register(storePlugin, { url: 'sqlite::memory:' })
-  await t.rejects(async () => { await host.register(portfolioAssetsPlugin); await host.ready() }, /required by 'bff-portfolio-assets'/)
+  await t.rejects(async () => {
+    await host.register(portfolioAssetsPlugin)
+    await host.ready()
+  }, /required by 'bff-portfolio-assets'/)
 })
 
 t.test('a host that registers the quotes plugin serves the asset routes with their quotes', async t => {
@@ -67,8 +95,18 @@ t.test('a host registering the idempotency and conditional-request plugins befor
   await host.register(portfoliosPlugin, { prefix: '/carteiras' })
   await host.ready()
   const headers = { 'x-api-key': 'host-key', 'idempotency-key': 'host-1' }
-  const created = await host.inject({ method: 'POST', url: '/carteiras', headers, payload: { name: 'Host', userId: 'h' } })
-  const again = await host.inject({ method: 'POST', url: '/carteiras', headers, payload: { name: 'Host', userId: 'h' } })
+  const created = await host.inject({
+    method: 'POST',
+    url: '/carteiras',
+    headers,
+    payload: { name: 'Host', userId: 'h' }
+  })
+  const again = await host.inject({
+    method: 'POST',
+    url: '/carteiras',
+    headers,
+    payload: { name: 'Host', userId: 'h' }
+  })
   t.equal(again.body, created.body)
   t.equal(again.headers['idempotent-replayed'], 'true')
   const url = `/carteiras/${created.json().id as string}`

@@ -22,13 +22,21 @@ function run (entry: string, env: Record<string, string>, args: string[] = []): 
   const cwd = mkdtempSync(join(tmpdir(), 'bff-server-'))
   const child = spawn(process.execPath, ['--import', tsx, entry, ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'info', DATABASE_URL: 'sqlite::memory:', MAX_EVENT_LOOP_DELAY_MS: '0', ...env }
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'info',
+      DATABASE_URL: 'sqlite::memory:',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...env
+    }
   })
   started.add(child)
   return child
 }
 
-function collect (child: ChildProcessWithoutNullStreams): { out: () => string, err: () => string, exit: Promise<number | null> } {
+function collect (
+  child: ChildProcessWithoutNullStreams
+): { out: () => string, err: () => string, exit: Promise<number | null> } {
   let out = ''
   let err = ''
   child.stdout.on('data', chunk => { out += String(chunk) })
@@ -67,8 +75,13 @@ t.test('production: brapi without its token is refused naming BRAPI_TOKEN', asyn
 t.test('start-up logs a configuration summary without secrets, and warns of offline quotes in production', async t => {
   const secret = 'production-jwt-secret-of-enough-length'
   const child = run(serverEntry, {
-    NODE_ENV: 'production', PORT: '0', JWT_SECRET: secret, API_KEYS: 'production-api-key', QUOTES_PROVIDER: 'offline',
-    CORS_ORIGINS: 'https://app.example', SHUTDOWN_DRAIN_MS: '0'
+    NODE_ENV: 'production',
+    PORT: '0',
+    JWT_SECRET: secret,
+    API_KEYS: 'production-api-key',
+    QUOTES_PROVIDER: 'offline',
+    CORS_ORIGINS: 'https://app.example',
+    SHUTDOWN_DRAIN_MS: '0'
   })
   const { out, exit } = collect(child)
   await listening(child)
@@ -99,7 +112,12 @@ t.test('start-up logs a configuration summary without secrets, and warns of offl
 
 t.test('an unreachable database stops start-up with one line naming DATABASE_URL, no stack, no password', async t => {
   const port = await closedPort(t)
-  const child = run(serverEntry, { NODE_ENV: 'test', JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: `postgres://bff:secret-password@127.0.0.1:${port}/bff` })
+  const child = run(serverEntry, {
+    NODE_ENV: 'test',
+    JWT_SECRET: 's',
+    API_KEYS: 'k',
+    DATABASE_URL: `postgres://bff:secret-password@127.0.0.1:${port}/bff`
+  })
   const { err, exit } = collect(child)
   t.equal(await exit, 1)
   const lines = err().trim().split('\n')
@@ -123,7 +141,13 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
   // A request whose body is still arriving when the signal comes.
   const body = JSON.stringify({ token: '' })
   const answer = new Promise<{ status: number, text: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/auth/validate-token', headers: { 'content-type': 'application/json', 'content-length': body.length } }, res => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/auth/validate-token',
+      headers: { 'content-type': 'application/json', 'content-length': body.length }
+    }, res => {
       let text = ''
       res.on('data', chunk => { text += String(chunk) })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
@@ -155,14 +179,18 @@ t.test('development start prints its generated secrets with a warning, and npm r
   const minted = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'client'], { cwd, env })
   const token = collect(minted)
   t.equal(await token.exit, 0)
-  const res = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, { headers: { authorization: `Bearer ${token.out().trim()}` } })
+  const res = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, {
+    headers: { authorization: `Bearer ${token.out().trim()}` }
+  })
   t.equal(res.status, 200)
   t.match(await res.json(), { clientId: '1', userType: 'client' })
 
   const userToken = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'user'], { cwd, env })
   const user = collect(userToken)
   await user.exit
-  const forbidden = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, { headers: { authorization: `Bearer ${user.out().trim()}` } })
+  const forbidden = await fetch(`http://127.0.0.1:${port}/auth/client/dashboard`, {
+    headers: { authorization: `Bearer ${user.out().trim()}` }
+  })
   t.equal(forbidden.status, 403)
 
   const bad = spawn(process.execPath, ['--import', tsx, tokenEntry, '--type', 'admin'], { cwd, env })
@@ -174,10 +202,26 @@ t.test('development start prints its generated secrets with a warning, and npm r
   t.equal(await exit, 0)
 })
 
-function send (port: number, method: string, path: string, headers: Record<string, string>, body?: string, holdBody = false): { done: Promise<{ status: number, text: string }>, finish: () => void } {
+function send (
+  port: number, method: string, path: string, headers: Record<string, string>, body?: string, holdBody = false
+): { done: Promise<{ status: number, text: string }>, finish: () => void } {
   let finish = (): void => {}
   const done = new Promise<{ status: number, text: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) } }, res => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method,
+      path,
+      headers: {
+        ...headers,
+        ...(body === undefined
+          ? {}
+          : {
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(body))
+            })
+      }
+    }, res => {
       let text = ''
       res.on('data', chunk => { text += String(chunk) })
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }))
@@ -201,20 +245,38 @@ async function readyStatusOnceChanged (port: number, from: number): Promise<numb
   return from
 }
 
-t.test('SIGTERM: /ready turns 503, a slow relay and a write in flight complete, the write is stored, exit 0', async t => {
+t.test('SIGTERM: /ready turns 503, a slow relay and a write in flight complete, ' +
+  'the write is stored, exit 0', async t => {
   const laravel = await startFakeLaravel(t)
-  laravel.on('/api/user/profile', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, { slow: true }) })
+  laravel.on('/api/user/profile', async (_req, res) => {
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    sendJson(res, 200, { slow: true })
+  })
   const file = join(mkdtempSync(join(tmpdir(), 'bff-shutdown-')), 'bff.sqlite')
   const child = run(serverEntry, {
-    NODE_ENV: 'test', PORT: '0', JWT_SECRET: tymon.secret, API_KEYS: 'k', BACKEND_URL: laravel.url,
-    DATABASE_URL: `sqlite:${file}`, SHUTDOWN_DRAIN_MS: '2000'
+    NODE_ENV: 'test',
+    PORT: '0',
+    JWT_SECRET: tymon.secret,
+    API_KEYS: 'k',
+    BACKEND_URL: laravel.url,
+    DATABASE_URL: `sqlite:${file}`,
+    SHUTDOWN_DRAIN_MS: '2000'
   })
   const { exit } = collect(child)
   const port = await listening(child)
   t.equal((await send(port, 'GET', '/ready', {}).done).status, 200)
 
-  const slow = send(port, 'GET', '/backend-api/user/profile', { authorization: `Bearer ${fixtureToken('valid_user').token}` })
-  const write = send(port, 'POST', '/portfolios', { 'x-api-key': 'k' }, JSON.stringify({ name: 'Written during shutdown', userId: 'sig' }), true)
+  const slow = send(port, 'GET', '/backend-api/user/profile', {
+    authorization: `Bearer ${fixtureToken('valid_user').token}`
+  })
+  const write = send(
+    port,
+    'POST',
+    '/portfolios',
+    { 'x-api-key': 'k' },
+    JSON.stringify({ name: 'Written during shutdown', userId: 'sig' }),
+    true
+  )
   await new Promise(resolve => setTimeout(resolve, 300))
   child.kill('SIGTERM')
   t.equal(await readyStatusOnceChanged(port, 200), 503, 'draining: the balancer is told to stop sending')

@@ -23,12 +23,20 @@ t.test('10 000 failing relay calls: each 502/504, no unhandled rejection, memory
     switch (call++ % 5) {
       case 0: sendJson(res, 500, { trace: 'x'.repeat(2000) }); break
       case 1: res.writeHead(200, { 'content-type': 'application/json' }); res.end('{not json'); break
-      case 2: res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 }); res.write('{"a":'); res.socket?.destroy(); break
+      case 2:
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 })
+        res.write('{"a":')
+        res.socket?.destroy()
+        break
       case 3: res.socket?.destroy(); break
       default: setTimeout(() => sendJson(res, 200, {}), 400)
     }
   })
-  const app = await buildTestApp(t, { BACKEND_URL: laravel.url, BACKEND_TIMEOUT_MS: '100', RATE_LIMIT_MAX: '100000000' })
+  const app = await buildTestApp(t, {
+    BACKEND_URL: laravel.url,
+    BACKEND_TIMEOUT_MS: '100',
+    RATE_LIMIT_MAX: '100000000'
+  })
   const unhandled: unknown[] = []
   const onUnhandled = (reason: unknown): void => { unhandled.push(reason) }
   process.on('unhandledRejection', onUnhandled)
@@ -37,7 +45,11 @@ t.test('10 000 failing relay calls: each 502/504, no unhandled rejection, memory
   const statuses = new Map<number, number>()
   const run = async (count: number): Promise<void> => {
     for (let done = 0; done < count; done += 100) {
-      const batch = await Promise.all(Array.from({ length: 100 }, async () => await app.inject({ method: 'GET', url: '/backend-api/user/profile', headers })))
+      const batch = await Promise.all(Array.from({ length: 100 }, async () => await app.inject({
+        method: 'GET',
+        url: '/backend-api/user/profile',
+        headers
+      })))
       for (const res of batch) statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
       // The fake records every request; its memory is the test's, not the service's.
       laravel.received.length = 0

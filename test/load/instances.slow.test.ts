@@ -17,9 +17,22 @@ const tsx = import.meta.resolve('tsx')
 const apiKey = TEST_API_KEYS[0] ?? ''
 
 /** A real service process on `port`; resolves once it answers /ready. */
-async function startInstance (t: Test, databaseUrl: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
+async function startInstance (
+  t: Test, databaseUrl: string, port: number, env: Record<string, string> = {}
+): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', tsx, serverEntry], {
-    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'test', LOG_LEVEL: 'warn', PORT: String(port), JWT_SECRET: tymon.secret, API_KEYS: apiKey, DATABASE_URL: databaseUrl, RATE_LIMIT_MAX: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      JWT_SECRET: tymon.secret,
+      API_KEYS: apiKey,
+      DATABASE_URL: databaseUrl,
+      RATE_LIMIT_MAX: '1000000000',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ...env
+    },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   t.teardown(() => { child.kill('SIGKILL') })
@@ -41,7 +54,9 @@ async function startInstance (t: Test, databaseUrl: string, port: number, env: R
 async function startNginx (t: Test, ports: number[]): Promise<string> {
   const prefix = mkdtempSync(join(tmpdir(), 'bff-nginx-'))
   const listen = await closedPort(t)
-  writeFileSync(join(prefix, 'nginx.conf'), `
+  writeFileSync(
+    join(prefix, 'nginx.conf'),
+    `
 worker_processes 1;
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/error.log warn;
@@ -50,7 +65,10 @@ http {
   access_log off;
   client_body_temp_path ${prefix}/body; proxy_temp_path ${prefix}/proxy;
   fastcgi_temp_path ${prefix}/fastcgi; uwsgi_temp_path ${prefix}/uwsgi; scgi_temp_path ${prefix}/scgi;
-  upstream bff { ${ports.map(port => `server 127.0.0.1:${port} max_fails=1 fail_timeout=30s;`).join(' ')} keepalive 32; keepalive_timeout 1s; }
+  upstream bff {
+    ${ports.map(port => `server 127.0.0.1:${port} max_fails=1 fail_timeout=30s;`).join(' ')}
+    keepalive 32; keepalive_timeout 1s;
+  }
   server {
     listen 127.0.0.1:${listen};
     location / {
@@ -60,8 +78,11 @@ http {
       proxy_next_upstream error timeout;
     }
   }
-}`)
-  const nginx = spawn(NGINX, ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'inherit' })
+}`
+  )
+  const nginx = spawn(NGINX, ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-g', 'daemon off;'], {
+    stdio: 'inherit'
+  })
   t.teardown(() => { nginx.kill('SIGTERM') })
   const url = `http://127.0.0.1:${listen}`
   for (let attempt = 0; attempt < 100; attempt++) {
@@ -73,7 +94,10 @@ http {
   throw new Error('nginx did not start')
 }
 
-const needs = [NEEDS_POSTGRES, existsSync(NGINX) ? '' : `nginx at ${NGINX} (apt-get install nginx, or TEST_NGINX=<path>)`]
+const needs = [
+  NEEDS_POSTGRES,
+  existsSync(NGINX) ? '' : `nginx at ${NGINX} (apt-get install nginx, or TEST_NGINX=<path>)`
+]
 
 testNeeding(t, 'two instances starting at once on an empty database migrate it once', needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
@@ -84,7 +108,8 @@ testNeeding(t, 'two instances starting at once on an empty database migrate it o
   t.same(await store.appliedMigrations(), MIGRATION_NAMES, 'each migration recorded once')
 })
 
-testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: nothing acknowledged is lost (${SECONDS} s)`, needs, async t => {
+testNeeding(t, 'two instances behind nginx, one killed with SIGKILL mid-run: ' +
+  `nothing acknowledged is lost (${SECONDS} s)`, needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
   const ports = [await closedPort(t), await closedPort(t)]
   const [victim] = await Promise.all(ports.map(async port => await startInstance(t, url, port)))
@@ -93,12 +118,22 @@ testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: not
   setTimeout(() => { victim?.kill('SIGKILL') }, (SECONDS * 1000) / 2)
   // nginx answers its own HTML 502 when the instance died under the request.
   const { acknowledged, failures } = await writeUntil(balancer, Date.now() + SECONDS * 1000, 'multi')
-  t.ok(acknowledged.length > 100, `${acknowledged.length} writes acknowledged; refused: ${JSON.stringify([...failures])}`)
-  t.ok([...failures.keys()].every(key => key === 502), 'a write cut by the kill is refused as 502, never acknowledged and lost')
+  t.ok(
+    acknowledged.length > 100,
+    `${acknowledged.length} writes acknowledged; refused: ${JSON.stringify([...failures])}`
+  )
+  t.ok(
+    [...failures.keys()].every(key => key === 502),
+    'a write cut by the kill is refused as 502, never acknowledged and lost'
+  )
 
   let missing = 0
   for (let start = 0; start < acknowledged.length; start += 50) {
-    const statuses = await Promise.all(acknowledged.slice(start, start + 50).map(async id => (await fetch(`${balancer}/portfolios/${id}`, { headers: { 'x-api-key': apiKey } })).status))
+    const statuses = await Promise.all(
+      acknowledged
+        .slice(start, start + 50)
+        .map(async id => (await fetch(`${balancer}/portfolios/${id}`, { headers: { 'x-api-key': apiKey } })).status)
+    )
     missing += statuses.filter(status => status !== 200).length
   }
   t.equal(missing, 0, 'every acknowledged write is served by the survivor')
@@ -107,8 +142,13 @@ testNeeding(t, `two instances behind nginx, one killed with SIGKILL mid-run: not
   t.ok(((await listed.json()) as unknown[]).length >= Math.min(acknowledged.length, 1000))
 })
 
-/** Writes from 20 clients through the balancer until `deadline`: the ids acknowledged, and every failure by status or error. */
-async function writeUntil (balancer: string, deadline: number, userId: string): Promise<{ acknowledged: string[], failures: Map<number | string, number> }> {
+/**
+ * Writes from 20 clients through the balancer until `deadline`: the ids acknowledged, and every failure by status or
+ * error.
+ */
+async function writeUntil (
+  balancer: string, deadline: number, userId: string
+): Promise<{ acknowledged: string[], failures: Map<number | string, number> }> {
   const acknowledged: string[] = []
   const failures = new Map<number | string, number>()
   await Promise.all(Array.from({ length: 20 }, async (_, client) => {
@@ -130,10 +170,13 @@ async function writeUntil (balancer: string, deadline: number, userId: string): 
   return { acknowledged, failures }
 }
 
-testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: no request fails, no write is lost, it exits 0', needs, async t => {
+testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: ' +
+  'no request fails, no write is lost, it exits 0', needs, async t => {
   const url = await freshDatabaseUrl(t, 'postgres')
   const ports = [await closedPort(t), await closedPort(t)]
-  const [victim] = await Promise.all(ports.map(async port => await startInstance(t, url, port, { SHUTDOWN_DRAIN_MS: '2000' })))
+  const [victim] = await Promise.all(
+    ports.map(async port => await startInstance(t, url, port, { SHUTDOWN_DRAIN_MS: '2000' }))
+  )
   if (victim === undefined) throw new Error('no instance')
   const exited = new Promise<number | null>(resolve => victim.once('exit', code => resolve(code)))
   const balancer = await startNginx(t, ports)
@@ -148,6 +191,8 @@ testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: n
 
   const store = await Store.open(url)
   t.teardown(() => store.close())
-  const stored = new Set((await store.portfolios.list({ userId: 'drain' }, { limit: 1_000_000, offset: 0 })).map(portfolio => portfolio.id))
+  const stored = new Set(
+    (await store.portfolios.list({ userId: 'drain' }, { limit: 1_000_000, offset: 0 })).map(portfolio => portfolio.id)
+  )
   t.equal(acknowledged.filter(id => !stored.has(id)).length, 0, 'every acknowledged write is stored')
 })

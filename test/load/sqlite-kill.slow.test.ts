@@ -12,7 +12,8 @@ const serverEntry = fileURLToPath(new URL('../../src/server.ts', import.meta.url
 const tsx = import.meta.resolve('tsx')
 const CLIENTS = 20
 
-t.test('SQLite file: every create acknowledged before a kill -9 is in the store after it (checkpoints run in their own thread)', async t => {
+t.test('SQLite file: every create acknowledged before a kill -9 is in the store after it ' +
+  '(checkpoints run in their own thread)', async t => {
   const file = join(mkdtempSync(join(tmpdir(), 'bff-kill-')), 'bff.sqlite')
   const child = spawn(process.execPath, ['--import', tsx, serverEntry], {
     env: {
@@ -44,6 +45,7 @@ t.test('SQLite file: every create acknowledged before a kill -9 is in the store 
   const acknowledged: string[] = []
   let stop = false
   async function client (index: number): Promise<void> {
+    // eslint-disable-next-line no-unmodified-loop-condition -- the test sets `stop` while the clients run
     for (let sequence = 0; !stop; sequence++) {
       try {
         const { statusCode, body } = await request(`http://127.0.0.1:${port}/portfolios`, {

@@ -12,8 +12,12 @@ const PORTFOLIOS = 10
 
 interface Held { quantity: number, price: number, portfolioId: string }
 
-forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECONDS} s: nothing acknowledged is lost`, async (t, engine) => {
-  const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-load-')), 'load.sqlite')}` : await freshDatabaseUrl(t, engine)
+forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECONDS} s: ` +
+  'nothing acknowledged is lost', async (t, engine) => {
+  const url =
+    engine === 'sqlite'
+      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-load-')), 'load.sqlite')}`
+      : await freshDatabaseUrl(t, engine)
   const app = await buildTestApp(t, { DATABASE_URL: url, RATE_LIMIT_MAX: '1000000000' })
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   const headers = { 'x-api-key': TEST_API_KEYS[0] ?? '' }
@@ -24,7 +28,11 @@ forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECO
     return { status: res.status, body: await res.json() as Record<string, unknown> }
   }
   const portfolios: string[] = []
-  for (let i = 0; i < PORTFOLIOS; i++) portfolios.push((await call('POST', '/portfolios', { name: `Load ${i}`, userId: `load-${i % 3}` })).body.id as string)
+  for (let i = 0; i < PORTFOLIOS; i++) {
+    portfolios.push(
+      (await call('POST', '/portfolios', { name: `Load ${i}`, userId: `load-${i % 3}` })).body.id as string
+    )
+  }
 
   const held = new Map<string, Held>()
   const deleted = new Set<string>()
@@ -40,10 +48,21 @@ forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECO
       const op = mine.length === 0 || slot < 3 ? 'create' : slot < 5 ? 'update' : 'delete'
       if (op === 'create') {
         const portfolioId = portfolios[(client + step) % PORTFOLIOS] ?? ''
-        const asset = { name: `A${client}-${step}`, symbol: 'LOAD3', type: 'STOCK', quantity: 1 + (step % 7) / 4, price: 10 + (client % 13) / 8, portfolioId }
+        const asset = {
+          name: `A${client}-${step}`,
+          symbol: 'LOAD3',
+          type: 'STOCK',
+          quantity: 1 + (step % 7) / 4,
+          price: 10 + (client % 13) / 8,
+          portfolioId
+        }
         const res = await call('POST', '/portfolio-assets', asset)
         if (res.status >= 500) counts.serverErrors++
-        if (res.status === 201) { held.set(res.body.id as string, { quantity: asset.quantity, price: asset.price, portfolioId }); mine.push(res.body.id as string); counts.create++ }
+        if (res.status === 201) {
+          held.set(res.body.id as string, { quantity: asset.quantity, price: asset.price, portfolioId })
+          mine.push(res.body.id as string)
+          counts.create++
+        }
       } else if (op === 'update') {
         const id = mine[step % mine.length] ?? ''
         const change = { quantity: 0.5 + (step % 11) / 3, price: 5 + (step % 17) / 5 }
@@ -68,22 +87,39 @@ forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECO
     const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${id}`, headers })
     if (res.statusCode !== 200) { missing++; continue }
     const asset = res.json() as { quantity: number, price: number, portfolioId: string }
-    if (asset.quantity !== expected.quantity || asset.price !== expected.price || asset.portfolioId !== expected.portfolioId) wrong++
+    if (
+      asset.quantity !== expected.quantity ||
+      asset.price !== expected.price ||
+      asset.portfolioId !== expected.portfolioId
+    ) {
+      wrong++
+    }
   }
   t.equal(missing, 0, `every acknowledged write is present (${held.size} assets)`)
   t.equal(wrong, 0, 'with its last acknowledged values')
   let resurrected = 0
-  for (const id of deleted) if ((await app.inject({ method: 'GET', url: `/portfolio-assets/${id}`, headers })).statusCode !== 404) resurrected++
+  for (const id of deleted) {
+    if ((await app.inject({ method: 'GET', url: `/portfolio-assets/${id}`, headers })).statusCode !== 404) resurrected++
+  }
   t.equal(resurrected, 0, `every acknowledged delete is absent (${deleted.size} deletes)`)
 
   for (const portfolioId of portfolios) {
-    const detail = (await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}`, headers })).json() as { totalValue: number, assets: Array<{ id: string, quantity: number, price: number }> }
+    const detail = (await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}`, headers })).json() as {
+      totalValue: number
+      assets: Array<{ id: string, quantity: number, price: number }>
+    }
     // Each asset's value to the cent, summed exactly (docs/api.md#money).
     const valueOf = (assets: Array<{ quantity: number, price: number }>): number =>
-      assets.reduce((sum, a) => sum.plus(new Big(a.quantity).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
+      assets
+        .reduce((sum, a) => sum.plus(new Big(a.quantity).times(a.price).round(2, Big.roundHalfUp)), new Big(0))
+        .toNumber()
     const listed = valueOf(detail.assets)
     const expected = valueOf([...held.values()].filter(a => a.portfolioId === portfolioId))
-    t.equal(detail.totalValue, listed, `portfolio ${portfolioId}: totalValue ${detail.totalValue} = sum of its assets ${listed}`)
+    t.equal(
+      detail.totalValue,
+      listed,
+      `portfolio ${portfolioId}: totalValue ${detail.totalValue} = sum of its assets ${listed}`
+    )
     t.equal(detail.totalValue, expected, 'and of what the clients were told')
     t.equal(detail.assets.length, [...held.values()].filter(a => a.portfolioId === portfolioId).length)
   }
