@@ -4,7 +4,17 @@ import Fastify from 'fastify'
 import errorResponses from '../../src/plugins/error-responses.js'
 import auth, { bearerToken, requirePrincipal, type AuthPluginOptions } from '../../src/plugins/auth.js'
 import { providerConfig, sha1Hex } from '../../src/tokens.js'
-import { assertErrorBody, bearer, fixtureToken, signToken, tymon, tymonClaims, userToken, clientToken, TEXTS } from '../helper.js'
+import {
+  assertErrorBody,
+  bearer,
+  fixtureToken,
+  signToken,
+  tymon,
+  tymonClaims,
+  userToken,
+  clientToken,
+  TEXTS
+} from '../helper.js'
 
 const providers = providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
 
@@ -89,7 +99,11 @@ t.test('fixture rejections carry the documented messages', async t => {
   t.equal(noSub.statusCode, 401)
   t.equal(noSub.json().message, TEXTS.subjectMissing)
 
-  const otherSecret = await app.inject({ method: 'GET', url: '/any', headers: bearer(fixtureToken('other_secret').token) })
+  const otherSecret = await app.inject({
+    method: 'GET',
+    url: '/any',
+    headers: bearer(fixtureToken('other_secret').token)
+  })
   t.equal(otherSecret.statusCode, 401)
   t.equal(otherSecret.json().message, TEXTS.tokenInvalid)
 })
@@ -132,7 +146,8 @@ t.test('tokens the verifier must refuse (RFC 8725, docs/api.md#tokens)', async t
     ['alg nOnE with a signature', bearer(`${unsignedHeader('nOnE')}.${body}.${valid.split('.')[2] ?? ''}`)],
     ['another HMAC algorithm (HS512)', bearer(signToken(claims, { alg: 'HS512' }))],
     ['another HMAC algorithm (HS384)', bearer(signToken(claims, { alg: 'HS384' }))],
-    ['an RSA algorithm name over an HMAC signature', bearer(signToken(claims, { header: { typ: 'JWT', alg: 'RS256' } }))],
+    ['an RSA algorithm name over an HMAC signature',
+      bearer(signToken(claims, { header: { typ: 'JWT', alg: 'RS256' } }))],
     ['empty signature', bearer(`${head}.${body}.`)],
     ['tampered payload', bearer(`${head}.${tamperedBody}.${valid.split('.')[2] ?? ''}`)],
     ['wrong secret', bearer(signToken(claims, { secret: 'another-secret-of-enough-length-0123456789' }))],
@@ -147,7 +162,14 @@ t.test('tokens the verifier must refuse (RFC 8725, docs/api.md#tokens)', async t
     ['iss of the wrong type', bearer(signToken({ ...claims, iss: ['http://a', 'http://b'] }))],
     ['exp as a string', bearer(signToken({ ...claims, exp: String(claims.exp) }))],
     ['iat as a string', bearer(signToken({ ...claims, iat: String(claims.iat) }))],
-    ['unknown crit header', bearer(signToken(claims, { header: { typ: 'JWT', alg: 'HS256', crit: ['exp-ext'], 'exp-ext': 1 } }))],
+    ['unknown crit header', bearer(signToken(claims, {
+      header: {
+        typ: 'JWT',
+        alg: 'HS256',
+        crit: ['exp-ext'],
+        'exp-ext': 1
+      }
+    }))],
     ['malformed Authorization: two spaces', { authorization: `Bearer  ${valid}` }],
     ['malformed Authorization: tab', { authorization: `Bearer\t${valid}` }],
     ['malformed Authorization: no scheme', { authorization: valid }],
@@ -172,18 +194,31 @@ t.test('tokens refused to the letter of RFC 7515/7519, with the right secret (do
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
   const last = alphabet[alphabet.indexOf(signature.at(-1) ?? 'A') ^ 1] ?? ''
   const sameBytes = `${signature.slice(0, -1)}${last}`
-  t.same(Buffer.from(sameBytes, 'base64url'), Buffer.from(signature, 'base64url'), 'the altered signature decodes to the same bytes')
+  t.same(
+    Buffer.from(sameBytes, 'base64url'),
+    Buffer.from(signature, 'base64url'),
+    'the altered signature decodes to the same bytes'
+  )
   const signed = (headBytes: Buffer, payloadBytes: Buffer): string => {
     const input = `${headBytes.toString('base64url')}.${payloadBytes.toString('base64url')}`
     return `${input}.${createHmac('sha256', tymon.secret).update(input).digest('base64url')}`
   }
   const json = JSON.stringify(claims)
-  const notUtf8 = Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from(',"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')])
+  const notUtf8 = Buffer.concat([
+    Buffer.from(json.slice(0, -1)),
+    Buffer.from(',"name":"'),
+    Buffer.from([0xc3, 0x28]),
+    Buffer.from('"}')
+  ])
 
   const cases: Array<[string, string, string]> = [
     ['a signature in non-canonical base64url', `${head}.${body}.${sameBytes}`, TEXTS.tokenInvalid],
     ['a padded signature', `${valid}=`, TEXTS.tokenInvalid],
-    ['a payload that is not UTF-8', signed(Buffer.from(JSON.stringify({ typ: 'JWT', alg: 'HS256' })), notUtf8), TEXTS.tokenInvalid],
+    [
+      'a payload that is not UTF-8',
+      signed(Buffer.from(JSON.stringify({ typ: 'JWT', alg: 'HS256' })), notUtf8),
+      TEXTS.tokenInvalid
+    ],
     ['exp as a float', signToken({ ...claims, exp: claims.exp + 0.5 }), TEXTS.tokenInvalid],
     ['exp of 1e20', signToken({ ...claims, exp: 1e20 }), TEXTS.tokenInvalid],
     ['iat as a float', signToken({ ...claims, iat: claims.iat - 0.25 }), TEXTS.tokenInvalid],
@@ -198,7 +233,11 @@ t.test('tokens refused to the letter of RFC 7515/7519, with the right secret (do
     t.equal(res.statusCode, 401, `${name} → 401`)
     t.equal(res.json().message, message, `${name} → ${message}`)
   }
-  const withoutTyp = await app.inject({ method: 'GET', url: '/any', headers: bearer(signToken(claims, { header: { alg: 'HS256' } })) })
+  const withoutTyp = await app.inject({
+    method: 'GET',
+    url: '/any',
+    headers: bearer(signToken(claims, { header: { alg: 'HS256' } }))
+  })
   t.equal(withoutTyp.statusCode, 200, 'typ is optional')
 })
 
@@ -243,9 +282,21 @@ t.test('time claims: exp, nbf and iat with and without leeway', async t => {
   t.equal((await strict.inject({ url: '/any', headers: bearer(notYet) })).json().message, TEXTS.tokenInvalid)
   t.equal((await strict.inject({ url: '/any', headers: bearer(issuedInFuture) })).json().message, TEXTS.tokenInvalid)
 
-  t.equal((await lenient.inject({ url: '/any', headers: bearer(expired) })).statusCode, 200, 'leeway covers a minute past exp')
-  t.equal((await lenient.inject({ url: '/any', headers: bearer(notYet) })).statusCode, 200, 'leeway covers nbf a minute ahead')
-  t.equal((await lenient.inject({ url: '/any', headers: bearer(issuedInFuture) })).statusCode, 200, 'leeway covers iat a minute ahead')
+  t.equal(
+    (await lenient.inject({ url: '/any', headers: bearer(expired) })).statusCode,
+    200,
+    'leeway covers a minute past exp'
+  )
+  t.equal(
+    (await lenient.inject({ url: '/any', headers: bearer(notYet) })).statusCode,
+    200,
+    'leeway covers nbf a minute ahead'
+  )
+  t.equal(
+    (await lenient.inject({ url: '/any', headers: bearer(issuedInFuture) })).statusCode,
+    200,
+    'leeway covers iat a minute ahead'
+  )
   t.equal((await lenient.inject({ url: '/any', headers: bearer(longExpired) })).json().message, TEXTS.tokenExpired)
 })
 
@@ -261,7 +312,10 @@ t.test('prv decides the kind; JWT_DEFAULT_TYPE takes tokens without prv', async 
   const res = await lenient.inject({ url: '/any', headers: bearer(noPrv) })
   t.equal(res.statusCode, 200)
   t.equal(res.json().type, 'user')
-  const unknown = await lenient.inject({ url: '/any', headers: bearer(signToken({ ...tymonClaims(), prv: '0'.repeat(40) })) })
+  const unknown = await lenient.inject({
+    url: '/any',
+    headers: bearer(signToken({ ...tymonClaims(), prv: '0'.repeat(40) }))
+  })
   t.equal(unknown.statusCode, 401, 'an unknown prv stays invalid with a default type')
   t.equal((await lenient.inject({ url: '/any', headers: bearer(clientToken()) })).json().type, 'client')
 })
@@ -292,8 +346,18 @@ t.test('tokenData carries the issuer, jti, provider and the custom claims uuid, 
 t.test('API key: any configured key, compared whole', async t => {
   const app = await guardedApp(t)
   t.equal((await app.inject({ url: '/keyed', headers: { 'x-api-key': 'key-one' } })).statusCode, 200)
-  t.equal((await app.inject({ url: '/keyed', headers: { 'x-api-key': 'key-two' } })).statusCode, 200, 'rotation: the second key works too')
-  for (const headers of [{}, { 'x-api-key': '' }, { 'x-api-key': 'key-on' }, { 'x-api-key': 'key-one ' }, { 'x-api-key': 'KEY-ONE' }, { authorization: 'Bearer key-one' }]) {
+  t.equal((await app.inject({
+    url: '/keyed',
+    headers: { 'x-api-key': 'key-two' }
+  })).statusCode, 200, 'rotation: the second key works too')
+  for (const headers of [
+    {},
+    { 'x-api-key': '' },
+    { 'x-api-key': 'key-on' },
+    { 'x-api-key': 'key-one ' },
+    { 'x-api-key': 'KEY-ONE' },
+    { authorization: 'Bearer key-one' }
+  ]) {
     const res = await app.inject({ url: '/keyed', headers })
     t.equal(res.statusCode, 401, `${JSON.stringify(headers)} → 401`)
     t.equal(res.json().message, TEXTS.apiKeyInvalid)

@@ -15,7 +15,8 @@ async function chromiumDom (url: string, profile: string): Promise<string> {
   return stdout
 }
 
-testNeeding(t, '/docs renders over plain HTTP on a host that is not localhost (no upgrade to HTTPS)', needs, async t => {
+testNeeding(t, '/docs renders over plain HTTP on a host that is not localhost ' +
+  '(no upgrade to HTTPS)', needs, async t => {
   const app = await buildTestApp(t)
   const url = new URL(await app.listen({ port: 0, host: '127.0.0.1' }))
   const dom = await chromiumDom(`http://docs.bff.test:${url.port}/docs/`, 'chromium-docs-host')
@@ -23,23 +24,35 @@ testNeeding(t, '/docs renders over plain HTTP on a host that is not localhost (n
   t.match(dom, /class="opblock /, 'operations are listed')
 })
 
-testNeeding(t, 'a page on a CORS_ORIGINS origin creates, patches and deletes a portfolio with fetch and reads x-request-id', needs, async t => {
+testNeeding(t, 'a page on a CORS_ORIGINS origin creates, patches and deletes a portfolio with fetch ' +
+  'and reads x-request-id', needs, async t => {
   // The frontend: a page of its own origin, calling the API on another.
   const page = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
     response.end(`<!doctype html><html><body><pre id="out">pending</pre><script>
       const api = location.search.slice(1)
-      const headers = { 'x-api-key': ${JSON.stringify(apiKey()['x-api-key'])}, 'content-type': 'application/json', 'x-request-id': 'from-the-page-1' }
+      const headers = {
+        'x-api-key': ${JSON.stringify(apiKey()['x-api-key'])},
+        'content-type': 'application/json',
+        'x-request-id': 'from-the-page-1'
+      }
       const steps = []
       ;(async () => {
-        const created = await fetch(api + '/portfolios', { method: 'POST', headers, body: JSON.stringify({ name: 'From a browser', userId: 'web' }) })
+        const created = await fetch(api + '/portfolios', {
+          method: 'POST', headers, body: JSON.stringify({ name: 'From a browser', userId: 'web' })
+        })
         const portfolio = await created.json()
         steps.push({ step: 'create', status: created.status, requestId: created.headers.get('x-request-id') })
-        const patched = await fetch(api + '/portfolios/' + portfolio.id, { method: 'PATCH', headers, body: JSON.stringify({ name: 'Renamed in a browser' }) })
+        const patched = await fetch(api + '/portfolios/' + portfolio.id, {
+          method: 'PATCH', headers, body: JSON.stringify({ name: 'Renamed in a browser' })
+        })
         steps.push({ step: 'patch', status: patched.status, name: (await patched.json()).name })
-        const deleted = await fetch(api + '/portfolios/' + portfolio.id, { method: 'DELETE', headers: { 'x-api-key': headers['x-api-key'] } })
+        const deleted = await fetch(api + '/portfolios/' + portfolio.id, {
+          method: 'DELETE', headers: { 'x-api-key': headers['x-api-key'] }
+        })
         steps.push({ step: 'delete', status: deleted.status })
-      })().catch(error => steps.push({ error: String(error) })).finally(() => { document.getElementById('out').textContent = JSON.stringify(steps) })
+      })().catch(error => steps.push({ error: String(error) }))
+        .finally(() => { document.getElementById('out').textContent = JSON.stringify(steps) })
     </script></body></html>`)
   })
   await new Promise<void>(resolve => page.listen(0, '127.0.0.1', resolve))
@@ -73,7 +86,8 @@ async function frontendPage (t: Test, script: string): Promise<number> {
   return (page.address() as AddressInfo).port
 }
 
-const SAFE_RETRIES = 'a page on a CORS origin retries a create (Idempotency-Key), polls (If-None-Match: 304), edits (If-Match)'
+const SAFE_RETRIES =
+  'a page on a CORS origin retries a create (Idempotency-Key), polls (If-None-Match: 304), edits (If-Match)'
 
 testNeeding(t, SAFE_RETRIES, needs, async t => {
   const pagePort = await frontendPage(t, `

@@ -5,19 +5,116 @@ import { apiKey, bearer, buildTestApp, signToken, tymonClaims, userToken, client
 t.test('every error body carries its documented code; the texts stay as they are', async t => {
   const app = await buildTestApp(t, { RATE_LIMIT_MAX: '1000' })
   const cases: Array<{ name: string, request: InjectOptions, status: number, code: string, message?: string }> = [
-    { name: 'validation', request: { method: 'POST', url: '/portfolios', headers: apiKey(), payload: {} }, status: 400, code: 'VALIDATION_FAILED' },
-    { name: 'malformed JSON', request: { method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json' }, payload: '{"name":' }, status: 400, code: 'BAD_REQUEST' },
-    { name: 'no token', request: { method: 'GET', url: '/auth/profile' }, status: 401, code: 'TOKEN_INVALID', message: 'Token não fornecido ou inválido' },
-    { name: 'expired token', request: { method: 'GET', url: '/auth/profile', headers: bearer(userToken({ iatOffset: -7200, nbfOffset: -7200, expOffset: -3600 })) }, status: 401, code: 'TOKEN_EXPIRED', message: 'Token expirado' },
-    { name: 'no subject', request: { method: 'GET', url: '/auth/profile', headers: bearer(signToken({ ...tymonClaims(), sub: undefined })) }, status: 401, code: 'SUBJECT_MISSING', message: 'Subject não encontrado no token' },
-    { name: 'wrong API key', request: { method: 'GET', url: '/portfolios', headers: apiKey('nope') }, status: 401, code: 'API_KEY_INVALID', message: 'API key inválida ou ausente' },
-    { name: 'wrong principal kind', request: { method: 'GET', url: '/auth/user/dashboard', headers: bearer(clientToken()) }, status: 403, code: 'FORBIDDEN_PRINCIPAL', message: 'Acesso negado para este tipo de usuário' },
-    { name: 'another client\'s records', request: { method: 'GET', url: '/openfinance-excluded-transactions?client_id=someone-else', headers: bearer(clientToken({ sub: 'me' })) }, status: 403, code: 'FORBIDDEN' },
-    { name: 'unknown id', request: { method: 'GET', url: '/portfolios/nope', headers: apiKey() }, status: 404, code: 'NOT_FOUND' },
+    {
+      name: 'validation',
+      request: { method: 'POST', url: '/portfolios', headers: apiKey(), payload: {} },
+      status: 400,
+      code: 'VALIDATION_FAILED'
+    },
+    {
+      name: 'malformed JSON',
+      request: {
+        method: 'POST',
+        url: '/portfolios',
+        headers: { ...apiKey(), 'content-type': 'application/json' },
+        payload: '{"name":'
+      },
+      status: 400,
+      code: 'BAD_REQUEST'
+    },
+    {
+      name: 'no token',
+      request: { method: 'GET', url: '/auth/profile' },
+      status: 401,
+      code: 'TOKEN_INVALID',
+      message: 'Token não fornecido ou inválido'
+    },
+    {
+      name: 'expired token',
+      request: {
+        method: 'GET',
+        url: '/auth/profile',
+        headers: bearer(userToken({ iatOffset: -7200, nbfOffset: -7200, expOffset: -3600 }))
+      },
+      status: 401,
+      code: 'TOKEN_EXPIRED',
+      message: 'Token expirado'
+    },
+    {
+      name: 'no subject',
+      request: {
+        method: 'GET',
+        url: '/auth/profile',
+        headers: bearer(signToken({ ...tymonClaims(), sub: undefined }))
+      },
+      status: 401,
+      code: 'SUBJECT_MISSING',
+      message: 'Subject não encontrado no token'
+    },
+    {
+      name: 'wrong API key',
+      request: { method: 'GET', url: '/portfolios', headers: apiKey('nope') },
+      status: 401,
+      code: 'API_KEY_INVALID',
+      message: 'API key inválida ou ausente'
+    },
+    {
+      name: 'wrong principal kind',
+      request: { method: 'GET', url: '/auth/user/dashboard', headers: bearer(clientToken()) },
+      status: 403,
+      code: 'FORBIDDEN_PRINCIPAL',
+      message: 'Acesso negado para este tipo de usuário'
+    },
+    {
+      name: 'another client\'s records',
+      request: {
+        method: 'GET',
+        url: '/openfinance-excluded-transactions?client_id=someone-else',
+        headers: bearer(clientToken({ sub: 'me' }))
+      },
+      status: 403,
+      code: 'FORBIDDEN'
+    },
+    {
+      name: 'unknown id',
+      request: { method: 'GET', url: '/portfolios/nope', headers: apiKey() },
+      status: 404,
+      code: 'NOT_FOUND'
+    },
     { name: 'unknown route', request: { method: 'GET', url: '/nowhere' }, status: 404, code: 'NOT_FOUND' },
-    { name: 'too large', request: { method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json' }, payload: `{"name":"${'x'.repeat(1024 * 1024)}"}` }, status: 413, code: 'PAYLOAD_TOO_LARGE' },
-    { name: 'not JSON', request: { method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'text/plain' }, payload: 'hello' }, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
-    { name: 'aggregator without credentials', request: { method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload: { endpoint: '/connectors', method: 'GET' } }, status: 503, code: 'NOT_CONFIGURED' }
+    {
+      name: 'too large',
+      request: {
+        method: 'POST',
+        url: '/portfolios',
+        headers: { ...apiKey(), 'content-type': 'application/json' },
+        payload: `{"name":"${'x'.repeat(1024 * 1024)}"}`
+      },
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE'
+    },
+    {
+      name: 'not JSON',
+      request: {
+        method: 'POST',
+        url: '/portfolios',
+        headers: { ...apiKey(), 'content-type': 'text/plain' },
+        payload: 'hello'
+      },
+      status: 415,
+      code: 'UNSUPPORTED_MEDIA_TYPE'
+    },
+    {
+      name: 'aggregator without credentials',
+      request: {
+        method: 'POST',
+        url: '/aggregator',
+        headers: bearer(userToken()),
+        payload: { endpoint: '/connectors', method: 'GET' }
+      },
+      status: 503,
+      code: 'NOT_CONFIGURED'
+    }
   ]
   for (const { name, request, status, code, message } of cases) {
     const res = await app.inject(request)
@@ -50,8 +147,18 @@ t.test('a body over the limit is a 413 the client can read, over real HTTP with 
   const sized = await fetch(`${url}/portfolios`, { method: 'POST', headers, body })
   t.equal(sized.status, 413)
   t.match(await sized.json(), { code: 'PAYLOAD_TOO_LARGE' })
-  const chunks = new ReadableStream({ start (controller) { controller.enqueue(new TextEncoder().encode(body)); controller.close() } })
-  const chunked = await fetch(`${url}/portfolios`, { method: 'POST', headers, body: chunks, duplex: 'half' } as RequestInit)
+  const chunks = new ReadableStream({
+    start (controller) {
+      controller.enqueue(new TextEncoder().encode(body))
+      controller.close()
+    }
+  })
+  const chunked = await fetch(`${url}/portfolios`, {
+    method: 'POST',
+    headers,
+    body: chunks,
+    duplex: 'half'
+  } as RequestInit)
   t.equal(chunked.status, 413)
   t.match(await chunked.json(), { code: 'PAYLOAD_TOO_LARGE' })
 })

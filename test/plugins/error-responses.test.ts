@@ -33,7 +33,11 @@ async function appWithRoutes (t: Test) {
 
 t.test('validation failures become 400 with one class-validator phrase per failed rule', async t => {
   const app = await appWithRoutes(t)
-  const res = await app.inject({ method: 'POST', url: '/things', payload: { name: '', quantity: 0, price: -1, type: 'GOLD', kind: 'C', nested: { id: 'x' } } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: { name: '', quantity: 0, price: -1, type: 'GOLD', kind: 'C', nested: { id: 'x' } }
+  })
   t.equal(res.statusCode, 400)
   assertErrorBody(t, res.json(), 400, '/things')
   t.equal(res.json().error, 'Bad Request')
@@ -51,7 +55,11 @@ t.test('validation failures become 400 with one class-validator phrase per faile
 
 t.test('wrong types are reported, not coerced', async t => {
   const app = await appWithRoutes(t)
-  const res = await app.inject({ method: 'POST', url: '/things', payload: { name: 'abcdefg', userId: 12, quantity: '3', price: true, type: 'STOCK' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: { name: 'abcdefg', userId: 12, quantity: '3', price: true, type: 'STOCK' }
+  })
   t.equal(res.statusCode, 400)
   t.same(res.json().message.sort(), [
     'name must be shorter than or equal to 5 characters',
@@ -63,23 +71,48 @@ t.test('wrong types are reported, not coerced', async t => {
 
 t.test('a body that is not an object, malformed JSON, other content types, oversize', async t => {
   const app = await appWithRoutes(t)
-  const array = await app.inject({ method: 'POST', url: '/things', payload: '[1,2]', headers: { 'content-type': 'application/json' } })
+  const array = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: '[1,2]',
+    headers: { 'content-type': 'application/json' }
+  })
   t.equal(array.statusCode, 400)
   t.same(array.json().message, ['body must be an object'])
 
-  const malformed = await app.inject({ method: 'POST', url: '/things', payload: '{"name":', headers: { 'content-type': 'application/json' } })
+  const malformed = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: '{"name":',
+    headers: { 'content-type': 'application/json' }
+  })
   t.equal(malformed.statusCode, 400)
   assertErrorBody(t, malformed.json(), 400, '/things')
 
-  const text = await app.inject({ method: 'POST', url: '/things', payload: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+  const text = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: 'name=x',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' }
+  })
   t.equal(text.statusCode, 415)
   assertErrorBody(t, text.json(), 415, '/things')
 
-  const huge = await app.inject({ method: 'POST', url: '/things', payload: JSON.stringify({ name: 'x'.repeat(1_100_000) }), headers: { 'content-type': 'application/json' } })
+  const huge = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: JSON.stringify({ name: 'x'.repeat(1_100_000) }),
+    headers: { 'content-type': 'application/json' }
+  })
   t.equal(huge.statusCode, 413)
   assertErrorBody(t, huge.json(), 413, '/things')
 
-  const poisoned = await app.inject({ method: 'POST', url: '/things', payload: '{"__proto__":{"admin":true}}', headers: { 'content-type': 'application/json' } })
+  const poisoned = await app.inject({
+    method: 'POST',
+    url: '/things',
+    payload: '{"__proto__":{"admin":true}}',
+    headers: { 'content-type': 'application/json' }
+  })
   t.equal(poisoned.statusCode, 400)
 })
 
@@ -119,6 +152,18 @@ t.test('unknown routes get the standard body', async t => {
 
 t.test('validationMessages falls back to a phrase for unknown keywords and empty lists', async t => {
   t.same(validationMessages([], 'body'), ['body is invalid'])
-  t.same(validationMessages([{ keyword: 'multipleOf', instancePath: '/n', schemaPath: '#/multipleOf', params: {}, message: '' }], 'body'), ['n is invalid'])
-  t.same(validationMessages([{ keyword: 'type', instancePath: '/n', schemaPath: '#/type', params: { type: 'string,null' }, message: '' }], 'body'), ['n must be a string'])
+  t.same(
+    validationMessages(
+      [{ keyword: 'multipleOf', instancePath: '/n', schemaPath: '#/multipleOf', params: {}, message: '' }],
+      'body'
+    ),
+    ['n is invalid']
+  )
+  t.same(
+    validationMessages(
+      [{ keyword: 'type', instancePath: '/n', schemaPath: '#/type', params: { type: 'string,null' }, message: '' }],
+      'body'
+    ),
+    ['n must be a string']
+  )
 })

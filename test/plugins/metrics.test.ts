@@ -16,12 +16,18 @@ function series (text: string): Map<string, number> {
   return found
 }
 
-t.test('GET /metrics on its own listener: requests by route pattern, upstreams by outcome, budgets, failures, caches, process', async t => {
+t.test('GET /metrics on its own listener: requests by route pattern, upstreams by outcome, budgets, failures, ' +
+  'caches, process', async t => {
   const laravel = await startFakeLaravel(t)
   laravel.on('/api/broken', (_req, res) => sendJson(res, 500, { boom: true }))
   const pluggy = await startFakePluggy(t)
   const app = await buildTestApp(t, {
-    METRICS_PORT: '0', BACKEND_URL: laravel.url, AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET, AUTH_FAILURES_PER_MINUTE: '2'
+    METRICS_PORT: '0',
+    BACKEND_URL: laravel.url,
+    AGGREGATOR_URL: pluggy.url,
+    AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID,
+    AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET,
+    AUTH_FAILURES_PER_MINUTE: '2'
   })
   const user = bearer(userToken())
   for (let call = 0; call < 3; call++) await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })
@@ -29,27 +35,53 @@ t.test('GET /metrics on its own listener: requests by route pattern, upstreams b
   await app.inject({ method: 'GET', url: '/no/such/route' })
   await app.inject({ method: 'GET', url: '/auth/profile', headers: user })
   await app.inject({ method: 'GET', url: '/auth/profile', headers: user })
-  for (let call = 0; call < 3; call++) await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer('bad.token.here'), remoteAddress: '203.0.113.5' })
+  for (let call = 0; call < 3; call++) {
+    await app.inject({
+      method: 'GET',
+      url: '/auth/profile',
+      headers: bearer('bad.token.here'),
+      remoteAddress: '203.0.113.5'
+    })
+  }
   await app.inject({ method: 'GET', url: '/backend-api/user/profile', headers: user })
   await app.inject({ method: 'POST', url: '/backend-api/proxy/api/broken', headers: user, payload: { method: 'GET' } })
-  for (let call = 0; call < 2; call++) await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })
-  for (let call = 0; call < 2; call++) await app.inject({ method: 'GET', url: '/portfolio-assets/price/PETR4', headers: apiKey() })
+  for (let call = 0; call < 2; call++) {
+    await app.inject({
+      method: 'POST',
+      url: '/aggregator',
+      headers: user,
+      payload: { endpoint: '/connectors', method: 'GET' }
+    })
+  }
+  for (let call = 0; call < 2; call++) {
+    await app.inject({ method: 'GET', url: '/portfolio-assets/price/PETR4', headers: apiKey() })
+  }
 
-  t.equal((await app.inject({ method: 'GET', url: '/metrics' })).statusCode, 404, 'the public port does not serve the metrics')
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/metrics' })).statusCode,
+    404,
+    'the public port does not serve the metrics'
+  )
   const address = app.metricsAddress()
   t.match(address, /^http:\/\/127\.0\.0\.1:\d+$/, 'on 127.0.0.1 by default')
   const scraped = await fetch(`${address ?? ''}/metrics`)
   t.equal(scraped.status, 200)
   t.match(scraped.headers.get('content-type'), /^text\/plain/)
   const found = series(await scraped.text())
-  const expect = (name: string, value: number): void => { t.equal(found.get(name), value, name) }
+  const expect = (name: string, value: number): void => {
+    t.equal(found.get(name), value, name)
+  }
   expect('http_request_duration_seconds_count{method="GET",route="/portfolios",status_code="200"}', 3)
   expect('http_request_duration_seconds_count{method="GET",route="/portfolios/:id",status_code="404"}', 1)
-  expect('http_request_duration_seconds_count{method="GET",route="unmatched",status_code="404"}', 2) // with GET /metrics on the public port
+  // with GET /metrics on the public port
+  expect('http_request_duration_seconds_count{method="GET",route="unmatched",status_code="404"}', 2)
   expect('http_request_duration_seconds_count{method="GET",route="/auth/profile",status_code="200"}', 2)
   expect('http_request_duration_seconds_count{method="GET",route="/auth/profile",status_code="401"}', 2)
   expect('http_request_duration_seconds_count{method="GET",route="/auth/profile",status_code="429"}', 1)
-  t.notOk([...found.keys()].some(name => name.includes('no-such-id')), 'no raw URL in a label')
+  t.notOk(
+    [...found.keys()].some(name => name.includes('no-such-id')),
+    'no raw URL in a label'
+  )
   expect('bff_upstream_request_duration_seconds_count{upstream="backend",outcome="ok"}', 1)
   expect('bff_upstream_request_duration_seconds_count{upstream="backend",outcome="5xx"}', 1)
   expect('bff_upstream_request_duration_seconds_count{upstream="aggregator",outcome="ok"}', 3)
@@ -86,12 +118,25 @@ t.test('without METRICS_PORT there is no metrics listener and nothing is counted
 })
 
 forEachEngine(t, 'the Grafana dashboard in docs/ uses only series the service exports', async (t, engine) => {
-  const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: Array<{ title: string, targets: Array<{ expr: string }> }> }
+  const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as {
+    panels: Array<{
+      title: string
+      targets: Array<{ expr: string }>
+    }>
+  }
   const app = await buildDataApp(t, engine, { METRICS_PORT: '0' })
   await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })
   const text = await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text()
   const exported = new Set([...text.matchAll(/^# HELP (\S+)/gm)].map(match => match[1]))
-  const used = new Set(dashboard.panels.flatMap(panel => panel.targets.flatMap(target => [...target.expr.matchAll(/\b((?:http|bff|nodejs|process)_[a-z0-9_]+)\b/g)].map(match => (match[1] ?? '').replace(/_(bucket|count|sum)$/, '')))))
+  const used = new Set(
+    dashboard.panels.flatMap(panel =>
+      panel.targets.flatMap(target =>
+        [...target.expr.matchAll(/\b((?:http|bff|nodejs|process)_[a-z0-9_]+)\b/g)].map(match =>
+          (match[1] ?? '').replace(/_(bucket|count|sum)$/, '')
+        )
+      )
+    )
+  )
   t.ok(used.size >= 9, `${used.size} series used`)
   for (const name of used) {
     if (name === 'bff_store_pool_connections' && engine === 'sqlite') continue

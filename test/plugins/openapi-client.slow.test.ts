@@ -20,17 +20,43 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   const documentPath = join(dir, 'openapi.json')
   await writeFile(documentPath, JSON.stringify(document))
 
-  const lint = await run(bin('redocly'), ['lint', '--format=json', documentPath], { env: { ...process.env, REDOCLY_TELEMETRY: 'off', NO_COLOR: '1' } }).catch((error: { stdout: string }) => error)
-  const report = JSON.parse(lint.stdout.slice(lint.stdout.indexOf('{'))) as { totals: { errors: number }, problems: Array<{ severity: string, message: string, ruleId: string }> }
-  t.equal(report.totals.errors, 0, `redocly: ${JSON.stringify(report.problems.filter(problem => problem.severity === 'error'))}`)
+  const lint = await run(bin('redocly'), ['lint', '--format=json', documentPath], {
+    env: {
+      ...process.env,
+      REDOCLY_TELEMETRY: 'off',
+      NO_COLOR: '1'
+    }
+  }).catch((error: { stdout: string }) => error)
+  const report = JSON.parse(lint.stdout.slice(lint.stdout.indexOf('{'))) as {
+    totals: { errors: number }
+    problems: Array<{ severity: string, message: string, ruleId: string }>
+  }
+  t.equal(
+    report.totals.errors,
+    0,
+    `redocly: ${JSON.stringify(report.problems.filter(problem => problem.severity === 'error'))}`
+  )
 
   await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(document as never)))
   await copyFile(new URL('../fixtures/generated-client/client.ts', import.meta.url), join(dir, 'client.ts'))
   await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], strict: true, noEmit: true, skipLibCheck: true, noUncheckedIndexedAccess: true, types: [] },
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023', 'DOM'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      noUncheckedIndexedAccess: true,
+      types: []
+    },
     files: ['client.ts', 'api.ts']
   }))
-  const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(() => '', (error: { stdout: string }) => error.stdout)
+  const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(
+    () => '',
+    (error: { stdout: string }) => error.stdout
+  )
   t.equal(compiled, '', 'the client type-checks against the generated types')
 
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
@@ -80,13 +106,30 @@ t.test('every operation has a unique camelCase operationId and every entity is a
   const ids = Object.values(document.paths).flatMap(path => Object.values(path).map(operation => operation.operationId))
   t.ok(ids.every(id => id !== undefined && /^[a-z][a-zA-Z0-9]*$/.test(id)), 'camelCase operationIds')
   t.equal(new Set(ids).size, ids.length, 'unique operationIds')
-  for (const name of ['Portfolio', 'PortfolioDetail', 'PortfolioAsset', 'PortfolioValue', 'AssetQuote', 'AssetDashboard', 'ExcludedTransaction', 'SystemStats', 'ProviderConfig', 'ConnectToken', 'ErrorBody']) {
+  for (const name of [
+    'Portfolio',
+    'PortfolioDetail',
+    'PortfolioAsset',
+    'PortfolioValue',
+    'AssetQuote',
+    'AssetDashboard',
+    'ExcludedTransaction',
+    'SystemStats',
+    'ProviderConfig',
+    'ConnectToken',
+    'ErrorBody'
+  ]) {
     t.ok(document.components.schemas[name], `component ${name}`)
   }
-  t.ok((document.components.schemas.ErrorBody?.properties?.code?.enum ?? []).includes('TOKEN_EXPIRED'), 'ErrorBody.code is the enum of the error codes')
+  t.ok(
+    (document.components.schemas.ErrorBody?.properties?.code?.enum ?? []).includes('TOKEN_EXPIRED'),
+    'ErrorBody.code is the enum of the error codes'
+  )
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
-      for (const status of ['400', '413', '415', '429', '500', '503']) t.ok(operation.responses[status], `${method} ${path} documents ${status}`)
+      for (const status of ['400', '413', '415', '429', '500', '503']) {
+        t.ok(operation.responses[status], `${method} ${path} documents ${status}`)
+      }
       for (const [status, response] of Object.entries(operation.responses)) {
         t.not(response.description, 'Default Response', `${method} ${path} ${status} is described`)
         const schema = response.content?.['application/json']?.schema
@@ -104,6 +147,9 @@ t.test('every operation has a unique camelCase operationId and every entity is a
     }
   }
   t.ok(document.components.schemas.UpstreamErrorBody, 'component UpstreamErrorBody')
-  t.equal(document.paths['/portfolios/{id}']?.get?.responses['200']?.content?.['application/json']?.schema.$ref, '#/components/schemas/PortfolioDetail')
+  t.equal(
+    document.paths['/portfolios/{id}']?.get?.responses['200']?.content?.['application/json']?.schema.$ref,
+    '#/components/schemas/PortfolioDetail'
+  )
   t.same(Object.keys(document.paths['/auth/client/test']?.get?.responses['200']?.content ?? {}), ['text/plain'])
 })

@@ -9,14 +9,26 @@ t.test('GET /docs/json is a valid OpenAPI 3 document that lists every route', as
   const app = await buildTestApp(t)
   const res = await app.inject({ method: 'GET', url: '/docs/json' })
   t.equal(res.statusCode, 200)
-  const doc = res.json() as { openapi: string, paths: Record<string, Record<string, Operation>>, components: { securitySchemes: Record<string, unknown> } }
+  const doc = res.json() as {
+    openapi: string
+    paths: Record<string,
+    Record<string,
+    Operation>>
+    components: { securitySchemes: Record<string, unknown> }
+  }
   t.match(doc.openapi, /^3\./)
   const validation = await new Validator().validate(res.json() as Record<string, unknown>)
   t.ok(validation.valid, `valid OpenAPI 3: ${JSON.stringify(validation.errors ?? []).slice(0, 500)}`)
   t.same(Object.keys(doc.components.securitySchemes).sort(), ['apiKey', 'bearerAuth', 'webhookSecret'])
 
   // GraphQL is described by schema.graphql, not by OpenAPI.
-  const routes = registeredRoutes(app).filter(route => route.method !== 'HEAD' && route.method !== 'OPTIONS' && !route.url.startsWith('/docs') && !/^\/graph(ql|iql)/.test(route.url))
+  const routes = registeredRoutes(app).filter(
+    route =>
+      route.method !== 'HEAD' &&
+      route.method !== 'OPTIONS' &&
+      !route.url.startsWith('/docs') &&
+      !/^\/graph(ql|iql)/.test(route.url)
+  )
   t.ok(routes.length >= 30, `${routes.length} routes`)
   for (const route of routes) {
     const path = route.url.replace(/:(\w+)/g, '{$1}').replace(/\*$/, '{path}').replace(/(.)\/$/, '$1')
@@ -28,7 +40,9 @@ t.test('GET /docs/json is a valid OpenAPI 3 document that lists every route', as
     t.ok(Array.isArray(operation.security), `${route.method} ${path} states its security`)
     const codes = Object.keys(operation.responses ?? {})
     t.ok(codes.some(code => /^2/.test(code)), `${route.method} ${path} documents its success`)
-    if (operation.security?.length !== 0) t.ok(codes.some(code => /^[45]/.test(code)), `${route.method} ${path} documents its errors`)
+    if (operation.security?.length !== 0) {
+      t.ok(codes.some(code => /^[45]/.test(code)), `${route.method} ${path} documents its errors`)
+    }
   }
   t.same(doc.paths['/portfolios']?.get?.security, [{ apiKey: [] }])
   t.same(doc.paths['/auth/profile']?.get?.security, [{ bearerAuth: [] }])
@@ -54,5 +68,9 @@ t.test('/docs carries a strict CSP that still works over plain HTTP', async t =>
   const res = await app.inject({ method: 'GET', url: '/docs' })
   t.equal(res.statusCode, 200)
   t.match(res.headers['content-security-policy'], /default-src 'self'/)
-  t.notMatch(res.headers['content-security-policy'], /upgrade-insecure-requests/, 'no upgrade to HTTPS the server may not have')
+  t.notMatch(
+    res.headers['content-security-policy'],
+    /upgrade-insecure-requests/,
+    'no upgrade to HTTPS the server may not have'
+  )
 })

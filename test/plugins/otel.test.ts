@@ -5,13 +5,19 @@ import { startFake } from '../fixtures/fake-server.js'
 import { apiKey, bearer, buildTestApp, userToken } from '../helper.js'
 
 interface OtlpSpan { traceId: string, spanId: string, parentSpanId?: string, name: string, kind: number }
-interface OtlpExport { resourceSpans: Array<{ resource: { attributes: Array<{ key: string, value: { stringValue?: string } }> }, scopeSpans: Array<{ spans: OtlpSpan[] }> }> }
+interface OtlpExport {
+  resourceSpans: Array<{
+    resource: { attributes: Array<{ key: string, value: { stringValue?: string } }> }
+    scopeSpans: Array<{ spans: OtlpSpan[] }>
+  }>
+}
 
 const CALLER_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736'
 const SERVER = 2
 const CLIENT = 3
 
-t.test('with OTEL_EXPORTER_OTLP_ENDPOINT, the request, its store statements and its upstream call are exported as spans of the caller\'s trace', async t => {
+t.test('with OTEL_EXPORTER_OTLP_ENDPOINT, the request, its store statements and its upstream call ' +
+  'are exported as spans of the caller\'s trace', async t => {
   // A small OTLP/HTTP receiver: what the standard exporter posts to /v1/traces, as JSON.
   const exports: OtlpExport[] = []
   const receiver = await startFake(t, (request, response) => {
@@ -21,21 +27,50 @@ t.test('with OTEL_EXPORTER_OTLP_ENDPOINT, the request, its store statements and 
   })
   const laravel = await startFakeLaravel(t)
   const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
-  const app = await buildTestApp(t, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, BACKEND_URL: laravel.url }, { logger: { level: 'info', stream } })
+  const stream = new Writable({
+    write (chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
+      done()
+    }
+  })
+  const app = await buildTestApp(t, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    BACKEND_URL: laravel.url
+  }, { logger: { level: 'info', stream } })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
 
   const traceparent = `00-${CALLER_TRACE}-00f067aa0ba902b7-01`
-  const relayed = await fetch(`${address}/backend-api/user/profile`, { headers: { ...bearer(userToken()), traceparent, 'x-request-id': 'otel-relay' } })
+  const relayed = await fetch(`${address}/backend-api/user/profile`, {
+    headers: {
+      ...bearer(userToken()),
+      traceparent,
+      'x-request-id': 'otel-relay'
+    }
+  })
   t.equal(relayed.status, 200)
-  const created = await fetch(`${address}/portfolios`, { method: 'POST', headers: { ...apiKey(), traceparent, 'content-type': 'application/json', 'x-request-id': 'otel-store' }, body: JSON.stringify({ name: 'Traced', userId: 'otel' }) })
+  const created = await fetch(`${address}/portfolios`, {
+    method: 'POST',
+    headers: { ...apiKey(), traceparent, 'content-type': 'application/json', 'x-request-id': 'otel-store' },
+    body: JSON.stringify({ name: 'Traced', userId: 'otel' })
+  })
   t.equal(created.status, 201)
   const fresh = await fetch(`${address}/auth/health`, { headers: { 'x-request-id': 'otel-fresh' } })
   t.equal(fresh.status, 200)
   await app.close() // flushes the batch
 
-  const spans = exports.flatMap(batch => batch.resourceSpans.flatMap(resource => resource.scopeSpans.flatMap(scope => scope.spans)))
-  t.ok(exports.some(batch => batch.resourceSpans.some(resource => resource.resource.attributes.some(attribute => attribute.key === 'service.name' && attribute.value.stringValue === 'bff-service'))), 'the service names itself')
+  const spans = exports.flatMap(batch =>
+    batch.resourceSpans.flatMap(resource => resource.scopeSpans.flatMap(scope => scope.spans))
+  )
+  t.ok(
+    exports.some(batch =>
+      batch.resourceSpans.some(resource =>
+        resource.resource.attributes.some(
+          attribute => attribute.key === 'service.name' && attribute.value.stringValue === 'bff-service'
+        )
+      )
+    ),
+    'the service names itself'
+  )
   const ofCaller = spans.filter(span => span.traceId === CALLER_TRACE)
   t.ok(ofCaller.filter(span => span.kind === SERVER).length >= 2, 'a SERVER span per request of the caller\'s trace')
   t.ok(ofCaller.some(span => span.name === 'request'), 'the Fastify instrumentation\'s request span')
@@ -43,7 +78,11 @@ t.test('with OTEL_EXPORTER_OTLP_ENDPOINT, the request, its store statements and 
   const upstream = ofCaller.find(span => span.kind === CLIENT && span.name !== 'store.query')
   t.ok(upstream, 'the upstream call')
   const sent = String(laravel.received[0]?.headers.traceparent)
-  t.match(sent, new RegExp(`^00-${CALLER_TRACE}-${upstream?.spanId ?? 'none'}-01$`), 'the backend got the traceparent of that CLIENT span')
+  t.match(
+    sent,
+    new RegExp(`^00-${CALLER_TRACE}-${upstream?.spanId ?? 'none'}-01$`),
+    'the backend got the traceparent of that CLIENT span'
+  )
 
   // Log lines and spans carry one id, also for a trace the service started.
   t.ok(lines.filter(line => line.reqId === 'otel-relay').every(line => line.traceId === CALLER_TRACE))

@@ -17,11 +17,19 @@ t.test('helmet headers on every answer', async t => {
 
 t.test('CORS only for CORS_ORIGINS', async t => {
   const closed = await buildTestApp(t)
-  const none = await closed.inject({ method: 'OPTIONS', url: '/auth/profile', headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' } })
+  const none = await closed.inject({
+    method: 'OPTIONS',
+    url: '/auth/profile',
+    headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' }
+  })
   t.equal(none.headers['access-control-allow-origin'], undefined, 'no origin is allowed by default')
 
   const open = await buildTestApp(t, { CORS_ORIGINS: 'https://app.example, https://admin.example' })
-  const allowed = await open.inject({ method: 'OPTIONS', url: '/auth/profile', headers: { origin: 'https://admin.example', 'access-control-request-method': 'GET' } })
+  const allowed = await open.inject({
+    method: 'OPTIONS',
+    url: '/auth/profile',
+    headers: { origin: 'https://admin.example', 'access-control-request-method': 'GET' }
+  })
   t.equal(allowed.statusCode, 204)
   t.equal(allowed.headers['access-control-allow-origin'], 'https://admin.example')
   const denied = await open.inject({ method: 'GET', url: '/auth/health', headers: { origin: 'https://evil.example' } })
@@ -32,7 +40,9 @@ t.test('rate limit: per principal, else per IP, 429 in the standard body', async
   const app = await buildTestApp(t, { RATE_LIMIT_MAX: '3', RATE_LIMIT_WINDOW_MS: '60000' })
   const ana = bearer(userToken({ sub: 'ana' }))
   const codes = []
-  for (let i = 0; i < 4; i++) codes.push((await app.inject({ method: 'GET', url: '/auth/profile', headers: ana })).statusCode)
+  for (let i = 0; i < 4; i++) {
+    codes.push((await app.inject({ method: 'GET', url: '/auth/profile', headers: ana })).statusCode)
+  }
   t.same(codes, [200, 200, 200, 429])
   const limited = await app.inject({ method: 'GET', url: '/auth/profile', headers: ana })
   t.equal(limited.statusCode, 429)
@@ -40,16 +50,29 @@ t.test('rate limit: per principal, else per IP, 429 in the standard body', async
   t.match(limited.json().message, /^Muitas requisições; tente novamente em /)
   t.ok(Number(limited.headers['retry-after']) > 0)
 
-  t.equal((await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(clientToken({ sub: 'ana' })) })).statusCode, 200, 'another principal has its own budget')
+  t.equal((await app.inject({
+    method: 'GET',
+    url: '/auth/profile',
+    headers: bearer(clientToken({ sub: 'ana' }))
+  })).statusCode, 200, 'another principal has its own budget')
   const anonymous = []
   for (let i = 0; i < 4; i++) anonymous.push((await app.inject({ method: 'GET', url: '/provider-config' })).statusCode)
   t.same(anonymous, [200, 200, 200, 429], 'anonymous calls count per IP')
-  t.equal((await app.inject({ method: 'GET', url: '/provider-config', remoteAddress: '10.9.9.9' })).statusCode, 200, 'another IP has its own budget')
+  t.equal((await app.inject({
+    method: 'GET',
+    url: '/provider-config',
+    remoteAddress: '10.9.9.9'
+  })).statusCode, 200, 'another IP has its own budget')
 })
 
 t.test('bodies over 1 MiB are 413', async t => {
   const app = await buildTestApp(t)
-  const res = await app.inject({ method: 'POST', url: '/portfolios', headers: { ...apiKey(), 'content-type': 'application/json' }, payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024), userId: 'u' }) })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: { ...apiKey(), 'content-type': 'application/json' },
+    payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024), userId: 'u' })
+  })
   t.equal(res.statusCode, 413)
   assertErrorBody(t, res.json(), 413, '/portfolios')
 })
@@ -122,19 +145,42 @@ t.test('request ids: taken from x-request-id when sane, else generated; echoed; 
 
 t.test('no token, API key or secret reaches the log, even at trace level', async t => {
   let logged = ''
-  const app = await buildTestApp(t, { AGGREGATOR_WEBHOOK_SECRET: 'hook-secret-value' }, loggingOptions('trace', { write: line => { logged += line } }))
+  const app = await buildTestApp(
+    t,
+    { AGGREGATOR_WEBHOOK_SECRET: 'hook-secret-value' },
+    loggingOptions('trace', {
+      write: line => {
+        logged += line
+      }
+    })
+  )
   const token = userToken()
   await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(token) })
   await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(`${token}tampered`) })
   await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })
   await app.inject({ method: 'GET', url: '/portfolios', headers: { 'x-api-key': 'wrong-key-value' } })
-  await app.inject({ method: 'POST', url: '/aggregator/webhook', headers: { 'x-webhook-secret': 'hook-secret-value' }, payload: { event: 'x', eventId: 'e' } })
+  await app.inject({
+    method: 'POST',
+    url: '/aggregator/webhook',
+    headers: { 'x-webhook-secret': 'hook-secret-value' },
+    payload: { event: 'x', eventId: 'e' }
+  })
   await app.inject({ method: 'POST', url: '/auth/validate-token', payload: { token } })
   // Credentials sent in the query string are refused, and must not be logged either.
-  await app.inject({ method: 'GET', url: `/auth/profile?token=${token}&api_key=query-key-value&x-webhook-secret=query-hook-value` })
+  await app.inject({
+    method: 'GET',
+    url: `/auth/profile?token=${token}&api_key=query-key-value&x-webhook-secret=query-hook-value`
+  })
   t.ok(logged.length > 0)
   t.match(logged, /token=\[redacted\]/, 'the URL is logged with the value masked')
-  for (const secret of [token.split('.')[2] ?? 'never', apiKey()['x-api-key'] ?? 'never', 'wrong-key-value', 'hook-secret-value', 'query-key-value', 'query-hook-value']) {
+  for (const secret of [
+    token.split('.')[2] ?? 'never',
+    apiKey()['x-api-key'] ?? 'never',
+    'wrong-key-value',
+    'hook-secret-value',
+    'query-key-value',
+    'query-hook-value'
+  ]) {
     t.notMatch(logged, secret, 'a secret is not in the log')
   }
 })
