@@ -3,7 +3,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import { Writable } from 'node:stream'
-import { apiKey, assertErrorBody, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, freshDatabaseUrl, userToken, TEXTS } from '../../helper.js'
+import {
+  apiKey,
+  assertErrorBody,
+  bearer,
+  buildDataApp,
+  buildTestApp,
+  clientToken,
+  forEachEngine,
+  freshDatabaseUrl,
+  userToken,
+  TEXTS
+} from '../../helper.js'
 import { Store } from '../../../src/store/store.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { sendJson } from '../../fixtures/fake-server.js'
@@ -12,7 +23,12 @@ const credentials = { AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_
 
 async function setup (t: Test, overrides: Record<string, string> = {}) {
   const pluggy = await startFakePluggy(t)
-  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, AGGREGATOR_TIMEOUT_MS: '1000', ...credentials, ...overrides })
+  const app = await buildTestApp(t, {
+    AGGREGATOR_URL: pluggy.url,
+    AGGREGATOR_TIMEOUT_MS: '1000',
+    ...credentials,
+    ...overrides
+  })
   const relayed = () => pluggy.received.filter(r => r.path !== '/auth')
   return { pluggy, app, relayed }
 }
@@ -20,17 +36,46 @@ async function setup (t: Test, overrides: Record<string, string> = {}) {
 t.test('POST /aggregator relays GET fields as the query and other methods\' as the body', async t => {
   const { pluggy, app } = await setup(t, { AGGREGATOR_ALLOWED_METHODS: 'GET,POST' })
   const user = bearer(userToken())
-  const get = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET', limit: 10, offset: 0, name: 'Itaú' } })
+  const get = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET', limit: 10, offset: 0, name: 'Itaú' }
+  })
   t.equal(get.statusCode, 200)
-  t.same(get.json(), { echo: { method: 'GET', path: '/connectors', query: { limit: '10', offset: '0', name: 'Itaú' }, body: null } })
+  t.same(get.json(), {
+    echo: {
+      method: 'GET',
+      path: '/connectors',
+      query: { limit: '10', offset: '0', name: 'Itaú' },
+      body: null
+    }
+  })
   const sent = pluggy.received.find(r => r.path === '/connectors')
   t.match(sent?.headers['x-api-key'], /^ey/, 'the API key travels as X-API-KEY')
   t.equal(sent?.headers.authorization, undefined, 'the caller\'s token does not go to the aggregator')
 
-  const post = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: 'items', method: 'POST', connectorId: 2, parameters: { user: 'u' } } })
-  t.same(post.json(), { echo: { method: 'POST', path: '/items', query: {}, body: { connectorId: 2, parameters: { user: 'u' } } } })
+  const post = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: 'items', method: 'POST', connectorId: 2, parameters: { user: 'u' } }
+  })
+  t.same(post.json(), {
+    echo: {
+      method: 'POST',
+      path: '/items',
+      query: {},
+      body: { connectorId: 2, parameters: { user: 'u' } }
+    }
+  })
 
-  const nested = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET', filter: { a: 1 } } })
+  const nested = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET', filter: { a: 1 } }
+  })
   t.equal(nested.statusCode, 400, 'a GET field that is not a scalar is refused')
   t.equal(pluggy.authCalls(), 1, 'one /auth for several calls')
 })
@@ -38,22 +83,64 @@ t.test('POST /aggregator relays GET fields as the query and other methods\' as t
 t.test('POST /aggregator refuses paths and methods outside the allowlist, before sending', async t => {
   const { app, relayed } = await setup(t)
   const user = bearer(userToken())
-  for (const [endpoint, method] of [['/auth', 'GET'], ['/webhooks', 'GET'], ['/connect_token', 'GET'], ['/items/x', 'DELETE'], ['/items', 'POST'], ['/admin', 'GET'], ['/itemsx', 'GET']]) {
+  for (const [endpoint, method] of [
+    ['/auth', 'GET'],
+    ['/webhooks', 'GET'],
+    ['/connect_token', 'GET'],
+    ['/items/x', 'DELETE'],
+    ['/items', 'POST'],
+    ['/admin', 'GET'],
+    ['/itemsx', 'GET']
+  ]) {
     const res = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint, method } })
     t.equal(res.statusCode, 403, `${method} ${endpoint}`)
     t.equal(res.json().message, TEXTS.endpointNotAllowed)
   }
-  const forced = await buildTestApp(t, { AGGREGATOR_URL: 'http://127.0.0.1:1', ...credentials, AGGREGATOR_ALLOWED_PATHS: '/auth,/webhooks' })
-  t.equal((await forced.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/webhooks', method: 'GET' } })).statusCode, 403, '/auth and /webhooks stay closed even when configured')
-  for (const endpoint of ['https://evil.example/items', '//evil.example/items', '/items/../auth', '/items/%2e%2e/auth', '/items\\x', '/items/%0d%0a', '/items/%00', '/items?x=1', '/items#x', 'items/%252e%252e']) {
-    const res = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint, method: 'GET' } })
+  const forced = await buildTestApp(t, {
+    AGGREGATOR_URL: 'http://127.0.0.1:1',
+    ...credentials,
+    AGGREGATOR_ALLOWED_PATHS: '/auth,/webhooks'
+  })
+  t.equal((await forced.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/webhooks', method: 'GET' }
+  })).statusCode, 403, '/auth and /webhooks stay closed even when configured')
+  for (const endpoint of [
+    'https://evil.example/items',
+    '//evil.example/items',
+    '/items/../auth',
+    '/items/%2e%2e/auth',
+    '/items\\x',
+    '/items/%0d%0a',
+    '/items/%00',
+    '/items?x=1',
+    '/items#x',
+    'items/%252e%252e'
+  ]) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/aggregator',
+      headers: user,
+      payload: { endpoint, method: 'GET' }
+    })
     t.equal(res.statusCode, 400, endpoint)
     assertErrorBody(t, res.json(), 400, '/aggregator')
   }
-  const invalid = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/items', method: 'HEAD' } })
+  const invalid = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/items', method: 'HEAD' }
+  })
   t.same(invalid.json().message, ['method must be one of the following values: GET, POST, PUT, DELETE, PATCH'])
   t.equal(relayed().length, 0, 'nothing reached the aggregator')
-  t.equal((await app.inject({ method: 'POST', url: '/aggregator', payload: { endpoint: '/items', method: 'GET' } })).statusCode, 401)
+  t.equal((await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    payload: { endpoint: '/items', method: 'GET' }
+  })).statusCode, 401)
 })
 
 t.test('a client reaches only its own items; nothing is relayed for another\'s', async t => {
@@ -64,7 +151,12 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
   pluggy.accounts.set('acc-b', 'item-b')
   pluggy.transactions.set('tx-b', 'acc-b')
   const clientA = bearer(clientToken({ sub: 'client-a' }))
-  const call = async (payload: Record<string, unknown>, headers = clientA) => await app.inject({ method: 'POST', url: '/aggregator', headers, payload: { method: 'GET', ...payload } })
+  const call = async (payload: Record<string, unknown>, headers = clientA) => await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers,
+    payload: { method: 'GET', ...payload }
+  })
 
   t.equal((await call({ endpoint: '/items/item-a' })).statusCode, 200)
   t.equal((await call({ endpoint: '/accounts', itemId: 'item-a' })).statusCode, 200)
@@ -72,7 +164,15 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
   t.equal((await call({ endpoint: '/connectors' })).statusCode, 200, 'reference data is open to all')
 
   const before = relayed().length
-  for (const payload of [{ endpoint: '/items/item-b' }, { endpoint: '/accounts', itemId: 'item-b' }, { endpoint: '/accounts/acc-b' }, { endpoint: '/transactions', accountId: 'acc-b' }, { endpoint: '/transactions/tx-b' }, { endpoint: '/items/unknown' }, { endpoint: '/items/item-a', itemId: 'item-b' }]) {
+  for (const payload of [
+    { endpoint: '/items/item-b' },
+    { endpoint: '/accounts', itemId: 'item-b' },
+    { endpoint: '/accounts/acc-b' },
+    { endpoint: '/transactions', accountId: 'acc-b' },
+    { endpoint: '/transactions/tx-b' },
+    { endpoint: '/items/unknown' },
+    { endpoint: '/items/item-a', itemId: 'item-b' }
+  ]) {
     const res = await call(payload)
     t.equal(res.statusCode, 403, JSON.stringify(payload))
     t.equal(res.json().message, TEXTS.notYourItem)
@@ -80,8 +180,14 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
   const unscoped = await call({ endpoint: '/accounts' })
   t.equal(unscoped.statusCode, 403, 'a list across every item is refused to a client')
   const lookups = relayed().slice(before)
-  t.ok(lookups.every(r => r.method === 'GET' && /^\/(items|accounts|transactions)\/[^/]+$/.test(r.path)), 'only ownership lookups were sent')
-  t.notOk(lookups.some(r => r.path === '/accounts' || r.query.get('itemId') === 'item-b'), 'the refused calls were not relayed')
+  t.ok(
+    lookups.every(r => r.method === 'GET' && /^\/(items|accounts|transactions)\/[^/]+$/.test(r.path)),
+    'only ownership lookups were sent'
+  )
+  t.notOk(
+    lookups.some(r => r.path === '/accounts' || r.query.get('itemId') === 'item-b'),
+    'the refused calls were not relayed'
+  )
 
   const user = bearer(userToken())
   t.equal((await call({ endpoint: '/items/item-b' }, user)).statusCode, 200, 'a user is not limited to its own items')
@@ -90,43 +196,96 @@ t.test('a client reaches only its own items; nothing is relayed for another\'s',
 t.test('POST /aggregator/connect_token creates a token for the principal only', async t => {
   const { pluggy, app } = await setup(t)
   pluggy.items.set('item-a', 'client-a')
-  const res = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(clientToken({ sub: 'client-a' })), payload: { itemId: 'item-a', options: { webhookUrl: 'https://evil.example', clientUserId: 'someone-else' }, webhookUrl: 'https://evil.example' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(clientToken({ sub: 'client-a' })),
+    payload: {
+      itemId: 'item-a',
+      options: { webhookUrl: 'https://evil.example', clientUserId: 'someone-else' },
+      webhookUrl: 'https://evil.example'
+    }
+  })
   t.equal(res.statusCode, 201)
   t.match(res.json(), { accessToken: /^ct-/, expiresIn: 1800, itemId: 'item-a' })
   const sent = pluggy.received.find(r => r.path === '/connect_token')
-  t.same(JSON.parse(sent?.body ?? '{}'), { itemId: 'item-a', options: { clientUserId: 'client-a' } }, 'caller options are dropped')
+  t.same(JSON.parse(sent?.body ?? '{}'), {
+    itemId: 'item-a',
+    options: { clientUserId: 'client-a' }
+  }, 'caller options are dropped')
 
-  const fresh = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken({ sub: 9 })), payload: {} })
+  const fresh = await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(userToken({ sub: 9 })),
+    payload: {}
+  })
   t.equal(fresh.statusCode, 201)
   t.equal(fresh.json().itemId, null)
-  t.same(JSON.parse(pluggy.received.filter(r => r.path === '/connect_token')[1]?.body ?? '{}'), { options: { clientUserId: '9' } })
+  t.same(JSON.parse(pluggy.received.filter(r => r.path === '/connect_token')[1]?.body ?? '{}'), {
+    options: { clientUserId: '9' }
+  })
 
   const before = pluggy.received.filter(r => r.path === '/connect_token').length
-  const foreign = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(clientToken({ sub: 'client-b' })), payload: { itemId: 'item-a' } })
+  const foreign = await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(clientToken({ sub: 'client-b' })),
+    payload: { itemId: 'item-a' }
+  })
   t.equal(foreign.statusCode, 403)
-  t.equal(pluggy.received.filter(r => r.path === '/connect_token').length, before, 'no token was asked for another client\'s item')
+  t.equal(
+    pluggy.received.filter(r => r.path === '/connect_token').length,
+    before,
+    "no token was asked for another client's item"
+  )
   t.equal((await app.inject({ method: 'POST', url: '/aggregator/connect_token', payload: {} })).statusCode, 401)
-  t.equal((await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken()), payload: { itemId: '../auth' } })).statusCode, 400)
+  t.equal((await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(userToken()),
+    payload: { itemId: '../auth' }
+  })).statusCode, 400)
 })
 
 t.test('the API key: one exchange for 50 concurrent calls, renewed before expiry and after a 401', async t => {
   // One principal makes every call here: its share of the budget is raised out of the way.
   const { pluggy, app } = await setup(t, { AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '1000' })
   const user = bearer(userToken())
-  const burst = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })))
+  const burst = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })))
   t.same(burst.map(r => r.statusCode), Array(50).fill(200))
   t.equal(pluggy.authCalls(), 1, 'one exchange for the first 50 concurrent calls')
 
   pluggy.revokeKeys()
-  const afterRevoke = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })))
+  const afterRevoke = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })))
   t.same(afterRevoke.map(r => r.statusCode), Array(50).fill(200), 'every call succeeds after the renewal')
   t.equal(pluggy.authCalls(), 2, 'one renewal shared by 50 concurrent calls that got a 401')
 
   pluggy.keyLifetimeSeconds = 60
   pluggy.revokeKeys()
-  await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })
+  await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })
   t.equal(pluggy.authCalls(), 3)
-  const expiring = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })))
+  const expiring = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })))
   t.same(expiring.map(r => r.statusCode), Array(50).fill(200))
   t.equal(pluggy.authCalls(), 4, 'a key about to expire is renewed once, before use, for all concurrent calls')
 })
@@ -134,29 +293,58 @@ t.test('the API key: one exchange for 50 concurrent calls, renewed before expiry
 t.test('aggregator answers without what the service relies on are 502, never a half-filled answer', async t => {
   const { pluggy, app } = await setup(t)
   pluggy.on('/connect_token', (_req, res) => sendJson(res, 200, { token: 'not-the-field' }))
-  const token = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken()), payload: {} })
+  const token = await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(userToken()),
+    payload: {}
+  })
   t.equal(token.statusCode, 502)
   t.equal(token.json().code, 'UPSTREAM_UNAVAILABLE')
   pluggy.on('/items/garbage', (_req, res) => sendJson(res, 200, ['not', 'an', 'item']))
-  const item = await app.inject({ method: 'POST', url: '/aggregator', headers: bearer(clientToken({ sub: 'c1' })), payload: { endpoint: '/items/garbage', method: 'GET' } })
+  const item = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: bearer(clientToken({ sub: 'c1' })),
+    payload: { endpoint: '/items/garbage', method: 'GET' }
+  })
   t.equal(item.statusCode, 502, 'an item lookup answered with garbage is not a guess at its owner')
 })
 
 t.test('aggregator failures: refused credentials, not configured, 5xx', async t => {
   const { pluggy, app } = await setup(t)
   pluggy.on('/categories', (_req, res) => sendJson(res, 500, { message: 'boom', stack: 'secret' }))
-  const failed = await app.inject({ method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload: { endpoint: '/categories', method: 'GET' } })
+  const failed = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: bearer(userToken()),
+    payload: { endpoint: '/categories', method: 'GET' }
+  })
   t.equal(failed.statusCode, 502)
   t.notMatch(failed.body, /secret|boom/)
 
-  const wrong = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: 'wrong' })
-  const refused = await wrong.inject({ method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload: { endpoint: '/connectors', method: 'GET' } })
+  const wrong = await buildTestApp(t, {
+    AGGREGATOR_URL: pluggy.url,
+    AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID,
+    AGGREGATOR_CLIENT_SECRET: 'wrong'
+  })
+  const refused = await wrong.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: bearer(userToken()),
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })
   t.equal(refused.statusCode, 502)
   t.equal(refused.json().message, TEXTS.upstreamUnavailable)
   t.notMatch(refused.body, /wrong|CLIENT_KEYS/)
 
   const unconfigured = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url })
-  const res = await unconfigured.inject({ method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload: { endpoint: '/connectors', method: 'GET' } })
+  const res = await unconfigured.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: bearer(userToken()),
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })
   t.equal(res.statusCode, 503)
   t.equal(res.json().message, 'Agregador não configurado')
 })
@@ -165,10 +353,20 @@ t.test('the aggregator key and secret never reach responses or logs', async t =>
   const pluggy = await startFakePluggy(t)
   let logged = ''
   const stream = new Writable({ write (chunk, _encoding, done) { logged += String(chunk); done() } })
-  const app = await buildTestApp(t, { AGGREGATOR_URL: pluggy.url, ...credentials }, { logger: { level: 'trace', stream } })
-  pluggy.on('/categories', (req, res) => sendJson(res, 200, { seen: req.headers['x-api-key'] === undefined ? 'none' : 'some' }))
+  const app = await buildTestApp(
+    t,
+    { AGGREGATOR_URL: pluggy.url, ...credentials },
+    { logger: { level: 'trace', stream } }
+  )
+  pluggy.on('/categories', (req, res) =>
+    sendJson(res, 200, { seen: req.headers['x-api-key'] === undefined ? 'none' : 'some' })
+  )
   const bodies: string[] = []
-  for (const payload of [{ endpoint: '/connectors', method: 'GET' }, { endpoint: '/categories', method: 'GET' }, { endpoint: '/auth', method: 'GET' }]) {
+  for (const payload of [
+    { endpoint: '/connectors', method: 'GET' },
+    { endpoint: '/categories', method: 'GET' },
+    { endpoint: '/auth', method: 'GET' }
+  ]) {
     bodies.push((await app.inject({ method: 'POST', url: '/aggregator', headers: bearer(userToken()), payload })).body)
   }
   const issued = pluggy.received.find(r => r.path === '/connectors')?.headers['x-api-key']
@@ -181,9 +379,13 @@ t.test('the aggregator key and secret never reach responses or logs', async t =>
 
 forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once', async (t, engine) => {
   const app = await buildDataApp(t, engine, { AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' })
-  const post = async (payload: unknown, secret: string | null = 'hook-secret') => await app.inject({
-    method: 'POST', url: '/aggregator/webhook', payload: payload as Record<string, unknown>, headers: secret === null ? {} : { 'x-webhook-secret': secret }
-  })
+  const post = async (payload: unknown, secret: string | null = 'hook-secret') =>
+    await app.inject({
+      method: 'POST',
+      url: '/aggregator/webhook',
+      payload: payload as Record<string, unknown>,
+      headers: secret === null ? {} : { 'x-webhook-secret': secret }
+    })
   for (const secret of [null, 'wrong', 'hook-secret ', '']) {
     const res = await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }, secret)
     t.equal(res.statusCode, 401, `secret ${JSON.stringify(secret)}`)
@@ -194,14 +396,21 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   const spec = await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } })
   t.equal(spec.statusCode, 200)
   t.same(spec.json(), { received: true })
-  t.same((await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } })).json(), { received: true }, 'a redelivery is acknowledged')
+  t.same((await post({
+    event: 'item.updated',
+    data: { itemId: 'i1', status: 'UPDATED' }
+  })).json(), { received: true }, 'a redelivery is acknowledged')
   t.equal(await app.store.aggregatorEvents.count(), 1, '…and not stored twice')
 
   const flat = { event: 'item/waiting_user_input', eventId: 'evt-1', itemId: 'i1', id: 'i1', triggeredBy: 'SYNC' }
   t.equal((await post(flat)).statusCode, 200)
   t.equal((await post({ ...flat, triggeredBy: 'USER' })).statusCode, 200, 'the same eventId is one event')
   t.equal(await app.store.aggregatorEvents.count(), 2)
-  t.equal((await post({ event: 'connector/status_updated', eventId: 'evt-3', data: { status: 'UNSTABLE' } })).statusCode, 200, 'unknown kinds are stored too')
+  t.equal((await post({
+    event: 'connector/status_updated',
+    eventId: 'evt-3',
+    data: { status: 'UNSTABLE' }
+  })).statusCode, 200, 'unknown kinds are stored too')
   t.equal(await app.store.aggregatorEvents.count(), 3)
 
   for (const bad of [{}, { event: '' }, { event: 5 }, { event: 'x', data: 'nope' }, [1]]) {
@@ -213,38 +422,77 @@ forEachEngine(t, 'POST /aggregator/webhook: secret, both shapes, each event once
   t.equal(await app.store.aggregatorEvents.count(), 3)
 })
 
-forEachEngine(t, 'a webhook is a notice: the item is read from the aggregator, once per event, and an unknown item changes nothing', async (t, engine) => {
+forEachEngine(t, 'a webhook is a notice: ' +
+  'the item is read from the aggregator, once per event, and an unknown item changes nothing', async (t, engine) => {
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('i1', 'client-7')
   pluggy.itemStatuses.set('i1', 'LOGIN_ERROR')
-  const url = engine === 'sqlite' ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-webhook-')), 'bff.sqlite')}` : await freshDatabaseUrl(t, engine)
-  const app = await buildTestApp(t, { DATABASE_URL: url, AGGREGATOR_URL: pluggy.url, ...credentials, AGGREGATOR_WEBHOOK_SECRET: 'hook-secret' })
-  const post = async (payload: Record<string, unknown>): Promise<number> => (await app.inject({ method: 'POST', url: '/aggregator/webhook', payload, headers: { 'x-webhook-secret': 'hook-secret' } })).statusCode
+  const url =
+    engine === 'sqlite'
+      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-webhook-')), 'bff.sqlite')}`
+      : await freshDatabaseUrl(t, engine)
+  const app = await buildTestApp(t, {
+    DATABASE_URL: url,
+    AGGREGATOR_URL: pluggy.url,
+    ...credentials,
+    AGGREGATOR_WEBHOOK_SECRET: 'hook-secret'
+  })
+  const post = async (payload: Record<string, unknown>): Promise<number> => (await app.inject({
+    method: 'POST',
+    url: '/aggregator/webhook',
+    payload,
+    headers: { 'x-webhook-secret': 'hook-secret' }
+  })).statusCode
   // The sender claims a status; the aggregator says otherwise.
   t.equal(await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }), 200)
   t.equal(await post({ event: 'item.updated', data: { itemId: 'i1', status: 'UPDATED' } }), 200, 'a redelivery')
-  t.equal(await post({ event: 'item/updated', eventId: 'e-unknown', itemId: 'forged-item' }), 200, 'an item the aggregator does not know is acknowledged')
+  t.equal(await post({
+    event: 'item/updated',
+    eventId: 'e-unknown',
+    itemId: 'forged-item'
+  }), 200, 'an item the aggregator does not know is acknowledged')
   // Closing waits for the verifications in flight; the store then shows what they kept.
   await app.close()
-  t.equal(pluggy.received.filter(r => r.path === '/items/i1').length, 1, 'one verification per event, none for the redelivery')
+  t.equal(
+    pluggy.received.filter(r => r.path === '/items/i1').length,
+    1,
+    'one verification per event, none for the redelivery'
+  )
   t.equal(pluggy.received.filter(r => r.path === '/items/forged-item').length, 1)
   const store = await Store.open(url)
   t.teardown(() => store.close())
-  t.match(await store.aggregatorEvents.item('i1'), { itemId: 'i1', status: 'LOGIN_ERROR', clientUserId: 'client-7', lastEvent: 'item.updated' })
+  t.match(await store.aggregatorEvents.item('i1'), {
+    itemId: 'i1',
+    status: 'LOGIN_ERROR',
+    clientUserId: 'client-7',
+    lastEvent: 'item.updated'
+  })
   t.equal(await store.aggregatorEvents.item('forged-item'), undefined, 'no item was made up')
   t.equal(await store.aggregatorEvents.count(), 2, 'both events are stored')
 })
 
 forEachEngine(t, 'without a configured secret (development) every delivery is accepted', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', payload: { event: 'item/created', eventId: 'e', itemId: 'i' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/aggregator/webhook',
+    payload: { event: 'item/created', eventId: 'e', itemId: 'i' }
+  })
   t.equal(res.statusCode, 200)
   t.equal((await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).statusCode, 200)
 })
 
 t.test('in production without aggregator credentials the webhook is 503 NOT_CONFIGURED and stores nothing', async t => {
-  const app = await buildTestApp(t, { NODE_ENV: 'production', DATABASE_URL: 'sqlite::memory:', JWT_SECRET: 'p'.repeat(40) })
-  const res = await app.inject({ method: 'POST', url: '/aggregator/webhook', payload: { event: 'item/updated', eventId: 'anonymous', itemId: 'i1' } })
+  const app = await buildTestApp(t, {
+    NODE_ENV: 'production',
+    DATABASE_URL: 'sqlite::memory:',
+    JWT_SECRET: 'p'.repeat(40)
+  })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/aggregator/webhook',
+    payload: { event: 'item/updated', eventId: 'anonymous', itemId: 'i1' }
+  })
   t.equal(res.statusCode, 503)
   t.match(res.json(), { code: 'NOT_CONFIGURED', message: 'Agregador não configurado' })
   t.equal(await app.store.aggregatorEvents.count(), 0)

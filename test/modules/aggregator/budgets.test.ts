@@ -17,22 +17,48 @@ t.test('each principal has CONNECT_TOKENS_PER_MINUTE connect tokens; past it 429
   const { app, sent } = await setup(t, { CONNECT_TOKENS_PER_MINUTE: '2' })
   const user = bearer(userToken({ sub: 'greedy' }))
   const statuses = []
-  for (let call = 0; call < 4; call++) statuses.push((await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: user, payload: {} })).statusCode)
+  for (let call = 0; call < 4; call++) {
+    statuses.push((await app.inject({
+      method: 'POST',
+      url: '/aggregator/connect_token',
+      headers: user,
+      payload: {}
+    })).statusCode)
+  }
   t.same(statuses, [201, 201, 429, 429])
   t.equal(sent('/connect_token'), 2, 'the refused calls never reached the aggregator')
   const refused = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: user, payload: {} })
   assertErrorBody(t, refused.json(), 429, '/aggregator/connect_token')
   t.equal(refused.json().code, 'RATE_LIMITED')
   t.match(refused.headers['retry-after'], /^\d+$/)
-  t.equal((await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken({ sub: 'patient' })), payload: {} })).statusCode, 201, 'another user has an allowance of their own')
-  t.equal((await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(clientToken({ sub: 'greedy' })), payload: {} })).statusCode, 201, 'and so has a client of the same id')
+  t.equal((await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(userToken({ sub: 'patient' })),
+    payload: {}
+  })).statusCode, 201, 'another user has an allowance of their own')
+  t.equal((await app.inject({
+    method: 'POST',
+    url: '/aggregator/connect_token',
+    headers: bearer(clientToken({ sub: 'greedy' })),
+    payload: {}
+  })).statusCode, 201, 'and so has a client of the same id')
 })
 
 t.test('AGGREGATOR_REQUESTS_PER_MINUTE bounds every call to the aggregator, the key exchange included', async t => {
   const { app, pluggy } = await setup(t, { AGGREGATOR_REQUESTS_PER_MINUTE: '3' })
   const user = bearer(userToken())
-  const relay = async (): Promise<number> => (await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })).statusCode
-  t.same([await relay(), await relay(), await relay()], [200, 200, 429], 'POST /auth, then two relays spend the budget of 3')
+  const relay = async (): Promise<number> => (await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET' }
+  })).statusCode
+  t.same(
+    [await relay(), await relay(), await relay()],
+    [200, 200, 429],
+    'POST /auth, then two relays spend the budget of 3'
+  )
   t.equal(pluggy.received.length, 3, 'nothing was sent past the budget')
   const token = await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: user, payload: {} })
   t.equal(token.statusCode, 429, 'connect tokens draw on the same budget')
@@ -42,12 +68,24 @@ t.test('AGGREGATOR_REQUESTS_PER_MINUTE bounds every call to the aggregator, the 
 testNeeding(t, 'with RATE_LIMIT_REDIS_URL, every instance draws on one aggregator budget', [NEEDS_REDIS], async t => {
   const redis = await startRedis(t)
   const pluggy = await startFakePluggy(t)
-  const shared = { AGGREGATOR_URL: pluggy.url, ...credentials, AGGREGATOR_REQUESTS_PER_MINUTE: '4', RATE_LIMIT_REDIS_URL: redis.url }
+  const shared = {
+    AGGREGATOR_URL: pluggy.url,
+    ...credentials,
+    AGGREGATOR_REQUESTS_PER_MINUTE: '4',
+    RATE_LIMIT_REDIS_URL: redis.url
+  }
   const first = await buildTestApp(t, shared)
   const second = await buildTestApp(t, shared)
   const user = bearer(userToken())
   const statuses = []
-  for (const app of [first, second, first]) statuses.push((await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET' } })).statusCode)
+  for (const app of [first, second, first]) {
+    statuses.push((await app.inject({
+      method: 'POST',
+      url: '/aggregator',
+      headers: user,
+      payload: { endpoint: '/connectors', method: 'GET' }
+    })).statusCode)
+  }
   // Each instance exchanges its own key: 2 × (POST /auth + relay) = 4, the budget.
   t.same(statuses, [200, 200, 429])
   t.equal(pluggy.received.length, 4)
@@ -135,11 +173,21 @@ t.test('aggregator pagination is checked before it leaves', async t => {
     [{ pageSize: '1e3' }, 'pageSize must be an integer number']
   ]
   for (const [fields, message] of cases) {
-    const res = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/transactions', method: 'GET', accountId: 'a', ...fields } })
+    const res = await app.inject({
+      method: 'POST',
+      url: '/aggregator',
+      headers: user,
+      payload: { endpoint: '/transactions', method: 'GET', accountId: 'a', ...fields }
+    })
     t.equal(res.statusCode, 400, JSON.stringify(fields))
     t.same(res.json().message, [message], JSON.stringify(fields))
   }
   t.same(pluggy.received.filter(r => r.path !== '/auth'), [], 'nothing was sent')
-  const fine = await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint: '/connectors', method: 'GET', page: '2', pageSize: 500 } })
+  const fine = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET', page: '2', pageSize: 500 }
+  })
   t.equal(fine.statusCode, 200)
 })

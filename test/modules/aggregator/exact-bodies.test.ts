@@ -20,8 +20,12 @@ t.test('POST /aggregator and connect tokens: the aggregator\'s 4xx (and relayed 
   const relay = async (endpoint: string) =>
     await app.inject({ method: 'POST', url: '/aggregator', headers: user, payload: { endpoint, method: 'GET' } })
   const connectToken = async (sub: string) =>
-    await app.inject({ method: 'POST', url: '/aggregator/connect_token', headers: bearer(userToken({ sub })),
-      payload: {} })
+    await app.inject({
+      method: 'POST',
+      url: '/aggregator/connect_token',
+      headers: bearer(userToken({ sub })),
+      payload: {}
+    })
   for (status of RELAYED_STATUSES) {
     const relayed = await relay('/connectors')
     t.equal(relayed.statusCode, status, `relay ${status}`)

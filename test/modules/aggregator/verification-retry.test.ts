@@ -131,7 +131,11 @@ forEachEngine(t, EXPIRY, async (t, engine) => {
 
   const past = new Date(Date.now() - 1000).toISOString()
   await app.store.itemVerifications.enqueue({
-    itemId: 'stale', event: 'item/updated', queuedAt: past, nextAttemptAt: past, expiresAt: past,
+    itemId: 'stale',
+    event: 'item/updated',
+    queuedAt: past,
+    nextAttemptAt: past,
+    expiresAt: past,
     lastError: 'BFF_UPSTREAM_UNAVAILABLE'
   })
   const dropped = 'webhook item verification expired: dropped'

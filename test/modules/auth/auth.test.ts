@@ -1,5 +1,16 @@
 import t from 'tap'
-import { assertErrorBody, bearer, buildTestApp, clientToken, fixtureToken, signToken, tymon, tymonClaims, userToken, TEXTS } from '../../helper.js'
+import {
+  assertErrorBody,
+  bearer,
+  buildTestApp,
+  clientToken,
+  fixtureToken,
+  signToken,
+  tymon,
+  tymonClaims,
+  userToken,
+  TEXTS
+} from '../../helper.js'
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const user = fixtureToken('valid_user')
@@ -34,7 +45,11 @@ t.test('GET /auth/profile', async t => {
   t.equal(anonymous.json().message, TEXTS.tokenInvalid)
   assertErrorBody(t, anonymous.json(), 401, '/auth/profile')
 
-  const expired = await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(fixtureToken('expired_user').token) })
+  const expired = await app.inject({
+    method: 'GET',
+    url: '/auth/profile',
+    headers: bearer(fixtureToken('expired_user').token)
+  })
   t.equal(expired.statusCode, 401)
   t.equal(expired.json().message, TEXTS.tokenExpired)
 
@@ -82,7 +97,11 @@ t.test('GET /auth/client/dashboard: clients only', async t => {
 
 t.test('GET /auth/client/test: plain OK for clients', async t => {
   const app = await buildTestApp(t)
-  const res = await app.inject({ method: 'GET', url: '/auth/client/test', headers: bearer(clientToken({ sub: 'c-9' })) })
+  const res = await app.inject({
+    method: 'GET',
+    url: '/auth/client/test',
+    headers: bearer(clientToken({ sub: 'c-9' }))
+  })
   t.equal(res.statusCode, 200)
   t.equal(res.body, 'OK')
   t.match(res.headers['content-type'], /^text\/plain/)
@@ -117,7 +136,14 @@ t.test('GET /auth/token/debug (development)', async t => {
   t.equal(body.message, 'Debug completo do token JWT')
   t.match(body.authentication, { id: '9', type: 'user', expiresAt: ISO_MS, issuedAt: ISO_MS })
   t.same(body.rawToken, { value: token, length: token.length, parts: 3 })
-  t.same(body.tokenData, { issuer: claims.iss, jwtId: claims.jti, provider: tymon.userProviderHash, uuid: 'uuid-9', email: 'ana@example.com', name: 'Ana' })
+  t.same(body.tokenData, {
+    issuer: claims.iss,
+    jwtId: claims.jti,
+    provider: tymon.userProviderHash,
+    uuid: 'uuid-9',
+    email: 'ana@example.com',
+    name: 'Ana'
+  })
   t.same(body.jwtPayload, claims)
   t.same(body.extractedFields, { uuid: 'uuid-9', email: 'ana@example.com', name: 'Ana' })
   t.equal(body.laravelCompatible, true)
@@ -131,7 +157,13 @@ t.test('GET /auth/laravel-compatibility (development)', async t => {
   t.equal(res.statusCode, 200)
   t.match(res.json(), {
     message: 'Dados de compatibilidade com Laravel',
-    bffData: { userId: '1', userType: 'client', provider: tymon.clientProviderHash, issuer: client.payload.iss, jwtId: client.payload.jti },
+    bffData: {
+      userId: '1',
+      userType: 'client',
+      provider: tymon.clientProviderHash,
+      issuer: client.payload.iss,
+      jwtId: client.payload.jti
+    },
     laravelFields: { sub: 1, iss: client.payload.iss, jti: client.payload.jti, prv: tymon.clientProviderHash },
     compatibility: { sameSecret: true, sameAlgorithm: true, tokenValidity: /^válido por / }
   })
@@ -149,6 +181,10 @@ t.test('development-only routes do not exist in production', async t => {
 
 t.test('responses carry only the listed fields', async t => {
   const app = await buildTestApp(t)
-  const res = await app.inject({ method: 'GET', url: '/auth/profile', headers: bearer(signToken({ ...tymonClaims(), secret: 'x' })) })
+  const res = await app.inject({
+    method: 'GET',
+    url: '/auth/profile',
+    headers: bearer(signToken({ ...tymonClaims(), secret: 'x' }))
+  })
   t.same(Object.keys(res.json().user).sort(), ['expiresAt', 'id', 'issuedAt', 'type'])
 })

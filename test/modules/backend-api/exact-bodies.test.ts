@@ -44,8 +44,12 @@ t.test('an upstream answer without a content type, or with another one, is still
   const app = await buildTestApp(t, { BACKEND_URL: laravel.url })
   const user = bearer(userToken())
   const proxy = async (path: string) =>
-    await app.inject({ method: 'POST', url: `/backend-api/proxy/api/${path}`, headers: user,
-      payload: { method: 'GET' } })
+    await app.inject({
+      method: 'POST',
+      url: `/backend-api/proxy/api/${path}`,
+      headers: user,
+      payload: { method: 'GET' }
+    })
   const plain = await proxy('plain')
   t.equal(plain.body, upstreamBody(422))
   t.equal(plain.headers['content-type'], 'application/json')

@@ -6,7 +6,10 @@ import { closedPort } from '../../fixtures/fake-server.js'
 
 t.test('GET /ready checks the store and reports the upstreams without failing on them', async t => {
   const laravel = await startFakeLaravel(t)
-  const app = await buildTestApp(t, { BACKEND_URL: laravel.url, AGGREGATOR_URL: `http://127.0.0.1:${await closedPort(t)}` })
+  const app = await buildTestApp(t, {
+    BACKEND_URL: laravel.url,
+    AGGREGATOR_URL: `http://127.0.0.1:${await closedPort(t)}`
+  })
   const res = await app.inject({ method: 'GET', url: '/ready' })
   t.equal(res.statusCode, 200)
   t.match(res.json(), {
@@ -19,7 +22,11 @@ t.test('GET /ready checks the store and reports the upstreams without failing on
     timestamp: String
   })
   await app.inject({ method: 'GET', url: '/ready' })
-  t.equal(laravel.received.filter(r => r.path === '/api/health').length, 1, 'upstream probes are cached between balancer checks')
+  t.equal(
+    laravel.received.filter(r => r.path === '/api/health').length,
+    1,
+    'upstream probes are cached between balancer checks'
+  )
 })
 
 t.test('GET /ready is 503 while draining and without the store', async t => {
@@ -29,7 +36,11 @@ t.test('GET /ready is 503 while draining and without the store', async t => {
   t.equal(draining.statusCode, 503)
   t.equal(draining.json().message, 'Instância em desligamento')
   assertErrorBody(t, draining.json(), 503, '/ready')
-  t.equal((await app.inject({ method: 'GET', url: '/auth/health' })).statusCode, 200, 'liveness stays up while draining')
+  t.equal(
+    (await app.inject({ method: 'GET', url: '/auth/health' })).statusCode,
+    200,
+    'liveness stays up while draining'
+  )
 
   const broken = await buildTestApp(t)
   await broken.store.close()
@@ -38,9 +49,14 @@ t.test('GET /ready is 503 while draining and without the store', async t => {
   t.equal(res.json().message, 'Banco de dados indisponível')
 })
 
-t.test('an answer that ends after closing began carries Connection: close, so no keep-alive connection outlives the instance', async t => {
+t.test('an answer that ends after closing began carries Connection: close, ' +
+  'so no keep-alive connection outlives the instance', async t => {
   const laravel = await startFakeLaravel(t)
-  laravel.on('/api/user/profile', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 300)); res.writeHead(200, { 'content-type': 'application/json' }); res.end('{"slow":true}') })
+  laravel.on('/api/user/profile', async (_req, res) => {
+    await new Promise(resolve => setTimeout(resolve, 300))
+    res.writeHead(200, { 'content-type': 'application/json' })
+    res.end('{"slow":true}')
+  })
   const app = await buildTestApp(t, { BACKEND_URL: laravel.url })
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const agent = new Agent({ keepAlive: true })
@@ -49,7 +65,9 @@ t.test('an answer that ends after closing began carries Connection: close, so no
   t.equal(before.headers.connection, 'keep-alive', 'keep-alive while serving')
   const slow = fetchWith(agent, `${address}/backend-api/user/profile`, { authorization: `Bearer ${userToken()}` })
   // Close once the request is in flight: the backend has it.
-  while (!laravel.received.some(request => request.path === '/api/user/profile')) await new Promise(resolve => setTimeout(resolve, 10))
+  while (!laravel.received.some(request => request.path === '/api/user/profile')) {
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
   const closed = app.close()
   const answer = await slow
   t.equal(answer.status, 200, 'the request in flight finished')
@@ -57,7 +75,9 @@ t.test('an answer that ends after closing began carries Connection: close, so no
   await closed
 })
 
-async function fetchWith (agent: Agent, url: string, headers: Record<string, string> = {}): Promise<{ status: number, headers: Record<string, string | string[] | undefined> }> {
+async function fetchWith (
+  agent: Agent, url: string, headers: Record<string, string> = {}
+): Promise<{ status: number, headers: Record<string, string | string[] | undefined> }> {
   return await new Promise((resolve, reject) => {
     get(url, { agent, headers }, res => {
       res.resume()

@@ -34,10 +34,20 @@ forEachEngine(t, 'GET /stats aggregates the store', async (t, engine) => {
 
   const ids: string[] = []
   for (const userId of ['ana', 'ana', 'bia']) {
-    ids.push((await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId } })).json().id)
+    ids.push((await app.inject({
+      method: 'POST',
+      url: '/portfolios',
+      headers: apiKey(),
+      payload: { name: 'P', userId }
+    })).json().id)
   }
   for (const [portfolioId, quantity, price] of [[ids[0], 2, 10], [ids[1], 1, 5.5], [ids[2], 4, 0.25]] as const) {
-    await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'A', symbol: 'A', type: 'FUND', quantity, price, portfolioId } })
+    await app.inject({
+      method: 'POST',
+      url: '/portfolio-assets',
+      headers: apiKey(),
+      payload: { name: 'A', symbol: 'A', type: 'FUND', quantity, price, portfolioId }
+    })
   }
   const stats = await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })
   t.match(stats.json(), { totalPortfolios: 3, totalAssets: 3, totalValue: 26.5, activeUsers: 2 })
@@ -54,7 +64,17 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
   // Each asset's value rounded to cents, summed exactly (docs/api.md#money).
   const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets)
-    .reduce((sum, a) => sum.plus(a.lots.reduce((q, lot) => q.plus(lot.quantity), new Big(0)).times(a.price).round(2, Big.roundHalfUp)), new Big(0)).toNumber()
+    .reduce(
+      (sum, a) =>
+        sum.plus(
+          a.lots
+            .reduce((q, lot) => q.plus(lot.quantity), new Big(0))
+            .times(a.price)
+            .round(2, Big.roundHalfUp)
+        ),
+      new Big(0)
+    )
+    .toNumber()
   const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
   t.equal(stats.totalAssets, DEMO_PORTFOLIOS.flatMap(p => p.assets).length)
   t.equal(stats.totalValue, expected, 'the total is the exact sum of the demo assets')
