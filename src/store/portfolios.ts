@@ -178,10 +178,6 @@ export class PortfolioRepository {
     return portfolio
   }
 
-  async update (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Portfolio | undefined> {
-    return (await this.change(id, input, precondition))?.portfolio
-  }
-
   /**
    * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
    * tag; answers it and its detail after the change, read in the same transaction.
