@@ -5,7 +5,12 @@ import { apiKey, assertErrorBody, buildDataApp, forEachEngine } from '../../help
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
 async function portfolio (app: App, userId = 'u'): Promise<string> {
-  const res = await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: apiKey(),
+    payload: { name: 'P', userId }
+  })
   return res.json().id
 }
 
@@ -16,9 +21,24 @@ function assetBody (portfolioId: string, overrides: Record<string, unknown> = {}
 forEachEngine(t, 'POST /portfolio-assets returns the whole asset', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
-  const res = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { ...assetBody(portfolioId), totalValue: 1, id: 'mine' } })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { ...assetBody(portfolioId), totalValue: 1, id: 'mine' }
+  })
   t.equal(res.statusCode, 201)
-  t.match(res.json(), { name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 37.5, totalValue: 3750, portfolioId, createdAt: ISO_MS, updatedAt: ISO_MS })
+  t.match(res.json(), {
+    name: 'Petrobras PN',
+    symbol: 'PETR4',
+    type: 'STOCK',
+    quantity: 100,
+    price: 37.5,
+    totalValue: 3750,
+    portfolioId,
+    createdAt: ISO_MS,
+    updatedAt: ISO_MS
+  })
   t.not(res.json().id, 'mine', 'server-set fields cannot be sent')
   const total = await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}/value`, headers: apiKey() })
   t.equal(total.json().totalValue, 3750)
@@ -26,7 +46,12 @@ forEachEngine(t, 'POST /portfolio-assets returns the whole asset', async (t, eng
 
 forEachEngine(t, 'POST /portfolio-assets for an unknown portfolio is 404 and stores nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const res = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody('00000000-0000-4000-8000-000000000000') })
+  const res = await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: assetBody('00000000-0000-4000-8000-000000000000')
+  })
   t.equal(res.statusCode, 404)
   t.equal(res.json().message, 'Portfolio não encontrado')
   assertErrorBody(t, res.json(), 404, '/portfolio-assets')
@@ -49,7 +74,12 @@ forEachEngine(t, 'POST /portfolio-assets validation stores nothing', async (t, e
     [{ portfolioId: 5 }, ['portfolioId must be a string']]
   ]
   for (const [overrides, messages] of cases) {
-    const res = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId, overrides) })
+    const res = await app.inject({
+      method: 'POST',
+      url: '/portfolio-assets',
+      headers: apiKey(),
+      payload: assetBody(portfolioId, overrides)
+    })
     t.equal(res.statusCode, 400, JSON.stringify(overrides))
     t.same(res.json().message, messages, JSON.stringify(overrides))
   }
@@ -62,7 +92,12 @@ forEachEngine(t, 'POST /portfolio-assets validation stores nothing', async (t, e
     'price should not be empty', 'price must be a number conforming to the specified constraints',
     'portfolioId should not be empty', 'portfolioId must be a string'
   ])
-  const overflow = await app.inject({ method: 'POST', url: '/portfolio-assets', headers: { ...apiKey(), 'content-type': 'application/json' }, payload: `{"name":"x","symbol":"x","type":"STOCK","quantity":1e400,"price":1,"portfolioId":"${portfolioId}"}` })
+  const overflow = await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: { ...apiKey(), 'content-type': 'application/json' },
+    payload: `{"name":"x","symbol":"x","type":"STOCK","quantity":1e400,"price":1,"portfolioId":"${portfolioId}"}`
+  })
   t.equal(overflow.statusCode, 400, 'a number that overflows to Infinity is refused')
   t.same((await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json(), [])
 })
@@ -72,13 +107,30 @@ forEachEngine(t, 'GET /portfolio-assets lists, filters by portfolio and by type'
   const p1 = await portfolio(app)
   const p2 = await portfolio(app)
   const created = []
-  for (const [portfolioId, type, symbol] of [[p1, 'STOCK', 'VALE3'], [p1, 'CRYPTO', 'BTC'], [p2, 'STOCK', 'ITUB4'], [p2, 'BOND', 'IPCA35']] as const) {
-    created.push((await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId, { type, symbol, name: symbol, quantity: 2, price: 3 }) })).json())
+  const toCreate = [
+    [p1, 'STOCK', 'VALE3'], [p1, 'CRYPTO', 'BTC'], [p2, 'STOCK', 'ITUB4'], [p2, 'BOND', 'IPCA35']
+  ] as const
+  for (const [portfolioId, type, symbol] of toCreate) {
+    created.push((await app.inject({
+      method: 'POST',
+      url: '/portfolio-assets',
+      headers: apiKey(),
+      payload: assetBody(portfolioId, { type, symbol, name: symbol, quantity: 2, price: 3 })
+    })).json())
   }
   const all = await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })
   t.equal(all.statusCode, 200)
   t.equal(all.json().length, 4)
-  t.same(Object.keys(all.json()[0]).sort(), ['id', 'name', 'portfolioId', 'price', 'quantity', 'symbol', 'totalValue', 'type'])
+  t.same(Object.keys(all.json()[0]).sort(), [
+    'id',
+    'name',
+    'portfolioId',
+    'price',
+    'quantity',
+    'symbol',
+    'totalValue',
+    'type'
+  ])
   const inP1 = await app.inject({ method: 'GET', url: `/portfolio-assets?portfolioId=${p1}`, headers: apiKey() })
   t.same(inP1.json().map((a: { symbol: string }) => a.symbol).sort(), ['BTC', 'VALE3'])
   const stocks = await app.inject({ method: 'GET', url: '/portfolio-assets/type/STOCK', headers: apiKey() })
@@ -92,28 +144,77 @@ forEachEngine(t, 'GET /portfolio-assets lists, filters by portfolio and by type'
 forEachEngine(t, 'PATCH /portfolio-assets/:id changes quantity and price only', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
-  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()
-  const res = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload: { quantity: 50, symbol: 'HACK' } })
+  const asset = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: assetBody(portfolioId)
+  })).json()
+  const res = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${asset.id}`,
+    headers: apiKey(),
+    payload: { quantity: 50, symbol: 'HACK' }
+  })
   t.equal(res.statusCode, 200)
-  t.match(res.json(), { id: asset.id, symbol: 'PETR4', quantity: 50, price: 37.5, totalValue: 1875, createdAt: asset.createdAt })
-  const priced = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload: { price: 40 } })
+  t.match(res.json(), {
+    id: asset.id,
+    symbol: 'PETR4',
+    quantity: 50,
+    price: 37.5,
+    totalValue: 1875,
+    createdAt: asset.createdAt
+  })
+  const priced = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${asset.id}`,
+    headers: apiKey(),
+    payload: { price: 40 }
+  })
   t.equal(priced.json().totalValue, 2000)
-  t.equal((await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}/value`, headers: apiKey() })).json().totalValue, 2000)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolios/${portfolioId}/value`,
+    headers: apiKey()
+  })).json().totalValue, 2000)
 
-  const invalid = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload: { quantity: 0, price: 10 } })
+  const invalid = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${asset.id}`,
+    headers: apiKey(),
+    payload: { quantity: 0, price: 10 }
+  })
   t.equal(invalid.statusCode, 400)
-  t.equal((await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}`, headers: apiKey() })).json().price, 40, 'a rejected PATCH changes nothing')
-  t.equal((await app.inject({ method: 'PATCH', url: '/portfolio-assets/nope', headers: apiKey(), payload: { price: 1 } })).statusCode, 404)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${asset.id}`,
+    headers: apiKey()
+  })).json().price, 40, 'a rejected PATCH changes nothing')
+  t.equal((await app.inject({
+    method: 'PATCH',
+    url: '/portfolio-assets/nope',
+    headers: apiKey(),
+    payload: { price: 1 }
+  })).statusCode, 404)
 })
 
 forEachEngine(t, 'DELETE /portfolio-assets/:id', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
-  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()
+  const asset = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: assetBody(portfolioId)
+  })).json()
   const res = await app.inject({ method: 'DELETE', url: `/portfolio-assets/${asset.id}`, headers: apiKey() })
   t.equal(res.statusCode, 200)
   t.same(res.json(), { message: 'Ativo removido com sucesso', id: asset.id })
-  t.equal((await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}/value`, headers: apiKey() })).json().totalValue, 0)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolios/${portfolioId}/value`,
+    headers: apiKey()
+  })).json().totalValue, 0)
   const again = await app.inject({ method: 'DELETE', url: `/portfolio-assets/${asset.id}`, headers: apiKey() })
   t.equal(again.statusCode, 404)
   t.equal(again.json().message, 'Ativo não encontrado')
@@ -123,11 +224,22 @@ forEachEngine(t, 'concurrent creates never lose a record and totals add up', asy
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
   const count = 60
-  const results = await Promise.all(Array.from({ length: count }, (_, i) => app.inject({
-    method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId, { quantity: i + 1, price: 2 })
-  })))
+  const results = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      app.inject({
+        method: 'POST',
+        url: '/portfolio-assets',
+        headers: apiKey(),
+        payload: assetBody(portfolioId, { quantity: i + 1, price: 2 })
+      })
+    )
+  )
   t.same(results.map(r => r.statusCode), Array(count).fill(201))
-  const listed = await app.inject({ method: 'GET', url: `/portfolio-assets?portfolioId=${portfolioId}`, headers: apiKey() })
+  const listed = await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets?portfolioId=${portfolioId}`,
+    headers: apiKey()
+  })
   t.same(listed.json().map((a: { id: string }) => a.id).sort(), results.map(r => r.json().id).sort())
   const value = await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}/value`, headers: apiKey() })
   t.equal(value.json().totalValue, 2 * (count * (count + 1)) / 2)
@@ -142,10 +254,16 @@ forEachEngine(t, 'asset routes need the API key', async (t, engine) => {
   }
 })
 
-forEachEngine(t, 'PATCH /portfolio-assets/:id that names nothing updatable is 400 and changes nothing', async (t, engine) => {
+forEachEngine(t, 'PATCH /portfolio-assets/:id that names nothing updatable is 400 and changes ' +
+  'nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const portfolioId = await portfolio(app)
-  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: assetBody(portfolioId) })).json()
+  const asset = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: assetBody(portfolioId)
+  })).json()
   for (const payload of [{}, { name: 'x' }]) {
     const res = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${asset.id}`, headers: apiKey(), payload })
     t.equal(res.statusCode, 400)

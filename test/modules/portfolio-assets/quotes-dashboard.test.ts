@@ -9,9 +9,17 @@ const LONG_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\.\d{4}$/
 const SOURCE_FIELDS = '{ lastQuote quoteSource quoteUpdatedAt }'
 const SHORT_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\/\d{2}$/
 
-async function brapiApp (t: Test, engine: 'sqlite' | 'postgres' = 'sqlite', overrides: Record<string, string> = {}): Promise<{ app: App, brapi: FakeBrapi }> {
+async function brapiApp (
+  t: Test, engine: 'sqlite' | 'postgres' = 'sqlite', overrides: Record<string, string> = {}
+): Promise<{ app: App, brapi: FakeBrapi }> {
   const brapi = await startFakeBrapi(t)
-  const app = await buildDataApp(t, engine, { QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, BRAPI_TOKEN: 'brapi-token', BRAPI_TIMEOUT_MS: '300', ...overrides })
+  const app = await buildDataApp(t, engine, {
+    QUOTES_PROVIDER: 'brapi',
+    BRAPI_URL: brapi.url,
+    BRAPI_TOKEN: 'brapi-token',
+    BRAPI_TIMEOUT_MS: '300',
+    ...overrides
+  })
   return { app, brapi }
 }
 
@@ -22,7 +30,13 @@ t.test('GET /portfolio-assets/price/:symbol from brapi', async t => {
   brapi.prices.set('NOPRICE3', null)
   const res = await app.inject({ method: 'GET', url: '/portfolio-assets/price/petr4', headers: apiKey() })
   t.equal(res.statusCode, 200)
-  t.same(res.json(), { symbol: 'PETR4', price: 37.42, currency: 'BRL', lastUpdate: '2026-11-21T20:07:46.000Z', source: 'brapi.dev' })
+  t.same(res.json(), {
+    symbol: 'PETR4',
+    price: 37.42,
+    currency: 'BRL',
+    lastUpdate: '2026-11-21T20:07:46.000Z',
+    source: 'brapi.dev'
+  })
   const sent = brapi.received[0]
   t.equal(sent?.path, '/api/quote/PETR4')
   t.equal(sent?.headers.authorization, 'Bearer brapi-token', 'the token travels in the header')
@@ -51,14 +65,29 @@ t.test('brapi failures map like the relays: 5xx and refusals → 502, timeout �
   const { app, brapi } = await brapiApp(t)
   brapi.on('BOOM3', (_req, res) => sendJson(res, 500, { message: 'internal', stack: 'secret' }))
   brapi.on('AUTH3', (_req, res) => sendJson(res, 401, { message: 'token inválido' }))
-  brapi.on('SLOW3', async (_req, res) => { await new Promise(resolve => setTimeout(resolve, 1500)); sendJson(res, 200, {}) })
+  brapi.on('SLOW3', async (_req, res) => {
+    await new Promise(resolve => setTimeout(resolve, 1500))
+    sendJson(res, 200, {})
+  })
   brapi.on('HTML3', (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<html/>') })
   brapi.on('EMPTY3', (_req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end() })
   brapi.on('NONE3', (_req, res) => sendJson(res, 200, { results: [] }))
-  brapi.on('NEG3', (_req, res) => sendJson(res, 200, { results: [{ symbol: 'NEG3', currency: 'BRL', regularMarketPrice: -1.5 }] }))
-  brapi.on('TEXT3', (_req, res) => sendJson(res, 200, { results: [{ symbol: 'TEXT3', currency: 'BRL', regularMarketPrice: '12.3' }] }))
-  const garbage = ['HTML3', 'EMPTY3', 'NONE3', 'NEG3', 'TEXT3'].map(symbol => [symbol, 502, TEXTS.upstreamUnavailable] as const)
-  for (const [symbol, status, message] of [['BOOM3', 502, TEXTS.upstreamUnavailable], ['AUTH3', 502, TEXTS.upstreamUnavailable], ...garbage, ['SLOW3', 504, TEXTS.upstreamTimeout]] as const) {
+  brapi.on('NEG3', (_req, res) =>
+    sendJson(res, 200, { results: [{ symbol: 'NEG3', currency: 'BRL', regularMarketPrice: -1.5 }] })
+  )
+  brapi.on('TEXT3', (_req, res) =>
+    sendJson(res, 200, { results: [{ symbol: 'TEXT3', currency: 'BRL', regularMarketPrice: '12.3' }] })
+  )
+  const garbage = ['HTML3', 'EMPTY3', 'NONE3', 'NEG3', 'TEXT3'].map(
+    symbol => [symbol, 502, TEXTS.upstreamUnavailable] as const
+  )
+  const failures = [
+    ['BOOM3', 502, TEXTS.upstreamUnavailable],
+    ['AUTH3', 502, TEXTS.upstreamUnavailable],
+    ...garbage,
+    ['SLOW3', 504, TEXTS.upstreamTimeout]
+  ] as const
+  for (const [symbol, status, message] of failures) {
     const res = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
     t.equal(res.statusCode, status, symbol)
     t.equal(res.json().message, message)
@@ -70,7 +99,11 @@ t.test('one brapi call for 50 concurrent requests of a symbol, then cached for Q
   const { app, brapi } = await brapiApp(t)
   brapi.prices.set('VALE3', 61.18)
   brapi.delayMs = 50
-  const answers = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })))
+  const answers = await Promise.all(Array.from({ length: 50 }, async () => await app.inject({
+    method: 'GET',
+    url: '/portfolio-assets/price/VALE3',
+    headers: apiKey()
+  })))
   t.same(answers.map(a => a.statusCode), Array(50).fill(200))
   t.equal(brapi.calls('VALE3'), 1, 'single flight')
   await app.inject({ method: 'GET', url: '/portfolio-assets/price/VALE3', headers: apiKey() })
@@ -83,9 +116,21 @@ t.test('one brapi call for 50 concurrent requests of a symbol, then cached for Q
   t.equal(uncached.brapi.calls('VALE3'), 2, 'QUOTES_TTL=0 asks every time')
 })
 
-async function portfolioWithAsset (app: App, asset: Record<string, unknown>): Promise<{ portfolioId: string, assetId: string }> {
-  const portfolioId = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId: 'u' } })).json().id
-  const assetId = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Ativo', type: 'STOCK', portfolioId, ...asset } })).json().id
+async function portfolioWithAsset (
+  app: App, asset: Record<string, unknown>
+): Promise<{ portfolioId: string, assetId: string }> {
+  const portfolioId = (await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: apiKey(),
+    payload: { name: 'P', userId: 'u' }
+  })).json().id
+  const assetId = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { name: 'Ativo', type: 'STOCK', portfolioId, ...asset }
+  })).json().id
   return { portfolioId, assetId }
 }
 
@@ -97,9 +142,19 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
   brapi.histories.set('PETR4', [[monthStart(2), 30], [monthStart(1), 35], [monthStart(0), 39]])
   brapi.histories.set('^BVSP', [[monthStart(1), 120_000], [monthStart(0), 130_000]])
   const { portfolioId, assetId } = await portfolioWithAsset(app, { symbol: 'PETR4', quantity: 100, price: 32 })
-  await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Vale', symbol: 'VALE3', type: 'STOCK', quantity: 10, price: 60, portfolioId } })
+  await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { name: 'Vale', symbol: 'VALE3', type: 'STOCK', quantity: 10, price: 60, portfolioId }
+  })
   // A second buy: 50 more at 36.
-  const patched = await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 150, price: 36 } })
+  const patched = await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${assetId}`,
+    headers: apiKey(),
+    payload: { quantity: 150, price: 36 }
+  })
   t.equal(patched.statusCode, 200)
 
   const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
@@ -121,9 +176,20 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
     resultPercentage: 20
   })
   t.equal(monthlyHistory.length, 1, 'all lots were bought this month: one month of history')
-  t.match(monthlyHistory[0], { month: LONG_LABEL, currentBalance: 6000, quantity: 150, portfolioPercentage: 92.31, ibovPercentage: 0 })
+  t.match(monthlyHistory[0], {
+    month: LONG_LABEL,
+    currentBalance: 6000,
+    quantity: 150,
+    portfolioPercentage: 92.31,
+    ibovPercentage: 0
+  })
   t.match(historicalChart[0], { month: SHORT_LABEL, appliedValue: invested, grossBalance: 6000 })
-  t.same(transactions.map((tx: { type: string, quantity: number, pricePerUnit: number, totalValue: number }) => [tx.type, tx.quantity, tx.pricePerUnit, tx.totalValue]), [['BUY', 100, 32, 3200], ['BUY', 50, 36, 1800]])
+  t.same(transactions.map((tx: {
+    type: string
+    quantity: number
+    pricePerUnit: number
+    totalValue: number
+  }) => [tx.type, tx.quantity, tx.pricePerUnit, tx.totalValue]), [['BUY', 100, 32, 3200], ['BUY', 50, 36, 1800]])
   t.match(transactions[0].date, /^\d{4}-\d\d-\d\d$/)
   const viaGraphql = await app.inject({
     method: 'POST',
@@ -136,19 +202,40 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
   t.same(fromGraphql, sourced, 'GraphQL names the same source')
 
   // Selling 120 takes the whole first lot and 20 of the second (FIFO).
-  await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { quantity: 30 } })
-  const sold = (await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })).json()
-  t.same(sold.transactions.map((tx: { quantity: number, pricePerUnit: number }) => [tx.quantity, tx.pricePerUnit]), [[30, 36]])
+  await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${assetId}`,
+    headers: apiKey(),
+    payload: { quantity: 30 }
+  })
+  const sold = (await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${assetId}/dashboard`,
+    headers: apiKey()
+  })).json()
+  t.same(
+    sold.transactions.map((tx: { quantity: number, pricePerUnit: number }) => [tx.quantity, tx.pricePerUnit]),
+    [[30, 36]]
+  )
   t.equal(sold.basicInfo.investedValue, 30 * 36)
   t.equal(sold.basicInfo.averagePrice, 36)
 
-  t.equal((await app.inject({ method: 'GET', url: '/portfolio-assets/nope/dashboard', headers: apiKey() })).statusCode, 404)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: '/portfolio-assets/nope/dashboard',
+    headers: apiKey()
+  })).statusCode, 404)
 })
 
-forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every asset (offline provider)', async (t, engine) => {
+forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every asset ' +
+  '(offline provider)', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })
-  const assets = (await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json() as Array<{ id: string, portfolioId: string, quantity: number }>
+  const assets = (await app.inject({
+    method: 'GET',
+    url: '/portfolio-assets',
+    headers: apiKey()
+  })).json() as Array<{ id: string, portfolioId: string, quantity: number }>
   t.ok(assets.length >= 10)
   const shares = new Map<string, number[]>()
   for (const asset of assets) {
@@ -156,10 +243,16 @@ forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every 
     t.equal(res.statusCode, 200)
     const { basicInfo, monthlyHistory, historicalChart, transactions } = res.json()
     const lotQuantity = transactions.reduce((sum: Big, tx: { quantity: number }) => sum.plus(tx.quantity), new Big(0))
-    const lotInvested = transactions.reduce((sum: Big, tx: { totalValue: number }) => sum.plus(tx.totalValue), new Big(0))
+    const lotInvested = transactions.reduce(
+      (sum: Big, tx: { totalValue: number }) => sum.plus(tx.totalValue),
+      new Big(0)
+    )
     t.ok(lotQuantity.eq(asset.quantity), 'lots add up to the quantity, exactly')
     t.ok(lotInvested.eq(basicInfo.investedValue), 'invested is the sum of the lots as shown, exactly')
-    t.ok(new Big(basicInfo.averagePrice).eq(lotInvested.div(lotQuantity).round(8, Big.roundHalfUp)), 'averagePrice to 8 places')
+    t.ok(
+      new Big(basicInfo.averagePrice).eq(lotInvested.div(lotQuantity).round(8, Big.roundHalfUp)),
+      'averagePrice to 8 places'
+    )
     t.ok(monthlyHistory.length > 1, 'demo buys span several months')
     t.equal(monthlyHistory.length, historicalChart.length)
     t.equal(monthlyHistory.at(-1).currentBalance, basicInfo.grossValue, 'the last month is the current position')
@@ -170,7 +263,13 @@ forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every 
   for (const [portfolio, values] of shares) {
     // Each share is rounded to 2 places: together within half a hundredth per asset of 100.
     const total = values.reduce((sum, share) => sum.plus(share), new Big(0))
-    t.ok(total.minus(100).abs().lte(0.005 * values.length), `the current shares of portfolio ${portfolio} add up to 100 (${total.toString()})`)
+    t.ok(
+      total
+        .minus(100)
+        .abs()
+        .lte(0.005 * values.length),
+      `the current shares of portfolio ${portfolio} add up to 100 (${total.toString()})`
+    )
   }
 })
 
@@ -179,9 +278,23 @@ t.test('a negative monthly close from brapi is 502 on the dashboard, never used'
   brapi.prices.set('PETR4', 40)
   brapi.prices.set('^BVSP', 130_000)
   brapi.histories.set('PETR4', [[monthStart(1), -35]])
-  const portfolio = (await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'P', userId: 'u' } })).json()
-  const asset = (await app.inject({ method: 'POST', url: '/portfolio-assets', headers: apiKey(), payload: { name: 'Ativo', symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 30, portfolioId: portfolio.id } })).json()
-  const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id as string}/dashboard`, headers: apiKey() })
+  const portfolio = (await app.inject({
+    method: 'POST',
+    url: '/portfolios',
+    headers: apiKey(),
+    payload: { name: 'P', userId: 'u' }
+  })).json()
+  const asset = (await app.inject({
+    method: 'POST',
+    url: '/portfolio-assets',
+    headers: apiKey(),
+    payload: { name: 'Ativo', symbol: 'PETR4', type: 'STOCK', quantity: 1, price: 30, portfolioId: portfolio.id }
+  })).json()
+  const res = await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${asset.id as string}/dashboard`,
+    headers: apiKey()
+  })
   t.equal(res.statusCode, 502)
   t.equal(res.json().code, 'UPSTREAM_UNAVAILABLE')
 })
@@ -189,11 +302,27 @@ t.test('a negative monthly close from brapi is 502 on the dashboard, never used'
 t.test('a symbol the provider does not know is valued at its stored price', async t => {
   const { app, brapi } = await brapiApp(t)
   brapi.prices.set('^BVSP', 130_000)
-  const { assetId } = await portfolioWithAsset(app, { symbol: 'Tesouro IPCA+ 2035', type: 'BOND', quantity: 2, price: 2000 })
-  await app.inject({ method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: apiKey(), payload: { price: 2100 } })
+  const { assetId } = await portfolioWithAsset(app, {
+    symbol: 'Tesouro IPCA+ 2035',
+    type: 'BOND',
+    quantity: 2,
+    price: 2000
+  })
+  await app.inject({
+    method: 'PATCH',
+    url: `/portfolio-assets/${assetId}`,
+    headers: apiKey(),
+    payload: { price: 2100 }
+  })
   const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${assetId}/dashboard`, headers: apiKey() })
   t.equal(res.statusCode, 200)
-  t.match(res.json().basicInfo, { ticker: 'TESOURO IPCA+ 2035', lastQuote: 2100, investedValue: 4000, grossValue: 4200, result: 200 })
+  t.match(res.json().basicInfo, {
+    ticker: 'TESOURO IPCA+ 2035',
+    lastQuote: 2100,
+    investedValue: 4000,
+    grossValue: 4200,
+    result: 200
+  })
   const { quoteSource, quoteUpdatedAt } = res.json().basicInfo
   t.same([quoteSource, quoteUpdatedAt], ['asset', null], 'the dashboard says the price is the asset\'s own')
   t.equal(brapi.calls('TESOURO IPCA+ 2035'), 0, 'a symbol that is not a ticker is not sent to brapi')

@@ -22,10 +22,19 @@ async function addAsset (app: App, portfolioId: string, quantity: number, price:
 
 forEachEngine(t, 'POST /portfolios creates with totalValue 0', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const { status, body } = await createPortfolio(app, { name: '  Longo prazo ', description: 'Ações', userId: 'u1', admin: true })
+  const { status, body } = await createPortfolio(app, {
+    name: '  Longo prazo ',
+    description: 'Ações',
+    userId: 'u1',
+    admin: true
+  })
   t.equal(status, 201)
   t.match(body, { id: UUID, name: 'Longo prazo', description: 'Ações', userId: 'u1', totalValue: 0, createdAt: ISO_MS })
-  t.same(Object.keys(body).sort(), ['createdAt', 'description', 'id', 'name', 'totalValue', 'userId'], 'unknown properties are dropped')
+  t.same(
+    Object.keys(body).sort(),
+    ['createdAt', 'description', 'id', 'name', 'totalValue', 'userId'],
+    'unknown properties are dropped'
+  )
 
   const withoutDescription = await createPortfolio(app, { name: 'Sem descrição', userId: 'u1' })
   t.equal(withoutDescription.body.description, null)
@@ -34,12 +43,18 @@ forEachEngine(t, 'POST /portfolios creates with totalValue 0', async (t, engine)
 forEachEngine(t, 'POST /portfolios validation writes nothing', async (t, engine) => {
   const app = await buildDataApp(t, engine)
   const cases: Array<[Record<string, unknown>, string[]]> = [
-    [{}, ['name should not be empty', 'name must be a string', 'userId should not be empty', 'userId must be a string']],
+    [
+      {},
+      ['name should not be empty', 'name must be a string', 'userId should not be empty', 'userId must be a string']
+    ],
     [{ name: '', userId: 'u' }, ['name should not be empty']],
     [{ name: '   ', userId: 'u' }, ['name should not be empty']],
     [{ name: 'x', userId: 12 }, ['userId must be a string']],
     [{ name: 'x'.repeat(201), userId: 'u' }, ['name must be shorter than or equal to 200 characters']],
-    [{ name: 'x', userId: 'u', description: 'd'.repeat(2001) }, ['description must be shorter than or equal to 2000 characters']]
+    [
+      { name: 'x', userId: 'u', description: 'd'.repeat(2001) },
+      ['description must be shorter than or equal to 2000 characters']
+    ]
   ]
   for (const [payload, messages] of cases) {
     const res = await app.inject({ method: 'POST', url: '/portfolios', headers: apiKey(), payload })
@@ -63,7 +78,14 @@ forEachEngine(t, 'GET /portfolios lists, filters by userId and pages', async (t,
   t.equal(all.statusCode, 200)
   t.same(all.json().map((p: { id: string }) => p.id).sort(), [a.id, b.id, c.id].sort())
   const listedA = all.json().find((p: { id: string }) => p.id === a.id)
-  t.match(listedA, { name: 'A', userId: 'ana', description: null, totalValue: 125, createdAt: ISO_MS, updatedAt: ISO_MS })
+  t.match(listedA, {
+    name: 'A',
+    userId: 'ana',
+    description: null,
+    totalValue: 125,
+    createdAt: ISO_MS,
+    updatedAt: ISO_MS
+  })
 
   const ana = await app.inject({ method: 'GET', url: '/portfolios?userId=ana', headers: apiKey() })
   t.same(ana.json().map((p: { id: string }) => p.id).sort(), [a.id, c.id].sort())
@@ -75,7 +97,11 @@ forEachEngine(t, 'GET /portfolios lists, filters by userId and pages', async (t,
   t.equal(page2.json().length, 1)
   t.same([...page1.json(), ...page2.json()].map((p: { id: string }) => p.id).sort(), [a.id, b.id, c.id].sort())
   for (const query of ['limit=0', 'limit=1001', 'limit=x', 'offset=-1']) {
-    t.equal((await app.inject({ method: 'GET', url: `/portfolios?${query}`, headers: apiKey() })).statusCode, 400, query)
+    t.equal((await app.inject({
+      method: 'GET',
+      url: `/portfolios?${query}`,
+      headers: apiKey()
+    })).statusCode, 400, query)
   }
 })
 
@@ -109,20 +135,48 @@ forEachEngine(t, 'PATCH /portfolios/:id returns the whole updated portfolio', as
   const app = await buildDataApp(t, engine)
   const p = (await createPortfolio(app, { name: 'Old', description: 'd', userId: 'u' })).body
   await addAsset(app, p.id, 2, 5)
-  const res = await app.inject({ method: 'PATCH', url: `/portfolios/${p.id}`, headers: apiKey(), payload: { name: ' New ', userId: 'thief' } })
+  const res = await app.inject({
+    method: 'PATCH',
+    url: `/portfolios/${p.id}`,
+    headers: apiKey(),
+    payload: { name: ' New ', userId: 'thief' }
+  })
   t.equal(res.statusCode, 200)
-  t.match(res.json(), { id: p.id, name: 'New', description: 'd', userId: 'u', totalValue: 10, createdAt: p.createdAt, updatedAt: ISO_MS })
+  t.match(res.json(), {
+    id: p.id,
+    name: 'New',
+    description: 'd',
+    userId: 'u',
+    totalValue: 10,
+    createdAt: p.createdAt,
+    updatedAt: ISO_MS
+  })
 
-  const cleared = await app.inject({ method: 'PATCH', url: `/portfolios/${p.id}`, headers: apiKey(), payload: { description: null } })
+  const cleared = await app.inject({
+    method: 'PATCH',
+    url: `/portfolios/${p.id}`,
+    headers: apiKey(),
+    payload: { description: null }
+  })
   t.equal(cleared.json().description, null)
 
-  const invalid = await app.inject({ method: 'PATCH', url: `/portfolios/${p.id}`, headers: apiKey(), payload: { name: '' } })
+  const invalid = await app.inject({
+    method: 'PATCH',
+    url: `/portfolios/${p.id}`,
+    headers: apiKey(),
+    payload: { name: '' }
+  })
   t.equal(invalid.statusCode, 400)
   t.same(invalid.json().message, ['name should not be empty'])
   const after = await app.inject({ method: 'GET', url: `/portfolios/${p.id}`, headers: apiKey() })
   t.equal(after.json().name, 'New', 'a rejected update changes nothing')
 
-  const missing = await app.inject({ method: 'PATCH', url: '/portfolios/nope', headers: apiKey(), payload: { name: 'x' } })
+  const missing = await app.inject({
+    method: 'PATCH',
+    url: '/portfolios/nope',
+    headers: apiKey(),
+    payload: { name: 'x' }
+  })
   t.equal(missing.statusCode, 404)
   assertErrorBody(t, missing.json(), 404, '/portfolios/nope')
 })
@@ -138,14 +192,27 @@ forEachEngine(t, 'DELETE /portfolios/:id removes its assets too', async (t, engi
   t.equal(res.statusCode, 200)
   t.same(res.json(), { message: 'Portfolio removido com sucesso', id: p.id })
   t.equal((await app.inject({ method: 'GET', url: `/portfolios/${p.id}`, headers: apiKey() })).statusCode, 404)
-  t.equal((await app.inject({ method: 'GET', url: `/portfolio-assets/${doomed.id}`, headers: apiKey() })).statusCode, 404)
+  t.equal((await app.inject({
+    method: 'GET',
+    url: `/portfolio-assets/${doomed.id}`,
+    headers: apiKey()
+  })).statusCode, 404)
   t.equal((await app.inject({ method: 'GET', url: `/portfolio-assets/${kept.id}`, headers: apiKey() })).statusCode, 200)
-  t.equal((await app.inject({ method: 'DELETE', url: `/portfolios/${p.id}`, headers: apiKey() })).statusCode, 404, 'a second delete is 404')
+  t.equal((await app.inject({
+    method: 'DELETE',
+    url: `/portfolios/${p.id}`,
+    headers: apiKey()
+  })).statusCode, 404, 'a second delete is 404')
 })
 
-forEachEngine(t, 'unknown and over-long ids are 404, never 414 or 500, and the body does not repeat a long id', async (t, engine) => {
+forEachEngine(t, 'unknown and over-long ids are 404, never 414 or 500, ' +
+  'and the body does not repeat a long id', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  for (const url of ['/portfolios/00000000-0000-4000-8000-000000000000', '/portfolios/x/value', `/portfolios/${encodeURIComponent("' or 1=1 --")}`]) {
+  for (const url of [
+    '/portfolios/00000000-0000-4000-8000-000000000000',
+    '/portfolios/x/value',
+    `/portfolios/${encodeURIComponent("' or 1=1 --")}`
+  ]) {
     const res = await app.inject({ method: 'GET', url, headers: apiKey() })
     t.equal(res.statusCode, 404, url)
     t.equal(res.json().message, 'Portfolio não encontrado')
@@ -161,12 +228,32 @@ forEachEngine(t, 'unknown and over-long ids are 404, never 414 or 500, and the b
 
 forEachEngine(t, 'every portfolio route needs the API key', async (t, engine) => {
   const app = await buildDataApp(t, engine)
-  const routes: Array<[string, string]> = [['GET', '/portfolios'], ['GET', '/portfolios/x'], ['GET', '/portfolios/x/value'], ['POST', '/portfolios'], ['PATCH', '/portfolios/x'], ['DELETE', '/portfolios/x']]
+  const routes: Array<[string, string]> = [
+    ['GET', '/portfolios'],
+    ['GET', '/portfolios/x'],
+    ['GET', '/portfolios/x/value'],
+    ['POST', '/portfolios'],
+    ['PATCH', '/portfolios/x'],
+    ['DELETE', '/portfolios/x']
+  ]
   for (const [method, url] of routes) {
-    const res = await app.inject({ method: method as 'GET', url, headers: { 'x-api-key': 'wrong' }, ...(method === 'POST' || method === 'PATCH' ? { payload: { name: 'x', userId: 'u' } } : {}) })
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { 'x-api-key': 'wrong' },
+      ...(method === 'POST' || method === 'PATCH' ? { payload: { name: 'x', userId: 'u' } } : {})
+    })
     t.equal(res.statusCode, 401, `${method} ${url}`)
     t.equal(res.json().message, 'API key inválida ou ausente')
   }
-  t.equal((await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey('test-key-rotated') })).statusCode, 200, 'every configured key works')
-  t.same((await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json(), [], 'the rejected POST stored nothing')
+  t.equal((await app.inject({
+    method: 'GET',
+    url: '/portfolios',
+    headers: apiKey('test-key-rotated')
+  })).statusCode, 200, 'every configured key works')
+  t.same((await app.inject({
+    method: 'GET',
+    url: '/portfolios',
+    headers: apiKey()
+  })).json(), [], 'the rejected POST stored nothing')
 })
