@@ -17,11 +17,14 @@ const fixture = (name: string): URL => new URL(`../../fixtures/generated-graphql
  * The GraphQL schema, checked with the tool frontend teams use: graphql-codegen types a client's
  * operations from `schema.graphql`; the client written against them type-checks and works.
  */
-t.test('schema.graphql generates typed operations with graphql-codegen; a client written against them compiles and works', async t => {
+t.test('schema.graphql generates typed operations with graphql-codegen; ' +
+  'a client written against them compiles and works', async t => {
   const dir = t.testdir({})
   const generated = await codegen({
     schema: parse(await readFile(SCHEMA_FILE, 'utf8')),
-    documents: [{ location: 'operations.graphql', document: parse(await readFile(fixture('operations.graphql'), 'utf8')) }],
+    documents: [
+      { location: 'operations.graphql', document: parse(await readFile(fixture('operations.graphql'), 'utf8')) }
+    ],
     filename: 'graphql.ts',
     config: { useTypeImports: true },
     // typescript-operations writes the enums and inputs the operations use (graphql-codegen 6).
@@ -31,19 +34,47 @@ t.test('schema.graphql generates typed operations with graphql-codegen; a client
   await writeFile(join(dir, 'graphql.ts'), generated)
   await writeFile(join(dir, 'client.ts'), await readFile(fixture('client.ts')))
   await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], strict: true, noEmit: true, skipLibCheck: true, noUncheckedIndexedAccess: true, types: [] },
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2023', 'DOM'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      noUncheckedIndexedAccess: true,
+      types: []
+    },
     files: ['client.ts', 'graphql.ts']
   }))
-  const compiled = await run(new URL('../../../node_modules/.bin/tsc', import.meta.url).pathname, ['-p', join(dir, 'tsconfig.json')])
-    .then(() => '', (error: { stdout: string }) => error.stdout)
+  const compiled = await run(new URL('../../../node_modules/.bin/tsc', import.meta.url).pathname, [
+    '-p',
+    join(dir, 'tsconfig.json')
+  ]).then(
+    () => '',
+    (error: { stdout: string }) => error.stdout
+  )
   t.equal(compiled, '', 'the client type-checks against the generated types')
 
   const app = await buildTestApp(t)
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   // Typed here by hand: the client's own types exist only once generated.
-  const client = await import(join(dir, 'client.ts')) as { run: (baseUrl: string, apiKey: string) => Promise<{ createdId: string, portfolio: Record<string, unknown> | null, stockSymbols: string[], refusedCode?: string }> }
+  const client = await import(join(dir, 'client.ts')) as {
+    run: (baseUrl: string, apiKey: string) => Promise<{
+      createdId: string
+      portfolio: Record<string,
+    unknown> | null
+      stockSymbols: string[]
+      refusedCode?: string
+    }>
+  }
   const result = await client.run(address, TEST_API_KEYS[0] ?? '')
-  t.match(result.portfolio, { id: result.createdId, name: 'Generated client', totalValue: 42, assets: [{ symbol: 'PETR4', type: 'STOCK', totalValue: 21 }, { symbol: 'BTC', type: 'CRYPTO' }] })
+  t.match(result.portfolio, {
+    id: result.createdId,
+    name: 'Generated client',
+    totalValue: 42,
+    assets: [{ symbol: 'PETR4', type: 'STOCK', totalValue: 21 }, { symbol: 'BTC', type: 'CRYPTO' }]
+  })
   t.same(result.stockSymbols, ['PETR4'], 'the generated enum compares with what the API answers')
   t.equal(result.refusedCode, 'API_KEY_INVALID')
 })

@@ -12,7 +12,9 @@ t.test('the schema holds the documented names, arguments and types', async t => 
   const schema = buildSchema(readFileSync(SCHEMA_FILE, 'utf8'))
   const signature = (type: string, field: string): string => {
     const found = (schema.getType(type) as GraphQLObjectType).getFields()[field] as GraphQLField<unknown, unknown>
-    const args = found.args.map(arg => `${arg.name}: ${String(arg.type)}${arg.defaultValue === undefined ? '' : ` = ${String(arg.defaultValue)}`}`)
+    const args = found.args.map(
+      arg => `${arg.name}: ${String(arg.type)}${arg.defaultValue === undefined ? '' : ` = ${String(arg.defaultValue)}`}`
+    )
     return `${field}${args.length > 0 ? `(${args.join(', ')})` : ''}: ${String(found.type)}`
   }
   const expected: Record<string, string[]> = {
@@ -42,11 +44,37 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     for (const field of fields) t.equal(signature(type, field.split(/[(:]/)[0] as string), field)
   }
   const fieldsOf = (type: string): string[] => Object.keys((schema.getType(type) as GraphQLObjectType).getFields())
-  t.same(fieldsOf('Portfolio'), ['id', 'name', 'description', 'userId', 'totalValue', 'createdAt', 'updatedAt', 'assets', 'value'])
-  t.same(fieldsOf('PortfolioAsset'), ['id', 'name', 'symbol', 'type', 'quantity', 'price', 'totalValue', 'portfolioId', 'createdAt', 'updatedAt', 'quote', 'dashboard'])
+  t.same(fieldsOf('Portfolio'), [
+    'id',
+    'name',
+    'description',
+    'userId',
+    'totalValue',
+    'createdAt',
+    'updatedAt',
+    'assets',
+    'value'
+  ])
+  t.same(fieldsOf('PortfolioAsset'), [
+    'id',
+    'name',
+    'symbol',
+    'type',
+    'quantity',
+    'price',
+    'totalValue',
+    'portfolioId',
+    'createdAt',
+    'updatedAt',
+    'quote',
+    'dashboard'
+  ])
   t.same(fieldsOf('AggregatorItemStatus'), ['itemId', 'status', 'event', 'updatedAt'])
   const status = (schema.getType('AggregatorItemStatus') as GraphQLObjectType).getFields()
-  t.same([status.itemId, status.status, status.event, status.updatedAt].map(field => String(field?.type)), ['ID!', 'String', 'String!', 'String!'])
+  t.same(
+    [status.itemId, status.status, status.event, status.updatedAt].map(field => String(field?.type)),
+    ['ID!', 'String', 'String!', 'String!']
+  )
   t.ok(isNonNullType((schema.getType('Portfolio') as GraphQLObjectType).getFields().value?.type))
 })
 
@@ -55,8 +83,16 @@ t.test('OpenAPI and GraphQL describe the same fields in the same words', async t
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json()
   const schema = buildSchema(readFileSync(SCHEMA_FILE, 'utf8'))
   let compared = 0
-  for (const [component, type] of [['Portfolio', 'Portfolio'], ['PortfolioAsset', 'PortfolioAsset'], ['SystemStats', 'SystemStats'], ['AssetQuote', 'AssetQuote']]) {
-    const properties = document.components.schemas[component as string].properties as Record<string, { description?: string }>
+  for (const [component, type] of [
+    ['Portfolio', 'Portfolio'],
+    ['PortfolioAsset', 'PortfolioAsset'],
+    ['SystemStats', 'SystemStats'],
+    ['AssetQuote', 'AssetQuote']
+  ]) {
+    const properties = document.components.schemas[component as string].properties as Record<
+      string,
+      { description?: string }
+    >
     const fields = (schema.getType(type as string) as GraphQLObjectType).getFields()
     for (const [name, property] of Object.entries(properties)) {
       t.equal(fields[name]?.description ?? undefined, property.description, `${component as string}.${name}`)

@@ -21,9 +21,18 @@ t.test('a subscription of an expired token is refused and its connection closed 
   const now = 1_800_000_000_000
   const socket = new FakeSocket()
   const session = new SubscriptionSession(socket, 0, () => now)
-  t.throws(() => { session.admit(principalExpiring(now - 1)) }, { code: 'BFF_AUTH_TOKEN_EXPIRED', message: TEXTS.tokenExpired })
+  t.throws(() => { session.admit(principalExpiring(now - 1)) }, {
+    code: 'BFF_AUTH_TOKEN_EXPIRED',
+    message: TEXTS.tokenExpired
+  })
   t.same(socket.closes, [[TOKEN_EXPIRED_CLOSE_CODE, TEXTS.tokenExpired]])
-  t.throws(() => { session.admit(principalExpiring(now - 1)) }, { code: 'BFF_AUTH_TOKEN_EXPIRED' }, 'and every later one')
+  t.throws(
+    () => {
+      session.admit(principalExpiring(now - 1))
+    },
+    { code: 'BFF_AUTH_TOKEN_EXPIRED' },
+    'and every later one'
+  )
   t.equal(socket.closes.length, 1, 'closed once')
 })
 

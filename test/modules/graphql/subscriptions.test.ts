@@ -6,13 +6,30 @@ import WebSocket from 'ws'
 import type { App } from '../../../src/app.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { NEEDS_REDIS, startRedis } from '../../fixtures/redis.js'
-import { aggregatorConfig, subscribed, SUBSCRIPTION, webhook, type Delivery } from '../../fixtures/item-subscriptions.js'
+import {
+  aggregatorConfig,
+  subscribed,
+  SUBSCRIPTION,
+  webhook,
+  type Delivery
+} from '../../fixtures/item-subscriptions.js'
 import { buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
 
 /** A `graphql-transport-ws` client of `app`, with `connectionParams` as a browser would send its token. */
-async function wsClient (t: Test, app: App, connectionParams: Record<string, string>, onNonLazyError?: (error: unknown) => void): Promise<Client> {
-  const address = app.server.listening ? `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` : await app.listen({ port: 0, host: '127.0.0.1' })
-  const client = createClient({ url: `${address.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams, retryAttempts: 0, lazy: false, onNonLazyError })
+async function wsClient (
+  t: Test, app: App, connectionParams: Record<string, string>, onNonLazyError?: (error: unknown) => void
+): Promise<Client> {
+  const address = app.server.listening
+    ? `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
+    : await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = createClient({
+    url: `${address.replace('http', 'ws')}/graphql`,
+    webSocketImpl: WebSocket,
+    connectionParams,
+    retryAttempts: 0,
+    lazy: false,
+    onNonLazyError
+  })
   t.teardown(async () => { await client.dispose() })
   return client
 }
@@ -38,11 +55,16 @@ function subscribe (client: Client, itemId: string) {
     deliveries,
     stop,
     done,
-    next: async (count: number) => { if (deliveries.length < count) await new Promise<void>(resolve => waiters.push({ count, resolve })) }
+    next: async (count: number) => {
+      if (deliveries.length < count) await new Promise<void>(resolve => waiters.push({ count, resolve }))
+    }
   }
 }
 
-/** Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at the other. */
+/**
+ * Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at
+ * the other.
+ */
 async function twoInstances (t: Test, shared: Record<string, string>, expectedTransport: string): Promise<void> {
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('item-1', 'client-a')
@@ -52,13 +74,21 @@ async function twoInstances (t: Test, shared: Record<string, string>, expectedTr
   t.equal(other.itemStatus.transport, expectedTransport)
 
   const user = subscribe(await wsClient(t, other, { Authorization: `Bearer ${userToken()}` }), 'item-1')
-  const owner = subscribe(await wsClient(t, other, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }), 'item-1')
+  const owner = subscribe(
+    await wsClient(t, other, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }),
+    'item-1'
+  )
   const elsewhere = subscribe(await wsClient(t, other, { authorization: `Bearer ${userToken()}` }), 'item-2')
   await subscribed(other, 3)
 
   await webhook(receiver, 'item-1', 'item/updated')
   await Promise.all([user.next(1), owner.next(1)])
-  t.match(user.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATING', event: 'item/updated', updatedAt: /^\d{4}-\d\d-\d\dT/ }, 'the status the aggregator reported, not the webhook\'s claim')
+  t.match(user.deliveries[0]?.data?.aggregatorItem, {
+    itemId: 'item-1',
+    status: 'UPDATING',
+    event: 'item/updated',
+    updatedAt: /^\d{4}-\d\d-\d\dT/
+  }, 'the status the aggregator reported, not the webhook\'s claim')
   t.same(owner.deliveries[0], user.deliveries[0], 'the owning client hears it too')
 
   pluggy.itemStatuses.set('item-1', 'UPDATED')
@@ -70,7 +100,9 @@ async function twoInstances (t: Test, shared: Record<string, string>, expectedTr
   user.stop()
   owner.stop()
   elsewhere.stop()
-  for (let attempt = 0; attempt < 400 && other.itemStatus.subscribers() > 0; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 400 && other.itemStatus.subscribers() > 0; attempt++) {
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
   t.equal(other.itemStatus.subscribers(), 0, 'a completed subscription frees its listener at once')
 }
 
@@ -89,19 +121,39 @@ t.test('one instance in-process; credentials and ownership of subscriptions', as
   const app = await buildTestApp(t, aggregatorConfig(pluggy))
   t.equal(app.itemStatus.transport, 'local')
 
-  const stranger = subscribe(await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-b' })}` }), 'item-1')
+  const stranger = subscribe(
+    await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-b' })}` }),
+    'item-1'
+  )
   const refused = await stranger.done as Delivery[] | undefined
-  t.match(refused, [{ message: 'Acesso negado a itens de outro usuário', extensions: { code: 'FORBIDDEN' } }], 'a client subscribes only to its own items')
+  t.match(
+    refused,
+    [{ message: 'Acesso negado a itens de outro usuário', extensions: { code: 'FORBIDDEN' } }],
+    'a client subscribes only to its own items'
+  )
   const anonymous = subscribe(await wsClient(t, app, {}), 'item-1')
   t.match(await anonymous.done, [{ extensions: { code: 'TOKEN_INVALID' } }], 'no token, no subscription')
-  const expired = subscribe(await wsClient(t, app, { authorization: `Bearer ${userToken({ expOffset: -10, iatOffset: -100, nbfOffset: -100 })}` }), 'item-1')
+  const expired = subscribe(await wsClient(t, app, {
+    authorization: `Bearer ${userToken({
+    expOffset: -10,
+    iatOffset: -100,
+    nbfOffset: -100
+  })}`
+  }), 'item-1')
   t.match(await expired.done, [{ extensions: { code: 'TOKEN_EXPIRED' } }])
 
-  const owner = subscribe(await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }), 'item-1')
+  const owner = subscribe(
+    await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-a' })}` }),
+    'item-1'
+  )
   await subscribed(app, 1)
   await webhook(app, 'item-1', 'item/login_succeeded')
   await owner.next(1)
-  t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATED', event: 'item/login_succeeded' })
+  t.match(owner.deliveries[0]?.data?.aggregatorItem, {
+    itemId: 'item-1',
+    status: 'UPDATED',
+    event: 'item/login_succeeded'
+  })
 })
 
 t.test('a connection closes with 4401 when its token expires, and its subscriptions end with it', async t => {
@@ -111,7 +163,8 @@ t.test('a connection closes with 4401 when its token expires, and its subscripti
   // A token that expires 1–2 s from now; a machine too slow to subscribe within that tries a longer one.
   for (const seconds of [2, 5, 15]) {
     const token = clientToken({ sub: 'client-a', expOffset: seconds })
-    const expiresAtMs = (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp * 1000
+    const expiresAtMs =
+      (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()) as { exp: number }).exp * 1000
     // The close is awaited below: not an error to print.
     const client = await wsClient(t, app, { authorization: `Bearer ${token}` }, () => {})
     const closed = new Promise<{ code: number, atMs: number }>(resolve => {
@@ -120,14 +173,20 @@ t.test('a connection closes with 4401 when its token expires, and its subscripti
     const live = subscribe(client, 'item-1')
     const refused = await Promise.race([subscribed(app, 1).then(() => undefined), live.done])
     if (refused !== undefined) {
-      t.match(refused, [{ extensions: { code: 'TOKEN_EXPIRED' } }], `expired before it subscribed (${seconds} s): a longer token`)
+      t.match(
+        refused,
+        [{ extensions: { code: 'TOKEN_EXPIRED' } }],
+        `expired before it subscribed (${seconds} s): a longer token`
+      )
       continue
     }
     const { code, atMs } = await closed
     t.equal(code, 4401, 'closed as unauthorized')
     t.ok(atMs >= expiresAtMs - 1000 && atMs < expiresAtMs + 60_000, 'at the token\'s expiry, not before')
     await live.done
-    for (let attempt = 0; attempt < 400 && app.itemStatus.subscribers() > 0; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+    for (let attempt = 0; attempt < 400 && app.itemStatus.subscribers() > 0; attempt++) {
+      await new Promise(resolve => setTimeout(resolve, 25))
+    }
     t.equal(app.itemStatus.subscribers(), 0, 'its subscription ended with it')
     const received = live.deliveries.length
     await webhook(app, 'item-1', 'item/updated')
@@ -139,7 +198,8 @@ t.test('a connection closes with 4401 when its token expires, and its subscripti
   t.fail('no token lived long enough to subscribe')
 })
 
-t.test('a subscription\'s document is held to the document limits before it is parsed; the connection stays usable', async t => {
+t.test('a subscription\'s document is held to the document limits before it is parsed; ' +
+  'the connection stays usable', async t => {
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('item-1', 'client-a')
   pluggy.itemStatuses.set('item-1', 'UPDATING')
@@ -149,30 +209,60 @@ t.test('a subscription\'s document is held to the document limits before it is p
     client.subscribe({ query }, { next: () => {}, error: resolve, complete: () => { resolve('completed') } })
   })
   const deep = `subscription{aggregatorItem(itemId:"item-1")${'{a'.repeat(3000)}${'}'.repeat(3000)}}`
-  t.match(await refusal(deep), [{ message: /exceeds the query depth limit of 10$/, extensions: { code: 'BAD_REQUEST', maxDepth: 10 } }])
+  t.match(await refusal(deep), [
+    { message: /exceeds the query depth limit of 10$/, extensions: { code: 'BAD_REQUEST', maxDepth: 10 } }
+  ])
   const long = `subscription { aggregatorItem(itemId: "item-1") { status } } #${'x'.repeat(20_000)}`
-  t.match(await refusal(long), [{ message: /bytes exceeds the limit of 16384 bytes$/, extensions: { code: 'BAD_REQUEST', maxBytes: 16384 } }])
+  t.match(await refusal(long), [
+    { message: /bytes exceeds the limit of 16384 bytes$/, extensions: { code: 'BAD_REQUEST', maxBytes: 16384 } }
+  ])
 
   const owner = subscribe(client, 'item-1')
   await subscribed(app, 1)
   await webhook(app, 'item-1', 'item/updated')
   await owner.next(1)
-  t.match(owner.deliveries[0]?.data?.aggregatorItem, { itemId: 'item-1', status: 'UPDATING' }, 'the same connection subscribes')
+  t.match(
+    owner.deliveries[0]?.data?.aggregatorItem,
+    { itemId: 'item-1', status: 'UPDATING' },
+    'the same connection subscribes'
+  )
 })
 
-testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, and the log names that step', [NEEDS_REDIS], async t => {
+testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, ' +
+  'and the log names that step', [NEEDS_REDIS], async t => {
   const redis = await startRedis(t)
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('item-1', 'client-a')
   pluggy.itemStatuses.set('item-1', 'UPDATED')
   const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
-  const app = await buildTestApp(t, { ...aggregatorConfig(pluggy), REDIS_URL: redis.url }, { logger: { level: 'info', stream } })
+  const stream = new Writable({
+    write (chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
+      done()
+    }
+  })
+  const app = await buildTestApp(t, {
+    ...aggregatorConfig(pluggy),
+    REDIS_URL: redis.url
+  }, { logger: { level: 'info', stream } })
   redis.kill()
   await webhook(app, 'item-1', 'item/updated')
   const unpublished = 'webhook item verified and saved, but its status did not reach subscribers'
-  for (let attempt = 0; attempt < 400 && !lines.some(line => line.msg === unpublished); attempt++) await new Promise(resolve => setTimeout(resolve, 25))
-  t.match(lines.find(line => line.msg === unpublished), { itemId: 'item-1', event: 'item/updated', err: { message: /./ } })
-  t.notOk(lines.some(line => typeof line.msg === 'string' && line.msg.includes('verification failed')), 'not reported as a failed verification')
-  t.match(await app.store.aggregatorEvents.item('item-1'), { status: 'UPDATED', clientUserId: 'client-a' }, 'the verified item is saved')
+  for (let attempt = 0; attempt < 400 && !lines.some(line => line.msg === unpublished); attempt++) {
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  t.match(lines.find(line => line.msg === unpublished), {
+    itemId: 'item-1',
+    event: 'item/updated',
+    err: { message: /./ }
+  })
+  t.notOk(
+    lines.some(line => typeof line.msg === 'string' && line.msg.includes('verification failed')),
+    'not reported as a failed verification'
+  )
+  t.match(
+    await app.store.aggregatorEvents.item('item-1'),
+    { status: 'UPDATED', clientUserId: 'client-a' },
+    'the verified item is saved'
+  )
 })
