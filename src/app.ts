@@ -2,17 +2,17 @@ import type { ServerOptions } from 'node:http'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import sensible from '@fastify/sensible'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { AppConfig } from './config.js'
+import type { AppConfig } from './config/config.js'
 import errorResponses, { frameworkErrors } from './plugins/error-responses.js'
 import openapi from './plugins/openapi.js'
 import strictInputs from './plugins/strict-inputs.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import lingeringClose from './plugins/lingering-close.js'
-import { echoRequestId, requestId } from './logging.js'
-import { schemaCompilers } from './schema-compilers.js'
+import { echoRequestId, requestId } from './observability/logging.js'
+import { schemaCompilers } from './http/schema-compilers.js'
 import metrics from './plugins/metrics.js'
-import { tracedChildLogger, tracedChildLoggerWith } from './trace.js'
+import { tracedChildLogger, tracedChildLoggerWith } from './observability/trace.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
@@ -39,7 +39,9 @@ export const SERVICE_VERSION = '1.0.0'
 export async function buildApp (config: AppConfig, server: FastifyServerOptions & { http?: ServerOptions } = {}) {
   // Before the server exists: the HTTP instrumentation must see it created.
   const tracing =
-    config.otlpEndpoint === undefined ? undefined : await (await import('./otel.js')).startTracing(config.otlpEndpoint)
+    config.otlpEndpoint === undefined
+      ? undefined
+      : await (await import('./observability/otel.js')).startTracing(config.otlpEndpoint)
   const app = Fastify({
     bodyLimit: 1024 * 1024,
     // The caller's sane x-request-id, else a UUID (echoed by echoRequestId).

@@ -1,6 +1,6 @@
 /** What other Fastify applications may import: the app factory, the plugins, their option types and schemas. */
 export { buildApp, type App } from './app.js'
-export { loadConfig, ConfigSchema, ConfigError, type AppConfig } from './config.js'
+export { loadConfig, ConfigSchema, ConfigError, type AppConfig } from './config/config.js'
 export { default as authPlugin, requirePrincipal, type AuthPluginOptions, type Principal } from './plugins/auth.js'
 export { providerConfig, mintToken, type MintOptions } from './tokens.js'
 export * from './schemas/common.js'

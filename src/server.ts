@@ -1,10 +1,10 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, loadConfig } from './config/config.js'
 import { StoreOpenError } from './store/store.js'
-import { loadOrCreateDevSecrets } from './dev-secrets.js'
-import { loggingOptions } from './logging.js'
-import { configurationSummary, configurationWarnings } from './startup.js'
-import { httpTimeouts } from './http-timeouts.js'
+import { loadOrCreateDevSecrets } from './config/dev-secrets.js'
+import { loggingOptions } from './observability/logging.js'
+import { configurationSummary, configurationWarnings } from './observability/startup.js'
+import { httpTimeouts } from './http/timeouts.js'
 
 /** Time for in-flight requests once the drain is over; past it the process exits 1. */
 const IN_FLIGHT_DEADLINE_MS = 10_000

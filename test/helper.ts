@@ -4,7 +4,7 @@ import pg from 'pg'
 import type { Test } from 'tap'
 import Fastify, { type FastifyBaseLogger, type FastifyServerOptions } from 'fastify'
 import { buildApp, type App } from '../src/app.js'
-import { loadConfig, type AppConfig } from '../src/config.js'
+import { loadConfig, type AppConfig } from '../src/config/config.js'
 
 export interface FixtureToken {
   name: string

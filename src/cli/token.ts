@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
-import { ConfigError, loadConfig } from '../config.js'
-import { loadOrCreateDevSecrets } from '../dev-secrets.js'
+import { ConfigError, loadConfig } from '../config/config.js'
+import { loadOrCreateDevSecrets } from '../config/dev-secrets.js'
 import { mintToken } from '../tokens.js'
 
 const HELP = `Usage: npm run token -- [--type user|client] [--sub ID] [--ttl SECONDS]

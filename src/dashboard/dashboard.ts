@@ -1,7 +1,9 @@
 import { monthKey, monthsBetween, type MonthKey, type MonthlyClose } from '../quotes/provider.js'
 import type { Lot } from '../schemas/asset.js'
 import type { Dashboard } from '../schemas/dashboard.js'
-import { decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal } from '../money.js'
+import {
+  decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
+} from '../domain/money.js'
 
 export type { Lot } from '../schemas/asset.js'
 export type { Dashboard } from '../schemas/dashboard.js'

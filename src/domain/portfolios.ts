@@ -1,4 +1,4 @@
-import type { Precondition } from '../entity-tag.js'
+import type { Precondition } from '../http/entity-tag.js'
 import { NotFoundError } from '../errors.js'
 import { pageOf, trimmed } from '../schemas/common.js'
 import type { Asset } from '../schemas/asset.js'

@@ -23,7 +23,7 @@ import {
   type ProviderConfig,
   type TokenData
 } from '../schemas/auth.js'
-import { WindowCounter } from '../budget.js'
+import { WindowCounter } from '../upstream/budget.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
 

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, preSerializationHookHandler } from 'fastify'
-import { entityTag, ifMatch, noneMatch, type Precondition } from '../entity-tag.js'
+import { entityTag, ifMatch, noneMatch, type Precondition } from '../http/entity-tag.js'
 import { errorSchemas } from './error-responses.js'
 import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './route-schema.js'
 

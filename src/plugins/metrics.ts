@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { NO_TELEMETRY, PrometheusTelemetry, type Telemetry } from '../telemetry.js'
+import { NO_TELEMETRY, PrometheusTelemetry, type Telemetry } from '../observability/telemetry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

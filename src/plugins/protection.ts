@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
-import { EventLoopDelay } from '../event-loop-delay.js'
+import { EventLoopDelay } from '../http/event-loop-delay.js'
 
 export interface ProtectionPluginOptions {
   /** Origins allowed by CORS; empty: no cross-origin access. */

@@ -6,7 +6,7 @@ import { RelayClient } from '../upstream/relay.js'
 import { AggregatorApi, type AggregatorCredentials } from '../upstream/aggregator.js'
 import {
   localBudget, localKeyedBudget, redisBudget, redisKeyedBudget, type KeyedBudget, type SharedBudget
-} from '../budget.js'
+} from '../upstream/budget.js'
 import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {

@@ -1,4 +1,4 @@
-import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import type { MonthKey, MonthlyClose, ProviderQuote, QuoteProvider } from './provider.js'
 

@@ -7,8 +7,8 @@ import { touchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { PositionTooLargeError, PreconditionFailedError } from '../errors.js'
-import { entityTag, type Precondition } from '../entity-tag.js'
-import { decimal, positionValue, toCents } from '../money.js'
+import { entityTag, type Precondition } from '../http/entity-tag.js'
+import { decimal, positionValue, toCents } from '../domain/money.js'
 import { toAsset, type AssetRow } from './rows.js'
 
 export interface AssetFilter {

@@ -10,7 +10,7 @@ import {
   type SqliteDatabase,
   type SqliteStatement
 } from 'kysely'
-import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
 
 // The API's enum values, so that a store without span export never loads OpenTelemetry.

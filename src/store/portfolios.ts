@@ -4,10 +4,10 @@ import type { StoreEngine } from './connect.js'
 import type { Database, PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
-import { fromCents } from '../money.js'
+import { fromCents } from '../domain/money.js'
 import type { Asset } from '../schemas/asset.js'
 import { toAsset, type AssetRow } from './rows.js'
-import { entityTag, type Precondition } from '../entity-tag.js'
+import { entityTag, type Precondition } from '../http/entity-tag.js'
 import { PreconditionFailedError } from '../errors.js'
 import type {
   CreatePortfolioInput,

@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { fromCents } from '../money.js'
+import { fromCents } from '../domain/money.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
 

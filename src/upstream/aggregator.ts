@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
-import type { KeyedBudget, SharedBudget } from '../budget.js'
-import { NO_TELEMETRY, type Telemetry } from '../telemetry.js'
+import type { KeyedBudget, SharedBudget } from './budget.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
 import type { RelayClient, RelayedResponse } from './relay.js'
 

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import type { Span, SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
 import type { Dispatcher, Pool } from 'undici'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
-import { NO_TELEMETRY, type Telemetry, type UpstreamName, type UpstreamOutcome } from '../telemetry.js'
-import { upstreamTraceparent } from '../trace.js'
+import { NO_TELEMETRY, type Telemetry, type UpstreamName, type UpstreamOutcome } from '../observability/telemetry.js'
+import { upstreamTraceparent } from '../observability/trace.js'
 import { failureExcerpt } from './failure-excerpt.js'
 import {
   baseUrlOf,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { WindowCounter } from '../../src/budget.js'
+import { WindowCounter } from '../../src/upstream/budget.js'
 import { apiKey, assertErrorBody, bearer, buildTestApp, userToken } from '../helper.js'
 
 t.test('failed authentications past AUTH_FAILURES_PER_MINUTE from one IP are 429; ' +

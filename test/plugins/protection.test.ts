@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Writable } from 'node:stream'
-import { loggingOptions } from '../../src/logging.js'
+import { loggingOptions } from '../../src/observability/logging.js'
 import type { AddressInfo } from 'node:net'
 import type { Response as LightMyRequestResponse } from 'light-my-request'
 import { buildApp, type App } from '../../src/app.js'

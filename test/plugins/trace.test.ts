@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { traceContextOf } from '../../src/trace.js'
+import { traceContextOf } from '../../src/observability/trace.js'
 import { startFakeBrapi } from '../fixtures/fake-brapi.js'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../fixtures/fake-pluggy.js'

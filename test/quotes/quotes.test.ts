@@ -1,5 +1,5 @@
 import t from 'tap'
-import { NO_TELEMETRY } from '../../src/telemetry.js'
+import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
 import { BrapiQuotes, rangeCovering } from '../../src/quotes/brapi.js'

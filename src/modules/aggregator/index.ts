@@ -12,7 +12,7 @@ import {
   rateLimitedFor,
   type ValidationIssue
 } from '../../errors.js'
-import { WindowCounter } from '../../budget.js'
+import { WindowCounter } from '../../upstream/budget.js'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'

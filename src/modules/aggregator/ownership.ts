@@ -3,7 +3,7 @@ import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
 import { underPrefix } from '../../upstream/endpoint.js'
 import type { FastifyBaseLogger } from 'fastify'
-import { NO_TELEMETRY, type Telemetry } from '../../telemetry.js'
+import { NO_TELEMETRY, type Telemetry } from '../../observability/telemetry.js'
 
 export const NOT_YOUR_ITEM = 'Acesso negado a itens de outro usuário'
 const UNSCOPED = 'Informe o item (itemId ou accountId) desta consulta'

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import { requirePrincipal, type Principal } from '../../plugins/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { formatDuration } from '../../time.js'
+import { formatDuration } from '../../domain/time.js'
 import {
   ClientDashboardSchema,
   HealthSchema,

@@ -7,7 +7,7 @@ import { documentRoutes } from '../../plugins/openapi.js'
 import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
 import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint } from '../../upstream/endpoint.js'
-import { formatDuration } from '../../time.js'
+import { formatDuration } from '../../domain/time.js'
 import {
   BackendHealthSchema,
   PROXY_HEADER_ALLOWLIST,

@@ -5,7 +5,7 @@ import { requestAccess } from '../../domain/access.js'
 import { PortfolioService } from '../../domain/portfolios.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { ifMatchOf } from '../../plugins/conditional-requests.js'
-import { entityTag } from '../../entity-tag.js'
+import { entityTag } from '../../http/entity-tag.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
 import {

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { NEEDS_REDIS, startRedis } from '../../fixtures/redis.js'
 import { assertErrorBody, bearer, buildTestApp, clientToken, testNeeding, userToken } from '../../helper.js'
-import { loadConfig } from '../../../src/config.js'
+import { loadConfig } from '../../../src/config/config.js'
 
 const credentials = { AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET }
 

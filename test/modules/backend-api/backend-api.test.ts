@@ -4,7 +4,7 @@ import { Writable } from 'node:stream'
 import { assertErrorBody, bearer, buildTestApp, userToken, clientToken, TEXTS } from '../../helper.js'
 import { startFakeLaravel, LARAVEL_USER } from '../../fixtures/fake-laravel.js'
 import { closedPort, sendJson, startFake } from '../../fixtures/fake-server.js'
-import { loggingOptions } from '../../../src/logging.js'
+import { loggingOptions } from '../../../src/observability/logging.js'
 
 async function setup (t: Test, overrides: Record<string, string> = {}) {
   const laravel = await startFakeLaravel(t)

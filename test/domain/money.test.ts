@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { Migrator, sql } from 'kysely'
-import { decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount } from '../src/money.js'
-import { connect } from '../src/store/connect.js'
-import { migrationProvider } from '../src/store/migrations.js'
-import { Store } from '../src/store/store.js'
-import { apiKey, assertErrorBody, buildDataApp, forEachEngine } from './helper.js'
+import { decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount } from '../../src/domain/money.js'
+import { connect } from '../../src/store/connect.js'
+import { migrationProvider } from '../../src/store/migrations.js'
+import { Store } from '../../src/store/store.js'
+import { apiKey, assertErrorBody, buildDataApp, forEachEngine } from '../helper.js'
 
 t.test('money is rounded half away from zero from the exact decimal product', async t => {
   // 1.005 is 1.00499999999999989… as a double: rounding the float would give 1.00.

@@ -2,8 +2,8 @@ import t from 'tap'
 import { mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, ConfigSchema, loadConfig } from '../src/config.js'
-import { loadOrCreateDevSecrets } from '../src/dev-secrets.js'
+import { ConfigError, ConfigSchema, loadConfig } from '../../src/config/config.js'
+import { loadOrCreateDevSecrets } from '../../src/config/dev-secrets.js'
 
 const strongSecret = 'x'.repeat(64)
 
@@ -177,7 +177,7 @@ t.test('development secrets are made once and kept', async t => {
 })
 
 t.test('.env.example lists every variable of the configuration schema, and nothing else', async t => {
-  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+  const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8')
   const listed = [...example.matchAll(/^([A-Z_]+)=/gm)].map(match => match[1]).sort()
   t.same(listed, Object.keys(ConfigSchema.properties).sort())
 })
