@@ -6,6 +6,18 @@ import type { Database as SqliteDatabase } from 'better-sqlite3'
 const CHECKPOINT_INTERVAL_MS = 200
 /** SQLite's own default, restored if the checkpointer stops: the WAL must never grow unchecked. */
 const AUTOCHECKPOINT_PAGES = 1000
+/**
+ * WAL pages (4 KiB each) at which the serving connection checkpoints after all. PASSIVE checkpoints
+ * copy pages but never rewind the WAL, and under a steady stream of writes one of them never ends
+ * on the last frame at the instant a write begins: the WAL would only grow (1.6 GB after ten
+ * minutes of creates; a RESTART from the worker starves, as writes keep winning the lock). So the
+ * serving connection keeps SQLite's automatic checkpoint, at eight times its default: when it
+ * runs, the worker has already copied nearly every page, the checkpoint ends on the last frame,
+ * and the next write starts the WAL from its beginning.
+ */
+const REWIND_PAGES = 8192
+/** A rewound WAL is truncated to this size, so one burst of writes does not keep its disk space. */
+const WAL_SIZE_LIMIT_BYTES = REWIND_PAGES * 4096
 
 /**
  * The worker's whole program, given as source so that it needs no file of its own (the server is
@@ -20,7 +32,7 @@ const checkpoint = () => { db.pragma('wal_checkpoint(PASSIVE)') }
 const timer = setInterval(checkpoint, workerData.intervalMs)
 parentPort.on('message', () => {
   clearInterval(timer)
-  checkpoint()
+  db.pragma('wal_checkpoint(TRUNCATE)')
   db.close()
   parentPort.close()
 })
@@ -35,16 +47,18 @@ export interface Checkpointer {
  * WAL checkpoints off the event loop. With SQLite's automatic checkpoints, every thousandth page
  * committed makes that commit copy the WAL into the database and fsync both, on the thread that
  * serves requests: under a stream of creates the event loop sat blocked in fsync about a tenth of
- * the time. Here the committing connection only appends to the WAL (durable across a process crash
- * with `synchronous = NORMAL`, as before), and a worker thread with a connection of its own
- * checkpoints. If the worker fails, automatic checkpoints come back.
+ * the time. Here a worker thread with a connection of its own copies committed pages every
+ * 200 ms, and the serving connection checkpoints only every {@link REWIND_PAGES} pages, finding
+ * little left to copy, to rewind the WAL. Commits stay durable across a process crash
+ * (`synchronous = NORMAL`, as before). If the worker fails, SQLite's default comes back.
  */
 export function startCheckpointer (
   database: SqliteDatabase,
   file: string,
   onFailure: (error: unknown) => void
 ): Checkpointer {
-  database.pragma('wal_autocheckpoint = 0')
+  database.pragma(`wal_autocheckpoint = ${REWIND_PAGES}`)
+  database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`)
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {

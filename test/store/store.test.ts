@@ -164,7 +164,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
 })
 
-t.test('a SQLite file is checkpointed by a thread of its own: the serving connection never checkpoints', async t => {
+t.test('a SQLite file is checkpointed by a thread of its own, not by the connection that serves', async t => {
   const file = join(mkdtempSync(join(tmpdir(), 'bff-store-')), 'bff.sqlite')
   const store = await Store.open(`sqlite:${file}`)
   const raw = new SqliteDatabase(file)
