@@ -9,6 +9,7 @@ import { fixtureToken, tymon } from './helper.js'
 import { startFakeLaravel } from './fixtures/fake-laravel.js'
 import { closedPort, sendJson } from './fixtures/fake-server.js'
 import { Store } from '../src/store/store.js'
+import { listeningPort } from './fixtures/processes.js'
 
 const serverEntry = fileURLToPath(new URL('../src/server.ts', import.meta.url))
 const tokenEntry = fileURLToPath(new URL('../src/cli/token.ts', import.meta.url))
@@ -45,17 +46,7 @@ function collect (
   return { out: () => out, err: () => err, exit }
 }
 
-async function listening (child: ChildProcessWithoutNullStreams): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    let seen = ''
-    child.stdout.on('data', chunk => {
-      seen += String(chunk)
-      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)
-      if (match !== null) resolve(Number(match[1]))
-    })
-    child.on('exit', code => reject(new Error(`exited ${String(code)} before listening`)))
-  })
-}
+const listening = listeningPort
 
 t.test('production without secrets refuses to start with a one-line reason', async t => {
   const child = run(serverEntry, { NODE_ENV: 'production' })

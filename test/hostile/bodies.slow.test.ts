@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseAnswer, sendLargeBody, trickleBody } from '../fixtures/raw-client.js'
+import { listeningPort } from '../fixtures/processes.js'
 
 const serverEntry = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const tsx = import.meta.resolve('tsx')
@@ -31,15 +32,7 @@ async function startServer (env: Record<string, string> = {}): Promise<number> {
     }
   })
   started.add(child)
-  return await new Promise((resolve, reject) => {
-    let seen = ''
-    child.stdout.on('data', chunk => {
-      seen += String(chunk)
-      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)
-      if (match !== null) resolve(Number(match[1]))
-    })
-    child.on('exit', code => reject(new Error(`exited ${String(code)} before listening`)))
-  })
+  return await listeningPort(child)
 }
 
 t.test('a body trickled a byte every 200 ms is cut at REQUEST_TIMEOUT_MS (408), not a minute later', async t => {

@@ -8,6 +8,7 @@ import { Agent, request } from 'undici'
 import SqliteDatabase from 'better-sqlite3'
 import { Store } from '../../src/store/store.js'
 import { TEST_API_KEYS, tymon } from '../helper.js'
+import { listeningPort } from '../fixtures/processes.js'
 
 const serverEntry = fileURLToPath(new URL('../../src/server.ts', import.meta.url))
 const tsx = import.meta.resolve('tsx')
@@ -31,15 +32,7 @@ t.test('SQLite file: every create acknowledged before a kill -9 is in the store 
   })
   t.teardown(() => { if (child.exitCode === null) child.kill('SIGKILL') })
   const exited = new Promise<void>(resolve => child.once('exit', () => { resolve() }))
-  const port = await new Promise<number>((resolve, reject) => {
-    let seen = ''
-    child.stdout.on('data', chunk => {
-      seen += String(chunk)
-      const match = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(seen)
-      if (match !== null) resolve(Number(match[1]))
-    })
-    child.once('exit', code => { reject(new Error(`exited ${String(code)} before listening`)) })
-  })
+  const port = await listeningPort(child)
 
   const dispatcher = new Agent({ connections: CLIENTS })
   t.teardown(() => dispatcher.close())
