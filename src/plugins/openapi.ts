@@ -109,6 +109,26 @@ type JsonObject = Record<string, unknown>
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null
 
 /**
+ * A PATCH body's "at least one of these properties" (AtLeastOneOf), validated as an `anyOf` of
+ * one-property `required` branches, is documented as `minProperties: 1` with the names in its
+ * description: the same rule for a reader, and an object of optional properties that client
+ * generators can type (they give up on such an `anyOf` and type the body as `unknown`).
+ */
+function atLeastOneAsMinProperties (node: JsonObject): JsonObject {
+  const { anyOf, ...rest } = node
+  const names = Array.isArray(anyOf) && anyOf.length > 0 && isObject(node.properties)
+    ? anyOf.map(branch => isObject(branch) && Object.keys(branch).length === 1 && Array.isArray(branch.required) &&
+      branch.required.length === 1
+      ? branch.required[0]
+      : undefined)
+    : []
+  if (names.length === 0 || names.some(name => typeof name !== 'string')) return node
+  const rule = `At least one of ${names.join(', ')} must be provided.`
+  const description = typeof node.description === 'string' ? `${node.description} ${rule}` : rule
+  return { ...rest, minProperties: 1, description }
+}
+
+/**
  * Every schema with a `title` becomes a named component referenced with `$ref`, so that client
  * generators give it a type of its own (README, Operating it). Titles are unique: a second, different
  * schema under a name already taken stops the document.
@@ -117,7 +137,7 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
   if (Array.isArray(node)) return node.map(item => hoistNamedSchemas(item, components))
   if (!isObject(node)) return node
   const hoisted = Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)])
+    Object.entries(atLeastOneAsMinProperties(node)).map(([key, value]) => [key, hoistNamedSchemas(value, components)])
   )
   const name = node.title
   if (typeof name !== 'string') return hoisted
