@@ -5,6 +5,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { buildTestApp, TEST_API_KEYS } from '../helper.js'
+import { clientTsconfig } from '../fixtures/client-tsconfig.js'
 
 const run = promisify(execFile)
 const bin = (name: string): string => new URL(`../../node_modules/.bin/${name}`, import.meta.url).pathname
@@ -39,20 +40,7 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
 
   await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(document as never)))
   await copyFile(new URL('../fixtures/generated-client/client.ts', import.meta.url), join(dir, 'client.ts'))
-  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      lib: ['ES2023', 'DOM'],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      noUncheckedIndexedAccess: true,
-      types: []
-    },
-    files: ['client.ts', 'api.ts']
-  }))
+  await writeFile(join(dir, 'tsconfig.json'), clientTsconfig(['client.ts', 'api.ts']))
   const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(
     () => '',
     (error: { stdout: string }) => error.stdout

@@ -9,6 +9,7 @@ import * as typescriptOperations from '@graphql-codegen/typescript-operations'
 import * as typedDocumentNode from '@graphql-codegen/typed-document-node'
 import { SCHEMA_FILE } from '../../../src/cli/graphql-schema.js'
 import { buildTestApp, TEST_API_KEYS } from '../../helper.js'
+import { clientTsconfig } from '../../fixtures/client-tsconfig.js'
 
 const run = promisify(execFile)
 const fixture = (name: string): URL => new URL(`../../fixtures/generated-graphql-client/${name}`, import.meta.url)
@@ -33,20 +34,7 @@ t.test('schema.graphql generates typed operations with graphql-codegen; ' +
   })
   await writeFile(join(dir, 'graphql.ts'), generated)
   await writeFile(join(dir, 'client.ts'), await readFile(fixture('client.ts')))
-  await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      lib: ['ES2023', 'DOM'],
-      strict: true,
-      noEmit: true,
-      skipLibCheck: true,
-      noUncheckedIndexedAccess: true,
-      types: []
-    },
-    files: ['client.ts', 'graphql.ts']
-  }))
+  await writeFile(join(dir, 'tsconfig.json'), clientTsconfig(['client.ts', 'graphql.ts']))
   const compiled = await run(new URL('../../../node_modules/.bin/tsc', import.meta.url).pathname, [
     '-p',
     join(dir, 'tsconfig.json')
