@@ -4,6 +4,11 @@ import type { StoreEngine } from './connect.js'
 
 export type Executor = Kysely<Database> | Transaction<Database>
 
+/** A {@link StoreHandle.statement}: its parameters in order, run on the store or inside a transaction. */
+export type Statement<Row> = (parameters: readonly unknown[], executor?: Executor) => Promise<Row[]>
+/** A {@link StoreHandle.changes} statement: how many rows it changed. */
+export type Changes = (parameters: readonly unknown[], executor?: Executor) => Promise<number>
+
 export function now (): string {
   return new Date().toISOString()
 }
@@ -32,14 +37,28 @@ export class StoreHandle {
   /**
    * A hot-path statement, written once with `?` placeholders and compiled for the engine once
    * (PostgreSQL's `$1, $2…`), instead of built by the query builder on every request. On SQLite
-   * the driver's statement cache then reuses one prepared statement for it.
+   * the driver's statement cache then reuses one prepared statement for it. Answers its rows.
    */
-  statement<Row> (text: string): (parameters: readonly unknown[], executor?: Executor) => Promise<Row[]> {
-    let index = 0
-    const sql = this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
+  statement<Row> (text: string): Statement<Row> {
+    const sql = this.compile(text)
     // Inside a transaction, the transaction's executor: on SQLite the one connection is its until it ends.
     return async (parameters, executor = this.db) =>
       (await executor.executeQuery<Row>(CompiledQuery.raw(sql, [...parameters]))).rows
+  }
+
+  /**
+   * A write {@link statement} that answers how many rows it changed, as the driver counts them (an update's
+   * matched rows): what the builder's `numUpdatedRows` and `numDeletedRows` are.
+   */
+  changes (text: string): Changes {
+    const sql = this.compile(text)
+    return async (parameters, executor = this.db) =>
+      Number((await executor.executeQuery(CompiledQuery.raw(sql, [...parameters]))).numAffectedRows ?? 0n)
+  }
+
+  private compile (text: string): string {
+    let index = 0
+    return this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
   }
 
   /**

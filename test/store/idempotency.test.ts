@@ -96,7 +96,10 @@ forEachEngine(t, 'concurrent claims of one key: exactly one wins', async (t, eng
 t.test('a key that vanishes between each claim and look is reported in flight after three tries', async t => {
   let statements = 0
   // Every claim finds the key taken, every look finds it gone: released and retaken by others.
-  const racing = { statement: () => async () => { statements++; return [] } } as unknown as StoreHandle
+  const racing = {
+    statement: () => async () => { statements++; return [] },
+    changes: () => async () => 0
+  } as unknown as StoreHandle
   t.same(await new IdempotencyRepository(racing).claim(claimAt(0)), { outcome: 'in-flight' })
   t.equal(statements, 6, 'three claims and three looks, then it stops')
 })
