@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { Transaction, Updateable } from 'kysely'
+import { sql, type RawBuilder, type SqlBool, type Transaction, type Updateable } from 'kysely'
 import type { Database, PortfolioAssetsTable } from './database.js'
-import type { StoreEngine } from './connect.js'
 import { now, type StoreHandle } from './handle.js'
-import { touchPortfolio } from './portfolios.js'
+import { touchPortfolioStatement, type TouchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { PositionTooLargeError, PreconditionFailedError } from '../errors.js'
@@ -76,24 +75,16 @@ async function takeFromOldestLots (trx: Transaction<Database>, assetId: string, 
 }
 
 /**
- * The assets of several portfolios, oldest first, their ids bound as one list: one prepared statement for any
- * number.
- */
-const OF_PORTFOLIOS_SQL: Record<StoreEngine, string> = {
-  sqlite:
-    'select * from portfolio_assets where portfolio_id in (select value from json_each(?)) order by created_at, id',
-  postgres: 'select * from portfolio_assets where portfolio_id = any(?::text[]) order by created_at, id'
-}
-
-/**
  * Portfolio assets (docs/api.md#resources) and their buy lots. Every write touches the asset's portfolio,
- * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised.
+ * whose `updated_at` is the last change of its value. Inputs arrive validated and normalised. Queries are
+ * built with Kysely (docs/style.md#query-style).
  */
 export class AssetRepository {
-  private readonly selectOfPortfolios: (parameters: readonly unknown[]) => Promise<AssetRow[]>
+  /** The portfolio's write every asset write makes: the portfolios' own statement (docs/style.md#query-style). */
+  private readonly touchPortfolio: TouchPortfolio
 
   constructor (private readonly handle: StoreHandle) {
-    this.selectOfPortfolios = handle.statement(OF_PORTFOLIOS_SQL[handle.engine])
+    this.touchPortfolio = touchPortfolioStatement(handle)
   }
 
   async list (filter: AssetFilter, page: Page): Promise<Asset[]> {
@@ -114,7 +105,7 @@ export class AssetRepository {
     return await this.handle.write(async trx => {
       const timestamp = now()
       // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
-      if (!await touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
+      if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
       const row = {
         id: randomUUID(),
         portfolio_id: input.portfolioId,
@@ -166,7 +157,7 @@ export class AssetRepository {
       } else if (input.quantity !== undefined && input.quantity < before.quantity) {
         await takeFromOldestLots(trx, id, decimal(before.quantity).minus(input.quantity).toNumber())
       }
-      await touchPortfolio(trx, row.portfolio_id, timestamp)
+      await this.touchPortfolio(trx, row.portfolio_id, timestamp)
       return toAsset(row)
     })
   }
@@ -182,16 +173,16 @@ export class AssetRepository {
         .returning('portfolio_id')
         .executeTakeFirst()
       if (row === undefined) return false
-      await touchPortfolio(trx, row.portfolio_id, now())
+      await this.touchPortfolio(trx, row.portfolio_id, now())
       return true
     })
   }
 
   /**
    * Inside a write: reads the asset, locking its row (PostgreSQL; on SQLite the store's one
-   * connection runs one transaction at a time), and fails with 412 unless `precondition` holds
+   * connection runs one transaction at a time), and throws PreconditionFailedError unless `precondition` holds
    * for the tag of the asset as `GET /portfolio-assets/:id` answers it now. A missing asset
-   * passes: the write then finds nothing (404). The locks follow the order of the write they
+   * passes: the write then finds nothing (not found). The locks follow the order of the write they
    * precede (a delete takes the lots first), so that they add no deadlock.
    */
   private async check (trx: Trx, id: string, precondition: Precondition, deleting = false): Promise<void> {
@@ -254,8 +245,21 @@ export class AssetRepository {
     return byPortfolio
   }
 
+  /** The assets of several portfolios, oldest first. */
   private async assetRowsOf (portfolioIds: readonly string[]): Promise<AssetRow[]> {
-    return await this.selectOfPortfolios([this.handle.listParameter(portfolioIds)])
+    return await this.handle.db.selectFrom('portfolio_assets').selectAll().where(this.portfolioIn(portfolioIds))
+      .orderBy('created_at').orderBy('id').execute()
+  }
+
+  /**
+   * `portfolio_id` among `ids`, bound as one parameter whatever their number (`json_each` on SQLite, `any` on
+   * PostgreSQL): one statement text, so one prepared statement, for any number of portfolios.
+   */
+  private portfolioIn (ids: readonly string[]): RawBuilder<SqlBool> {
+    const list = this.handle.listParameter(ids)
+    return this.handle.engine === 'postgres'
+      ? sql<SqlBool>`portfolio_id = any(${list}::text[])`
+      : sql<SqlBool>`portfolio_id in (select value from json_each(${list}))`
   }
 
   /** Lots with their asset's id, oldest first, to be narrowed to some portfolios. */

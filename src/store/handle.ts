@@ -62,8 +62,8 @@ export class StoreHandle {
   }
 
   /**
-   * A list bound as one parameter of a {@link statement}: JSON text for SQLite's `json_each(?)`, an array for
-   * PostgreSQL's `any(?)`.
+   * A list bound as one parameter (of a {@link statement}, or of a builder's `sql` fragment): JSON text for
+   * SQLite's `json_each(?)`, an array for PostgreSQL's `any(?)`.
    */
   listParameter (values: readonly string[]): unknown {
     return this.engine === 'postgres' ? values : JSON.stringify(values)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Selectable, type Transaction } from 'kysely'
+import type { Selectable } from 'kysely'
 import type { StoreEngine } from './connect.js'
-import type { Database, PortfoliosTable } from './database.js'
+import type { PortfoliosTable } from './database.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
 import { fromCents } from '../domain/money.js'
@@ -20,7 +20,6 @@ import type {
 /** A portfolio's total, the sum of its assets' values computed by the database (docs/api.md#money). */
 const TOTAL_SQL =
   'coalesce((select sum(pa.value_cents) from portfolio_assets pa where pa.portfolio_id = portfolios.id), 0)'
-const portfolioTotal = sql.raw<number | string>(TOTAL_SQL)
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
 
@@ -63,10 +62,39 @@ export function detailSql (engine: StoreEngine, columns: readonly string[]): str
     from portfolios p where p.id = ?`
 }
 
-const BY_ID_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios where id = ?`
+const WITH_TOTAL_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios`
+const BY_ID_SQL = `${WITH_TOTAL_SQL} where id = ?`
+const VALUE_SQL = `select id, updated_at, ${TOTAL_SQL} as total_value from portfolios where id = ?`
+const PAGE_SQL = 'order by created_at, id limit ? offset ?'
+const LIST_SQL = `${WITH_TOTAL_SQL} ${PAGE_SQL}`
+const LIST_OF_USER_SQL = `${WITH_TOTAL_SQL} where user_id = ? ${PAGE_SQL}`
 
 const INSERT_SQL =
   'insert into portfolios (id, name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?, ?)'
+
+/** A change's update, setting `updated_at` and the fields it was given (name, description, both or neither). */
+function changeSql (name: boolean, description: boolean): string {
+  const set = ['updated_at = ?', ...(name ? ['name = ?'] : []), ...(description ? ['description = ?'] : [])]
+  return `update portfolios set ${set.join(', ')} where id = ?`
+}
+
+const TOUCH_SQL = 'update portfolios set updated_at = ? where id = ?'
+
+/** The assets' ids of a portfolio, for the statements on their lots. */
+const ASSET_IDS_SQL = 'select id from portfolio_assets where portfolio_id = ?'
+
+/** PostgreSQL's row locks of a checked write (see `check`), in the order every write takes them (SQLite has none). */
+const LOCK_SQL = {
+  lots: `select id from asset_lots where asset_id in (${ASSET_IDS_SQL}) for update`,
+  assets: `${ASSET_IDS_SQL} for update`,
+  portfolio: 'select id from portfolios where id = ? for update'
+}
+
+const DELETE_SQL = {
+  lots: `delete from asset_lots where asset_id in (${ASSET_IDS_SQL})`,
+  assets: 'delete from portfolio_assets where portfolio_id = ?',
+  portfolio: 'delete from portfolios where id = ?'
+}
 
 /** The fields a portfolio and its detail share, from a row with its summed total. */
 function portfolioFields (row: PortfolioRow): Pick<Portfolio, 'id' | 'name' | 'description' | 'userId' | 'totalValue'> {
@@ -89,8 +117,7 @@ function itemsOf<Item> (row: DetailRow<Item>): Item[] {
 
 type DetailAsset = PortfolioDetail['assets'][number]
 
-type DetailRows = Array<DetailRow<DetailAsset>>
-type Trx = Transaction<Database>
+type ValueRow = Pick<PortfolioRow, 'id' | 'updated_at' | 'total_value'>
 
 /** A changed portfolio, and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
 interface Changed {
@@ -103,59 +130,81 @@ function toDetail (row: DetailRow<DetailAsset>): PortfolioDetail {
   return { ...portfolioFields(row), assets: itemsOf(row) }
 }
 
-/** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row); false when it does not exist. */
-export async function touchPortfolio (executor: Executor, id: string, timestamp: string): Promise<boolean> {
-  const result = await executor
-    .updateTable('portfolios')
-    .set({ updated_at: timestamp })
-    .where('id', '=', id)
-    .executeTakeFirst()
-  return result.numUpdatedRows > 0n
+/** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row) inside a write; false when it does not exist. */
+export type TouchPortfolio = (executor: Executor, id: string, timestamp: string) => Promise<boolean>
+
+/** {@link TouchPortfolio} as a statement of `handle`, for the asset writes. */
+export function touchPortfolioStatement (handle: StoreHandle): TouchPortfolio {
+  const touch = handle.changes(TOUCH_SQL)
+  return async (executor, id, timestamp) => await touch([timestamp, id], executor) > 0
 }
 
-/** Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed. */
+/** Every statement of the repository, compiled once for the store's engine. */
+function statements (handle: StoreHandle) {
+  return {
+    byId: handle.statement<PortfolioRow>(BY_ID_SQL),
+    detail: handle.statement<DetailRow<DetailAsset>>(detailSql(handle.engine, DETAIL_ASSET_COLUMNS)),
+    withAssets: handle.statement<DetailRow<AssetRow>>(detailSql(handle.engine, ASSET_COLUMNS)),
+    value: handle.statement<ValueRow>(VALUE_SQL),
+    list: handle.statement<PortfolioRow>(LIST_SQL),
+    listOfUser: handle.statement<PortfolioRow>(LIST_OF_USER_SQL),
+    insert: handle.statement(INSERT_SQL),
+    /** By whether the change gives a name, then a description. */
+    change: [
+      [handle.changes(changeSql(false, false)), handle.changes(changeSql(false, true))],
+      [handle.changes(changeSql(true, false)), handle.changes(changeSql(true, true))]
+    ] as const,
+    lock: {
+      lots: handle.statement(LOCK_SQL.lots),
+      assets: handle.statement(LOCK_SQL.assets),
+      portfolio: handle.statement(LOCK_SQL.portfolio)
+    },
+    delete: {
+      lots: handle.changes(DELETE_SQL.lots),
+      assets: handle.changes(DELETE_SQL.assets),
+      portfolio: handle.changes(DELETE_SQL.portfolio)
+    }
+  }
+}
+
+/**
+ * Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed.
+ * Every query is a statement compiled once (docs/style.md#query-style): the detail read and the create are the
+ * busiest routes, and asset writes touch the portfolio through {@link touchPortfolioStatement}.
+ */
 export class PortfolioRepository {
-  private readonly selectDetail: (parameters: readonly unknown[], executor?: Executor) => Promise<DetailRows>
-  private readonly selectWithAssets: (parameters: readonly unknown[]) => Promise<Array<DetailRow<AssetRow>>>
-  private readonly insert: (parameters: readonly unknown[]) => Promise<unknown[]>
-  private readonly selectById: (parameters: readonly unknown[]) => Promise<PortfolioRow[]>
+  private readonly run: ReturnType<typeof statements>
 
   constructor (private readonly handle: StoreHandle) {
-    this.selectById = handle.statement<PortfolioRow>(BY_ID_SQL)
-    this.selectDetail = handle.statement(detailSql(handle.engine, DETAIL_ASSET_COLUMNS))
-    this.selectWithAssets = handle.statement(detailSql(handle.engine, ASSET_COLUMNS))
-    this.insert = handle.statement(INSERT_SQL)
+    this.run = statements(handle)
   }
 
   async list (filter: { userId?: string }, page: Page): Promise<Portfolio[]> {
-    let query = this.handle.db.selectFrom('portfolios').selectAll().select(portfolioTotal.as('total_value'))
-    if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId)
-    const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute()
+    const rows = filter.userId === undefined
+      ? await this.run.list([page.limit, page.offset])
+      : await this.run.listOfUser([filter.userId, page.limit, page.offset])
     return rows.map(toPortfolio)
   }
 
   async get (id: string): Promise<Portfolio | undefined> {
-    const row = (await this.selectById([id]))[0]
+    const row = (await this.run.byId([id]))[0]
     return row === undefined ? undefined : toPortfolio(row)
   }
 
   /** The portfolio, its total and its assets (REST's detail), in one statement. */
   async detail (id: string): Promise<PortfolioDetail | undefined> {
-    const row = (await this.selectDetail([id]))[0]
+    const row = (await this.run.detail([id]))[0]
     return row === undefined ? undefined : toDetail(row)
   }
 
   /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
   async withAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
-    const row = (await this.selectWithAssets([id]))[0]
+    const row = (await this.run.withAssets([id]))[0]
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 
   async value (id: string): Promise<PortfolioValue | undefined> {
-    const row = await this.handle.db.selectFrom('portfolios')
-      .select(['id', 'updated_at', portfolioTotal.as('total_value')])
-      .where('id', '=', id)
-      .executeTakeFirst()
+    const row = (await this.run.value([id]))[0]
     if (row === undefined) return undefined
     // Asset writes touch their portfolio's updated_at, so it is the value's last change.
     return { portfolioId: row.id, totalValue: fromCents(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
@@ -173,7 +222,7 @@ export class PortfolioRepository {
       createdAt: timestamp,
       updatedAt: timestamp
     }
-    await this.insert([portfolio.id, portfolio.name, portfolio.description, portfolio.userId, timestamp, timestamp])
+    await this.run.insert([portfolio.id, portfolio.name, portfolio.description, portfolio.userId, timestamp, timestamp])
     this.handle.wrote()
     return portfolio
   }
@@ -185,12 +234,12 @@ export class PortfolioRepository {
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
     return await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
-      const changes: Partial<PortfoliosTable> = { updated_at: now() }
-      if (input.name !== undefined) changes.name = input.name
-      if (input.description !== undefined) changes.description = input.description
-      const result = await trx.updateTable('portfolios').set(changes).where('id', '=', id).executeTakeFirst()
-      if (result.numUpdatedRows === 0n) return undefined
-      const row = (await this.selectDetail([id], trx))[0]
+      const parameters: unknown[] = [now()]
+      if (input.name !== undefined) parameters.push(input.name)
+      if (input.description !== undefined) parameters.push(input.description)
+      const change = this.run.change[input.name === undefined ? 0 : 1][input.description === undefined ? 0 : 1]
+      if (await change([...parameters, id], trx) === 0) return undefined
+      const row = (await this.run.detail([id], trx))[0]
       /* c8 ignore next -- updated in this transaction */
       if (row === undefined) return undefined
       return { portfolio: toPortfolio(row), detail: toDetail(row) }
@@ -199,22 +248,21 @@ export class PortfolioRepository {
 
   /**
    * Inside a write: locks the portfolio (PostgreSQL; on SQLite the store's one connection runs one
-   * transaction at a time) and fails with 412 unless `precondition` holds for its detail's tag as
+   * transaction at a time) and throws PreconditionFailedError unless `precondition` holds for its detail's tag as
    * it is now — asset writes lock the same row, so nothing changes it between the check and the
-   * write. A missing portfolio passes: the write then finds nothing (404). A delete first locks
+   * write. A missing portfolio passes: the write then finds nothing (not found). A delete first locks
    * what it will delete, in the order every delete takes (lots, assets, then the portfolio, which
    * asset writes lock last): locking the portfolio first could deadlock against an asset write.
    */
-  private async check (trx: Trx, id: string, precondition: Precondition, deleting = false): Promise<void> {
+  private async check (trx: Executor, id: string, precondition: Precondition, deleting = false): Promise<void> {
     if (this.handle.engine === 'postgres') {
-      const assetIds = trx.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id)
       if (deleting) {
-        await trx.selectFrom('asset_lots').select('id').where('asset_id', 'in', assetIds).forUpdate().execute()
-        await assetIds.forUpdate().execute()
+        await this.run.lock.lots([id], trx)
+        await this.run.lock.assets([id], trx)
       }
-      await trx.selectFrom('portfolios').select('id').where('id', '=', id).forUpdate().execute()
+      await this.run.lock.portfolio([id], trx)
     }
-    const row = (await this.selectDetail([id], trx))[0]
+    const row = (await this.run.detail([id], trx))[0]
     if (row !== undefined && !precondition(entityTag(toDetail(row)))) throw new PreconditionFailedError()
   }
 
@@ -222,12 +270,9 @@ export class PortfolioRepository {
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
     return await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
-      await trx.deleteFrom('asset_lots')
-        .where('asset_id', 'in', eb => eb.selectFrom('portfolio_assets').select('id').where('portfolio_id', '=', id))
-        .execute()
-      await trx.deleteFrom('portfolio_assets').where('portfolio_id', '=', id).execute()
-      const result = await trx.deleteFrom('portfolios').where('id', '=', id).executeTakeFirst()
-      return result.numDeletedRows > 0n
+      await this.run.delete.lots([id], trx)
+      await this.run.delete.assets([id], trx)
+      return await this.run.delete.portfolio([id], trx) > 0
     })
   }
 }
