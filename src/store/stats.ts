@@ -1,4 +1,3 @@
-import { sql } from 'kysely'
 import { fromCents } from '../domain/money.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
@@ -29,23 +28,19 @@ export class StatsRepository {
   }
 
   private async aggregate (): Promise<Stats> {
-    const row = await sql<{
-      total_portfolios: number
-      total_assets: number
-      total_value: number | string
-      active_users: number
-      last_update: string | null
-    }>`
-      select
-        cast((select count(*) from portfolios) as integer) as total_portfolios,
-        cast((select count(*) from portfolio_assets) as integer) as total_assets,
-        coalesce((select sum(value_cents) from portfolio_assets), 0) as total_value,
-        cast((select count(distinct user_id) from portfolios) as integer) as active_users,
-        (select max(updated_at) from portfolios) as last_update
-    `.execute(this.handle.db)
-    const stats = row.rows[0]
-    /* c8 ignore next -- a select without FROM always yields one row */
-    if (stats === undefined) throw new Error('statistics query returned no row')
+    const stats = await this.handle.db.selectNoFrom(eb => [
+      eb.cast<number>(eb.selectFrom('portfolios').select(eb.fn.countAll().as('n')), 'integer').as('total_portfolios'),
+      eb.cast<number>(eb.selectFrom('portfolio_assets').select(eb.fn.countAll().as('n')), 'integer').as('total_assets'),
+      eb.fn.coalesce(
+        eb.selectFrom('portfolio_assets').select(assets => assets.fn.sum<number | string>('value_cents').as('n')),
+        eb.lit(0)
+      ).as('total_value'),
+      eb.cast<number>(
+        eb.selectFrom('portfolios').select(portfolios => portfolios.fn.count('user_id').distinct().as('n')),
+        'integer'
+      ).as('active_users'),
+      eb.selectFrom('portfolios').select(portfolios => portfolios.fn.max('updated_at').as('n')).as('last_update')
+    ]).executeTakeFirstOrThrow()
     return {
       totalPortfolios: Number(stats.total_portfolios),
       totalAssets: Number(stats.total_assets),
