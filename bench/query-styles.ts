@@ -5,7 +5,8 @@
  * migrate, one StoreHandle): SQLite on a temporary file, and PostgreSQL too when DATABASE_URL is a postgres URL
  * (in a schema of its own, dropped afterwards). Calls run one after another, the two styles in alternating
  * rounds; each figure is the median of the rounds. Docs: docs/style.md#query-style.
- * Run with `node --import tsx bench/query-styles.ts` (no build needed); it stops by itself.
+ * Run with `npx node --import tsx bench/query-styles.ts` (the project's Node 24, for which better-sqlite3 is
+ * installed; no build needed); it stops by itself.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
