@@ -1,14 +1,16 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, preSerializationHookHandler } from 'fastify'
 import { entityTag, ifMatch, noneMatch, type Precondition } from '../http/entity-tag.js'
+import { PRIVATE_REVALIDATE } from '../http/cache-control.js'
 import { errorSchemas } from './error-responses.js'
 import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './route-schema.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The route's 200 answers carry a strong `ETag` of their content (unless the handler set one);
-     * a GET or HEAD whose `If-None-Match` lists it is answered 304 without a body.
+     * The route's 200 answers carry a strong `ETag` of their content (unless the handler set one)
+     * and `Cache-Control: private, no-cache`; a GET or HEAD whose `If-None-Match` lists the tag is
+     * answered 304 without a body.
      */
     entityTag?: boolean
     /**
@@ -26,10 +28,17 @@ export function ifMatchOf (request: FastifyRequest): Precondition | undefined {
 
 const ETAG = { type: 'string', description: 'The strong entity tag of the resource as answered (RFC 9110 §8.8.3)' }
 
+const CACHE_CONTROL = {
+  type: 'string',
+  enum: [PRIVATE_REVALIDATE],
+  description: 'The caller\'s own cache may keep the answer and must revalidate it (If-None-Match) before each use; ' +
+    'a shared cache never keeps it'
+}
+
 const NOT_MODIFIED = {
   type: 'null',
   description: 'Not modified: the resource still has the tag If-None-Match listed; no body',
-  headers: { ETag: ETAG }
+  headers: { ETag: ETAG, 'Cache-Control': CACHE_CONTROL }
 }
 
 const IF_NONE_MATCH = {
@@ -52,7 +61,13 @@ const READS = new Set(['GET', 'HEAD'])
 type Done = (error: null, payload: unknown) => void
 
 const tagAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: Done): void => {
-  if (reply.statusCode !== 200 || reply.hasHeader('etag')) {
+  if (reply.statusCode !== 200) {
+    done(null, payload)
+    return
+  }
+  // Kept by the caller's cache and revalidated with the tag: the 304 says the same (RFC 9110 §15.4.5).
+  reply.header('cache-control', PRIVATE_REVALIDATE)
+  if (reply.hasHeader('etag')) {
     done(null, payload)
     return
   }
@@ -74,7 +89,7 @@ function conditionalRoute (route: RouteOptions): void {
   const methods = [route.method].flat()
   if (config.entityTag === true) {
     route.preSerialization = withHook(route.preSerialization, tagAnswer as preSerializationHookHandler)
-    addSuccessHeaders(route, { ETag: ETAG })
+    addSuccessHeaders(route, { ETag: ETAG, 'Cache-Control': CACHE_CONTROL })
     if (methods.some(method => READS.has(method))) {
       addRequestHeaders(route, { 'if-none-match': IF_NONE_MATCH })
       addResponses(route, { 304: NOT_MODIFIED })

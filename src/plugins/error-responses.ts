@@ -11,6 +11,7 @@ import {
   type ErrorCode
 } from '../errors.js'
 import { StringEnum } from '../schemas/common.js'
+import { NO_STORE } from '../http/cache-control.js'
 import { validationMessages } from './validation-messages.js'
 
 export { validationMessages }
@@ -67,7 +68,8 @@ function messageOf (error: FastifyError, status: number): string {
  */
 export function frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const status = statusOf(error)
-  reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
+  const body = errorBody(request, status, errorCodeOf(error, status), messageOf(error, status))
+  reply.code(status).header('cache-control', NO_STORE).send(body)
 }
 
 /**
@@ -75,6 +77,8 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
  * module's fallback for errors it does not format itself.
  */
 export function answerError (error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // An error is the answer of one moment: no cache keeps it, whatever the route had set before it failed.
+  reply.header('cache-control', NO_STORE)
   if (error.validation !== undefined) {
     const root = error.validationContext ?? 'body'
     // An id longer than any id names nothing — 404, without echoing it back (docs/api.md#inputs).
@@ -104,11 +108,15 @@ async function errorResponses (app: FastifyInstance): Promise<void> {
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]
-    return reply.code(404).send(errorBody(request, 404, 'NOT_FOUND', `Cannot ${request.method} ${path}`))
+    const body = errorBody(request, 404, 'NOT_FOUND', `Cannot ${request.method} ${path}`)
+    return reply.code(404).header('cache-control', NO_STORE).send(body)
   })
 }
 
-/** The one error handler and not-found handler of the app: every error leaves in the standard body. */
+/**
+ * The one error handler and not-found handler of the app: every error leaves in the standard body,
+ * with `Cache-Control: no-store`.
+ */
 export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' })
 
 /**

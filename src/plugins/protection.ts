@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
 import { EventLoopDelay } from '../http/event-loop-delay.js'
+import { NO_STORE } from '../http/cache-control.js'
 
 export interface ProtectionPluginOptions {
   /** Origins allowed by CORS; empty: no cross-origin access. */
@@ -53,9 +54,13 @@ export function securityHeaders (options: HelmetOptions = HELMET_OPTIONS): Recor
   return headers
 }
 
-/** Layer 1: helmet's headers on every answer, prepared once, set by a callback hook (no promise, no tick). */
+/**
+ * Layer 1: helmet's headers and the default `Cache-Control: no-store` (docs/api.md#caching) on every
+ * answer, prepared once, set by a callback hook (no promise, no tick). A route that lets a cache keep
+ * its answer says so itself.
+ */
 export function addSecurityHeaders (app: FastifyInstance): void {
-  const headers = securityHeaders()
+  const headers = { ...securityHeaders(), 'cache-control': NO_STORE }
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.headers(headers)
     done()

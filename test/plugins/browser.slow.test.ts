@@ -134,3 +134,41 @@ testNeeding(t, SAFE_RETRIES, needs, async t => {
     { step: 'poll after the edit', status: 200, name: 'Edited' }
   ])
 })
+
+testNeeding(t, 'the browser keeps a tagged answer (private, no-cache) and revalidates it by itself: ' +
+  'a plain re-read is a 304 to the service and the whole answer to the page', needs, async t => {
+  const pagePort = await frontendPage(t, `
+    const api = location.search.slice(1)
+    const headers = { 'x-api-key': ${JSON.stringify(apiKey()['x-api-key'])}, 'content-type': 'application/json' }
+    const created = await fetch(api + '/portfolios', {
+      method: 'POST', headers, body: JSON.stringify({ name: 'Kept', userId: 'web' })
+    })
+    const url = api + '/portfolios/' + (await created.json()).id
+    const read = async step => {
+      const answer = await fetch(url, { headers: { 'x-api-key': headers['x-api-key'] } })
+      const { name } = await answer.json()
+      steps.push({ step, status: answer.status, name, cacheControl: answer.headers.get('cache-control') })
+    }
+    await read('read')
+    await read('read again')
+    await fetch(url, { method: 'PATCH', headers, body: JSON.stringify({ name: 'Changed' }) })
+    await read('read after an edit')
+  `)
+  const app = await buildTestApp(t, { CORS_ORIGINS: `http://app.bff.test:${pagePort}`, METRICS_PORT: '0' })
+  const apiPort = new URL(await app.listen({ port: 0, host: '127.0.0.1' })).port
+  const dom = await chromiumDom(`http://app.bff.test:${pagePort}/?http://api.bff.test:${apiPort}`, 'chromium-cache')
+  const out = /<pre id="out">([^<]*)<\/pre>/.exec(dom)?.[1] ?? ''
+  const kept = 'private, no-cache'
+  t.same(JSON.parse(out.replaceAll('&quot;', '"')), [
+    { step: 'read', status: 200, name: 'Kept', cacheControl: kept },
+    { step: 'read again', status: 200, name: 'Kept', cacheControl: kept },
+    { step: 'read after an edit', status: 200, name: 'Changed', cacheControl: kept }
+  ], 'the page always gets the current version')
+  const metrics = await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text()
+  const answered = (status: number): number => Number(new RegExp(
+    '^http_request_duration_seconds_count\\{[^}]*route="/portfolios/:id"' +
+    `[^}]*status_code="${status}"[^}]*\\} (\\d+)$`, 'm'
+  ).exec(metrics)?.[1] ?? 0)
+  t.equal(answered(304), 1, 'the re-read was the browser\'s own If-None-Match, answered without a body')
+  t.equal(answered(200), 2, 'the first read and the read after the edit')
+})

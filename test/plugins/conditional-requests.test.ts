@@ -85,6 +85,34 @@ forEachEngine(t, 'If-None-Match still matching: 304, no body; a stale one: the w
   t.equal((await api.get('/portfolios/missing', { 'if-none-match': '*' })).statusCode, 404)
 })
 
+t.test('a tagged answer may be kept by the caller\'s cache only, revalidated before each use: ' +
+  'Cache-Control private, no-cache on its 200, its 304 and the PATCH answers; the others no-store', async t => {
+  const { api, portfolioUrl, assetUrl } = await setup(await buildTestApp(t))
+  const kept = 'private, no-cache'
+  for (const url of [portfolioUrl, assetUrl]) {
+    const read = await api.get(url)
+    t.equal(read.headers['cache-control'], kept, `GET ${url}`)
+    const held = { 'if-none-match': String(read.headers.etag) }
+    const polled = await api.get(url, held)
+    t.equal(polled.statusCode, 304)
+    t.equal(polled.headers['cache-control'], kept, 'a 304 says what the 200 would have said')
+    t.equal((await api.head(url, held)).headers['cache-control'], kept, 'HEAD too')
+  }
+  const renamed = await api.patch(portfolioUrl, { name: 'Renamed' })
+  t.equal(renamed.headers['cache-control'], kept, 'a PATCH answer whose ETag its handler set')
+  t.equal((await api.patch(assetUrl, { quantity: 3 })).headers['cache-control'], kept, 'a PATCH answer tagged here')
+  for (const [what, answer] of [
+    ['a list', await api.get('/portfolios')],
+    ['a read without an ETag', await api.get(`${portfolioUrl}/value`)],
+    ['a create', await api.post('/portfolios', { name: 'Other', userId: 'u' })],
+    ['an unknown id on a tagged route', await api.get('/portfolios/missing')],
+    ['a stale If-Match', await api.patch(assetUrl, { quantity: 4 }, { 'if-match': '"stale"' })]
+  ] as const) {
+    t.equal(answer.headers['cache-control'], 'no-store', what)
+    t.equal(answer.headers.etag, undefined, `${what}: no ETag`)
+  }
+})
+
 forEachEngine(t, 'If-Match: the later of two edits of one version is 412 and changes nothing', async (t, engine) => {
   const { api, portfolioUrl, assetUrl } = await setup(await buildDataApp(t, engine))
   // Two tabs read the portfolio; the first saves.
@@ -172,6 +200,10 @@ t.test('the OpenAPI document lists the headers and the 304, 409, 412 and 422 ans
   t.match(read?.responses['304'], { description: /Not modified/, headers: { ETag: {} } })
   t.equal(read?.responses['304']?.content, undefined, 'a 304 has no body')
   t.ok(read?.responses['200']?.headers?.ETag, 'the 200 documents its ETag')
+  for (const status of ['200', '304']) {
+    t.match(read?.responses[status]?.headers?.['Cache-Control'], { schema: { enum: ['private, no-cache'] } },
+      `the ${status} documents its Cache-Control`)
+  }
   const keyed = ['idempotency-key']
   const created = ['409', '422']
   for (const [path, method, headers, statuses] of [

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import errorResponses, { validationMessages } from '../../src/plugins/error-responses.js'
+import errorResponses, { frameworkErrors, validationMessages } from '../../src/plugins/error-responses.js'
 import { UpstreamTimeoutError } from '../../src/errors.js'
 import { assertErrorBody } from '../helper.js'
 
@@ -27,6 +27,10 @@ async function appWithRoutes (t: Test) {
   app.get('/boom', async () => { throw new Error('secret internals at /srv/app.js:12') })
   app.get('/timeout', async () => { throw new UpstreamTimeoutError() })
   app.get('/teapot', async () => { throw Object.assign(new Error('short and stout'), { statusCode: 418 }) })
+  app.get('/kept-then-failed', async (_request, reply) => {
+    reply.header('cache-control', 'private, no-cache')
+    throw new UpstreamTimeoutError()
+  })
   t.teardown(() => app.close())
   return app
 }
@@ -148,6 +152,31 @@ t.test('unknown routes get the standard body', async t => {
   t.equal(missing.statusCode, 404)
   t.same(missing.json().message, 'Cannot DELETE /nowhere')
   assertErrorBody(t, missing.json(), 404, '/nowhere')
+})
+
+t.test('no cache keeps an error: Cache-Control no-store from the error handlers themselves', async t => {
+  // The plugin alone: no other plugin sets a default, as in a host app.
+  const app = await appWithRoutes(t)
+  for (const [method, url] of [
+    ['POST', '/things'],
+    ['GET', '/things/toolong'],
+    ['GET', '/boom'],
+    ['GET', '/teapot'],
+    ['DELETE', '/nowhere'],
+    ['GET', '/kept-then-failed']
+  ] as const) {
+    const res = await app.inject({ method, url })
+    t.ok(res.statusCode >= 400, `${method} ${url}: ${res.statusCode}`)
+    t.equal(res.headers['cache-control'], 'no-store', `${method} ${url}`)
+  }
+  // Errors Fastify answers before any route or hook runs (a bad escape in the URL).
+  const framework = Fastify({ frameworkErrors })
+  t.teardown(() => framework.close())
+  await framework.register(errorResponses)
+  framework.get('/things/:id', async () => ({}))
+  const badUrl = await framework.inject({ method: 'GET', url: '/things/%zz' })
+  t.equal(badUrl.statusCode, 400)
+  t.equal(badUrl.headers['cache-control'], 'no-store', 'a framework error')
 })
 
 t.test('validationMessages falls back to a phrase for unknown keywords and empty lists', async t => {

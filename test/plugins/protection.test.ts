@@ -15,6 +15,32 @@ t.test('helmet headers on every answer', async t => {
   t.equal(res.headers['x-powered-by'], undefined)
 })
 
+t.test('Cache-Control: no-store on every answer no route marks otherwise, with the helmet headers', async t => {
+  const app = await buildTestApp(t, { CORS_ORIGINS: 'https://app.example' })
+  const origin = 'https://app.example'
+  const answers = {
+    liveness: await app.inject({ method: 'GET', url: '/auth/health' }),
+    'a create': await app.inject({
+      method: 'POST',
+      url: '/portfolios',
+      headers: apiKey(),
+      payload: { name: 'Uncached', userId: 'u' }
+    }),
+    'a list': await app.inject({ method: 'GET', url: '/portfolios', headers: { ...apiKey(), origin } }),
+    'a preflight': await app.inject({
+      method: 'OPTIONS',
+      url: '/portfolios',
+      headers: { origin, 'access-control-request-method': 'GET' }
+    }),
+    'the OpenAPI document': await app.inject({ method: 'GET', url: '/docs/json' }),
+    'a GraphQL answer': await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } })
+  }
+  for (const [what, answer] of Object.entries(answers)) {
+    t.ok(answer.statusCode < 300, `${what}: ${answer.statusCode}`)
+    t.equal(answer.headers['cache-control'], 'no-store', what)
+  }
+})
+
 t.test('CORS only for CORS_ORIGINS', async t => {
   const closed = await buildTestApp(t)
   const none = await closed.inject({
