@@ -1,7 +1,10 @@
 import t from 'tap'
 import Fastify from 'fastify'
+import sensible from '@fastify/sensible'
 import {
   authPlugin,
+  authRoutesPlugin,
+  mintToken,
   portfoliosPlugin,
   providerConfig,
   storePlugin,
@@ -70,6 +73,41 @@ t.test('a module whose dependencies are missing fails at ready()', async t => {
     await host.register(portfolioAssetsPlugin)
     await host.ready()
   }, /required by 'bff-portfolio-assets'/)
+})
+
+t.test('the auth routes need @fastify/sensible (preventCache): without it ready() names it; with it, ' +
+  'the profile is no-store', async t => {
+  const routes = { devRoutes: false, backendUrl: 'http://127.0.0.1:1', jwtAlgorithm: 'HS256' }
+  const bare = Fastify()
+  t.teardown(() => bare.close())
+  await bare.register(authPlugin, HOST_AUTH)
+  await t.rejects(async () => {
+    await bare.register(authRoutesPlugin, routes)
+    await bare.ready()
+  }, /@fastify\/sensible/)
+
+  const host = Fastify()
+  t.teardown(() => host.close())
+  await host.register(sensible)
+  await host.register(authPlugin, HOST_AUTH)
+  await host.register(authRoutesPlugin, { ...routes, prefix: '/conta' })
+  await host.ready()
+  const token = mintToken({
+    secret: HOST_AUTH.jwtSecret,
+    algorithm: 'HS256',
+    providers: HOST_AUTH.providers,
+    type: 'user',
+    sub: 7,
+    issuer: 'http://host.example/api/login',
+    ttlSeconds: 600
+  })
+  const profile = await host.inject({
+    method: 'GET',
+    url: '/conta/profile',
+    headers: { authorization: `Bearer ${token}` }
+  })
+  t.equal(profile.statusCode, 200)
+  t.equal(profile.headers['cache-control'], 'no-store, max-age=0, private')
 })
 
 t.test('a host that registers the quotes plugin serves the asset routes with their quotes', async t => {

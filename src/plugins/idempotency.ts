@@ -48,8 +48,12 @@ function releases (status: number): boolean {
   return status >= 500 || status === 429
 }
 
-/** The headers kept with an answer, to be sent again with it. */
-const KEPT_HEADERS = ['content-type', 'etag']
+/**
+ * The headers kept with an answer, to be sent again with it: its content type, its ETag, and how
+ * caches may treat it (docs/api.md#caching), so that a replayed connect token is as uncacheable as
+ * the first answer.
+ */
+const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'pragma', 'expires']
 
 /** JSON with sorted keys: a body re-sent with its properties in another order is the same request. */
 export function canonicalJson (value: unknown): string {

@@ -225,9 +225,13 @@ function traceparentOf (span: Span): string {
  * with its JSON content type and rate-limit headers. A Buffer skips the route's response
  * serializer: whatever the schema says for this status (an error status the service also
  * answers itself has the ErrorBody schema), the caller gets the upstream's own bytes.
+ *
+ * Never the upstream's `Cache-Control`: it answered the caller's own credential, and what it
+ * allows (say `public`) would let a shared cache in front of the service hand one user's data to
+ * another. No cache keeps a relayed answer (sensible's preventCache; docs/api.md#caching).
  */
 export function relayResponse (reply: FastifyReply, response: RelayedResponse): FastifyReply {
-  reply.code(response.status).headers(response.rateLimitHeaders)
+  reply.code(response.status).headers(response.rateLimitHeaders).preventCache()
   if (response.raw.length === 0) return reply.send()
   return reply.header('content-type', response.contentType).send(response.raw)
 }

@@ -46,13 +46,14 @@ forEachEngine(t, 'a repeat with the key: the first answer byte for byte, marked 
   const detail = await app.inject({ method: 'GET', url: `/portfolios/${portfolioId}`, headers: apiKey() })
   t.equal(detail.json().assets.length, 1, 'one asset')
 
-  // A PATCH keeps its ETag with its answer.
+  // A PATCH keeps its ETag with its answer, and what caches may do with it (docs/api.md#caching).
   const assetUrl = `/portfolio-assets/${created.json().id as string}`
   const patched = await send(app, 'PATCH', assetUrl, 'patch-1', { quantity: 12 })
   const repatched = await send(app, 'PATCH', assetUrl, 'patch-1', { quantity: 12 })
   t.equal(patched.statusCode, 200)
   t.equal(repatched.body, patched.body)
   t.equal(repatched.headers.etag, patched.headers.etag)
+  t.equal(repatched.headers['cache-control'], 'private, no-cache')
   t.equal(repatched.headers['idempotent-replayed'], 'true')
 })
 

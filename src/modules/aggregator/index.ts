@@ -178,6 +178,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    // A credential for the aggregator's widget: no cache keeps it (docs/api.md#caching).
+    reply.preventCache()
     // Each principal's allowance, before anything reaches the aggregator (OWASP API6).
     const wait = connectTokens.hit(principalKey(principal))
     if (wait !== undefined) {
@@ -244,7 +246,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
 export default fp(aggregatorModule, {
   name: 'bff-aggregator',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-item-status'],
+  // sensible's reply.preventCache: no cache keeps a connect token or a relayed answer (docs/api.md#caching).
+  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-item-status', '@fastify/sensible'],
   decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'itemStatus'] },
   encapsulate: true
 })

@@ -61,7 +61,10 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: ProfileSchema, ...unauthorized }
     },
     onRequest: bearer
-  }, async request => ({ message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }))
+  }, async (request, reply) => {
+    reply.preventCache()
+    return { message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }
+  })
 
   app.get('/me', {
     schema: {
@@ -70,8 +73,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: MeSchema, ...unauthorized }
     },
     onRequest: bearer
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    reply.preventCache()
     return { ...summary(principal), payload: principal.payload }
   })
 
@@ -82,8 +86,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: UserDashboardSchema, ...guarded }
     },
     onRequest: [app.verifyJwt, app.requireUser]
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    reply.preventCache()
     return {
       message: 'Dashboard do usuário',
       userId: principal.id,
@@ -99,8 +104,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: ClientDashboardSchema, ...guarded }
     },
     onRequest: [app.verifyJwt, app.requireClient]
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    reply.preventCache()
     return {
       message: 'Dashboard do client',
       clientId: principal.id,
@@ -119,7 +125,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       }
     },
     onRequest: [app.verifyJwt, app.requireClient]
-  }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send('OK'))
+  }, async (_request, reply) => reply.preventCache().type('text/plain; charset=utf-8').send('OK'))
 
   app.post('/validate-token', {
     schema: {
@@ -149,8 +155,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: TokenDebugSchema, ...unauthorized }
     },
     onRequest: bearer
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    reply.preventCache()
     const token = principal.rawToken ?? ''
     const { uuid, email, name } = principal.tokenData
     return {
@@ -177,8 +184,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: LaravelCompatibilitySchema, ...unauthorized }
     },
     onRequest: bearer
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    reply.preventCache()
     const header = app.jwt.decode<{ header: { alg?: unknown } }>(principal.rawToken ?? '', { complete: true })
     const { payload } = principal
     return {
@@ -209,7 +217,8 @@ function withSlash (base: string): string {
 export default fp(authModule, {
   name: 'bff-auth-module',
   fastify: '5.x',
-  dependencies: ['bff-auth'],
+  // sensible's reply.preventCache: no cache keeps an answer with the principal's claims (docs/api.md#caching).
+  dependencies: ['bff-auth', '@fastify/sensible'],
   decorators: { fastify: ['verifyJwt', 'requireUser', 'requireClient'] },
   encapsulate: true
 })

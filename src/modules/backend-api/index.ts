@@ -77,8 +77,10 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       summary: 'Reachability of the backend API and the caller\'s token',
       response: { 200: BackendHealthSchema, ...errorSchemas(401) }
     }
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    // About the caller's token (how long it lives): no cache keeps it (docs/api.md#caching).
+    reply.preventCache()
     const { reachable: connected, durationMs } = await backend.probe(options.paths.health, request.log)
     return {
       status: 'OK' as const,
@@ -93,8 +95,10 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)',
       response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) }
     }
-  }, async request => {
+  }, async (request, reply) => {
     const principal = requirePrincipal(request)
+    // Whose token this is, as the backend says: no cache keeps it.
+    reply.preventCache()
     const headers = forwardedHeaders(principal)
     const response = await relay.call({ method: 'GET', path: options.paths.me, headers, log: request.log })
     const user = response.status >= 200 && response.status < 300 ? backendUser(response.body) : null
@@ -148,7 +152,8 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
 export default fp(backendApiModule, {
   name: 'bff-backend-api',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-upstreams'],
+  // sensible's reply.preventCache: no cache keeps a relayed or token answer (docs/api.md#caching).
+  dependencies: ['bff-auth', 'bff-upstreams', '@fastify/sensible'],
   decorators: { fastify: ['verifyJwt', 'backendClient', 'backendRelay'] },
   encapsulate: true
 })

@@ -169,6 +169,29 @@ t.test('GET /auth/laravel-compatibility (development)', async t => {
   })
 })
 
+t.test('no cache keeps an answer with the principal\'s claims or token: ' +
+  'no-store, private, max-age=0, Pragma and Expires for older caches', async t => {
+  const app = await buildTestApp(t)
+  for (const [url, principal] of [
+    ['/auth/profile', user],
+    ['/auth/me', user],
+    ['/auth/user/dashboard', user],
+    ['/auth/client/dashboard', client],
+    ['/auth/client/test', client],
+    ['/auth/token/debug', user],
+    ['/auth/laravel-compatibility', user]
+  ] as const) {
+    const res = await app.inject({ method: 'GET', url, headers: bearer(principal.token) })
+    t.equal(res.statusCode, 200, url)
+    t.equal(res.headers['cache-control'], 'no-store, max-age=0, private', url)
+    t.equal(res.headers.pragma, 'no-cache', `${url}: Pragma`)
+    t.equal(res.headers.expires, '0', `${url}: Expires`)
+  }
+  const refused = await app.inject({ method: 'GET', url: '/auth/user/dashboard', headers: bearer(client.token) })
+  t.equal(refused.statusCode, 403)
+  t.equal(refused.headers['cache-control'], 'no-store', 'a refusal is an error: no-store')
+})
+
 t.test('development-only routes do not exist in production', async t => {
   const app = await buildTestApp(t, { NODE_ENV: 'production', JWT_SECRET: tymon.secret })
   for (const url of ['/auth/token/debug', '/auth/laravel-compatibility']) {
