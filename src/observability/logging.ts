@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import pino from 'pino'
+import { standardOutputLines } from './log-destination.js'
 import {
   LogController,
   type FastifyReply,
@@ -91,9 +91,8 @@ export function loggingOptions (level: string, stream?: { write: (line: string) 
     logger: {
       level,
       serializers: logSerializers,
-      // Asynchronous: a line is written when the previous write finished, lines that arrive
-      // meanwhile go out together — batching under load, nothing held back when idle.
-      stream: stream ?? pino.destination({ dest: 1, sync: false })
+      // Asynchronous: a turn's lines go out together when the previous write finished.
+      stream: stream ?? standardOutputLines()
     },
     logController: new AccessLog()
   }
