@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Selectable } from 'kysely'
 import type { StoreEngine } from './connect.js'
 import type { PortfoliosTable } from './database.js'
+import { GroupCommit } from './group-commit.js'
 import { now, type Executor, type StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
 import { fromCents } from '../domain/money.js'
@@ -174,9 +175,12 @@ function statements (handle: StoreHandle) {
  */
 export class PortfolioRepository {
   private readonly run: ReturnType<typeof statements>
+  /** Creates of one event-loop turn, committed together on SQLite. */
+  private readonly creates: GroupCommit
 
   constructor (private readonly handle: StoreHandle) {
     this.run = statements(handle)
+    this.creates = new GroupCommit(handle)
   }
 
   async list (filter: { userId?: string }, page: Page): Promise<Portfolio[]> {
@@ -222,8 +226,8 @@ export class PortfolioRepository {
       createdAt: timestamp,
       updatedAt: timestamp
     }
-    await this.run.insert([portfolio.id, portfolio.name, portfolio.description, portfolio.userId, timestamp, timestamp])
-    this.handle.wrote()
+    const row = [portfolio.id, portfolio.name, portfolio.description, portfolio.userId, timestamp, timestamp]
+    await this.creates.run(this.run.insert, row)
     return portfolio
   }
 
