@@ -9,12 +9,19 @@ type BuildSerializer = ReturnType<typeof SerializerSelector>
 type Serializer = (data: unknown) => string
 
 /**
+ * One pool of Ajv instances for every app of the process, keyed by their options and shared schemas
+ * (the compiler's own pool key): an app built again with the same options — a test file builds
+ * dozens, a host may build several — reuses the validators Ajv already compiled for the same
+ * schema objects instead of compiling a hundred routes again.
+ */
+const build = AjvCompiler()
+
+/**
  * Validators: bodies exactly as sent (no coercion: `123` is not a string), but query strings and
  * path parameters — always text on the wire — coerced to the types their schemas declare, so
  * `?limit=` is an integer with integer bounds (`limit must be an integer number`) and documented as one.
  */
 const buildValidators: BuildValidators = (externalSchemas, options) => {
-  const build = AjvCompiler()
   const exact = build(externalSchemas, options)
   const coercing = build(externalSchemas, {
     ...options,
@@ -33,8 +40,11 @@ const buildValidators: BuildValidators = (externalSchemas, options) => {
  * answers and many share an entity schema, and each compilation builds an Ajv instance of its
  * own — most of the service's start-up time before this.
  */
+const buildDefault: BuildSerializer = SerializerSelector()
+/** Serializers by the options and shared schemas they were compiled with, then by schema object (as the validators). */
+const serializerPools = new Map<string, WeakMap<object, Serializer>>()
+
 export function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
-  const buildDefault: BuildSerializer = SerializerSelector()
   return {
     compilersFactory: {
       buildValidator: buildValidators,
@@ -43,7 +53,12 @@ export function schemaCompilers (): NonNullable<FastifyServerOptions['schemaCont
           externalSchemas as Parameters<BuildSerializer>[0],
           options as Parameters<BuildSerializer>[1]
         )
-        const compiled = new WeakMap<object, Serializer>()
+        const key = JSON.stringify([externalSchemas, options])
+        let compiled = serializerPools.get(key)
+        if (compiled === undefined) {
+          compiled = new WeakMap<object, Serializer>()
+          serializerPools.set(key, compiled)
+        }
         return (route: Parameters<typeof compile>[0]) => {
           const schema = route.schema as object
           let serializer = compiled.get(schema)
