@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { mintToken, providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
 import { LADDER, LADDER_API_KEY, LADDER_SECRET } from './ladder-steps.js'
-import { loadGet, median, pinned, pinSelf, ROOT, startService, table, WRK } from './lib.js'
+import { addBenchAssets, loadGet, median, pinned, pinSelf, ROOT, startService, table, WRK } from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
@@ -24,16 +24,7 @@ const dir = mkdtempSync(join(tmpdir(), 'bff-ladder-'))
 const database = `sqlite:${join(dir, 'bench.sqlite')}`
 const store = await Store.open(database)
 const portfolio = await store.portfolios.create({ name: 'Bench portfolio', description: 'ladder', userId: '1' })
-for (let j = 0; j < 5; j++) {
-  await store.assets.create({
-    name: `Ativo ${j}`,
-    symbol: `SYM${j}`,
-    type: 'STOCK',
-    quantity: 1 + j,
-    price: 10 + j,
-    portfolioId: portfolio.id
-  })
-}
+await addBenchAssets(store, portfolio.id)
 await store.close()
 
 const token = mintToken({

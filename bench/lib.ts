@@ -4,6 +4,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
+import type { Store } from '../src/store/store.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -235,5 +236,19 @@ export async function loadGet (
     p99: millis('99'),
     non2xx: number(/Non-2xx or 3xx responses:\s+(\d+)/) || 0,
     requests: number(/(\d+) requests in/)
+  }
+}
+
+/** The five assets every benchmarked portfolio holds (the read answers them with their total). */
+export async function addBenchAssets (store: Store, portfolioId: string): Promise<void> {
+  for (let j = 0; j < 5; j++) {
+    await store.assets.create({
+      name: `Ativo ${j}`,
+      symbol: `SYM${j}`,
+      type: 'STOCK',
+      quantity: 1 + j,
+      price: 10 + j,
+      portfolioId
+    })
   }
 }

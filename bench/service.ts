@@ -10,6 +10,7 @@ import { mintToken } from '../src/tokens.js'
 import { providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
 import {
+  addBenchAssets,
   cpuSeconds,
   load,
   median,
@@ -41,16 +42,7 @@ const store = await Store.open(`sqlite:${file}`)
 const ids: string[] = []
 for (let i = 0; i < 1000; i++) {
   const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
-  for (let j = 0; j < 5; j++) {
-    await store.assets.create({
-      name: `Ativo ${j}`,
-      symbol: `SYM${j}`,
-      type: 'STOCK',
-      quantity: 1 + j,
-      price: 10 + j,
-      portfolioId: portfolio.id
-    })
-  }
+  await addBenchAssets(store, portfolio.id)
   ids.push(portfolio.id)
 }
 await store.close()
