@@ -4,13 +4,14 @@
  * `GET /portfolios/:id` (API-key rungs) or `GET /auth/profile` (the JWT rung). Prints its port.
  */
 import Fastify from 'fastify'
-import pino from 'pino'
+import { openSync } from 'node:fs'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import auth, { requirePrincipal } from '../src/plugins/auth.js'
 import store from '../src/plugins/store.js'
 import { addCors, addRateLimit, addSecurityHeaders, addShedding } from '../src/plugins/protection.js'
 import { echoRequestId, loggingOptions, requestId } from '../src/observability/logging.js'
+import { standardOutputLines } from '../src/observability/log-destination.js'
 import { providerConfig } from '../src/tokens.js'
 import { IdParamsSchema } from '../src/schemas/common.js'
 import { PortfolioDetailSchema } from '../src/schemas/portfolio.js'
@@ -22,10 +23,7 @@ const has = (layer: string): boolean => layers.has(layer)
 
 // Logs go to a file, as an operator's stdout would; the port goes to stdout.
 const logging = has('access log at info')
-  ? loggingOptions(
-    'info',
-    pino.destination({ dest: process.env.LADDER_LOG ?? '/dev/null', sync: false, minLength: 4096 })
-  )
+  ? loggingOptions('info', standardOutputLines(openSync(process.env.LADDER_LOG ?? '/dev/null', 'a')))
   : { logger: false }
 const app = Fastify({
   ...logging,

@@ -13,7 +13,10 @@ import { join } from 'node:path'
 import { mintToken, providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
 import { LADDER, LADDER_API_KEY, LADDER_SECRET } from './ladder-steps.js'
-import { addBenchAssets, loadGet, median, pinned, pinSelf, ROOT, startService, table, WRK } from './lib.js'
+import { build } from 'esbuild'
+import {
+  addBenchAssets, loadGet, median, pinned, pinSelf, ROOT, SERVICE_NODE_FLAGS, startService, table, WRK
+} from './lib.js'
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 5)
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
@@ -37,6 +40,26 @@ const token = mintToken({
   providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
 })
 
+/*
+ * The rungs run in the form the service runs: bundled by esbuild without `--keep-names` (whose
+ * helper runs on every closure Fastify's hooks make: BENCHMARKS.md) and with the same Node flags
+ * as `npm start`; under tsx each rung would carry that helper and the service would not.
+ */
+// Inside the project, so that its imports resolve to node_modules.
+const rungServer = `${ROOT}node_modules/.cache/bff-ladder/ladder-server.mjs`
+await build({
+  entryPoints: [`${ROOT}bench/ladder-server.ts`],
+  outfile: rungServer,
+  bundle: true,
+  packages: 'external',
+  platform: 'node',
+  format: 'esm',
+  target: 'node22',
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: 'warning'
+})
+
 interface Running { url: string, stop: () => Promise<void> }
 
 async function startRung (step: number): Promise<Running> {
@@ -54,7 +77,7 @@ async function startRung (step: number): Promise<Running> {
     )
     return service
   }
-  const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', `${ROOT}bench/ladder-server.ts`])
+  const [command, args] = pinned(0, process.execPath, [...SERVICE_NODE_FLAGS, rungServer])
   const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {
