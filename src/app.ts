@@ -11,6 +11,7 @@ import lifecycle from './plugins/lifecycle.js'
 import lingeringClose from './plugins/lingering-close.js'
 import { echoRequestId, requestId } from './observability/logging.js'
 import { schemaCompilers } from './http/schema-compilers.js'
+import { answerClientError } from './http/client-errors.js'
 import metrics from './plugins/metrics.js'
 import { tracedChildLogger, tracedChildLoggerWith } from './observability/trace.js'
 import auth from './plugins/auth.js'
@@ -56,6 +57,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     trustProxy: config.trustProxy,
     ...server,
     frameworkErrors,
+    clientErrorHandler: answerClientError,
     schemaController: schemaCompilers(),
     ajv: {
       customOptions: {
