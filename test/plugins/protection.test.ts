@@ -60,6 +60,18 @@ t.test('CORS only for CORS_ORIGINS', async t => {
   t.equal(allowed.headers['access-control-allow-origin'], 'https://admin.example')
   const denied = await open.inject({ method: 'GET', url: '/auth/health', headers: { origin: 'https://evil.example' } })
   t.equal(denied.headers['access-control-allow-origin'], undefined)
+
+  // A listed origin's request reads the headers it is granted; any other request gets no CORS
+  // header at all (an exposure is a grant), but `Vary: Origin` for caches.
+  const granted = await open.inject({ method: 'GET', url: '/auth/health', headers: { origin: 'https://app.example' } })
+  t.equal(granted.headers['access-control-allow-origin'], 'https://app.example')
+  t.match(granted.headers['access-control-expose-headers'], /x-request-id, Retry-After, ETag/)
+  const noOrigin = await open.inject({ method: 'GET', url: '/auth/health' })
+  for (const [what, answer] of [['another origin', denied], ['no Origin', noOrigin]] as const) {
+    const cors = Object.keys(answer.headers).filter(name => name.startsWith('access-control-'))
+    t.same(cors, [], `${what}: no CORS header`)
+    t.equal(answer.headers.vary, 'Origin', `${what}: Vary: Origin`)
+  }
 })
 
 t.test('rate limit: per principal, else per IP, 429 in the standard body', async t => {
