@@ -76,13 +76,14 @@ export function addSecurityHeaders (app: FastifyInstance): void {
  * no client reads, to every answer.
  */
 export async function addCors (app: FastifyInstance, origins: readonly string[]): Promise<void> {
+  // No origin listed, no grant to make: the plugin's hook (a copy of its options per request)
+  // would only cost, and a preflight meets the not-found handler like any unknown route.
+  if (origins.length === 0) return
   const listed = new Set(origins)
   await app.register(cors, {
-    origin: origins.length === 0
-      ? false
-      : (origin: string | undefined, grant: (error: null, allow: boolean) => void) => {
-          grant(null, origin !== undefined && listed.has(origin))
-        },
+    origin: (origin: string | undefined, grant: (error: null, allow: boolean) => void) => {
+      grant(null, origin !== undefined && listed.has(origin))
+    },
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     // Idempotency-Key and the conditional-request headers: safe retries and edits (docs/api.md, Safe retries).
     allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id',

@@ -49,6 +49,8 @@ t.test('CORS only for CORS_ORIGINS', async t => {
     headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' }
   })
   t.equal(none.headers['access-control-allow-origin'], undefined, 'no origin is allowed by default')
+  t.equal(none.statusCode, 404, 'without CORS_ORIGINS a preflight is an unknown route')
+  t.equal(none.json().code, 'NOT_FOUND')
 
   const open = await buildTestApp(t, { CORS_ORIGINS: 'https://app.example, https://admin.example' })
   const allowed = await open.inject({
