@@ -10,10 +10,10 @@ import { once } from 'node:events'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { build } from 'esbuild'
 import { mintToken, providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
 import { LADDER, LADDER_API_KEY, LADDER_SECRET } from './ladder-steps.js'
-import { build } from 'esbuild'
 import {
   addBenchAssets, loadGet, median, pinned, pinSelf, ROOT, SERVICE_NODE_FLAGS, startService, table, WRK
 } from './lib.js'
@@ -43,9 +43,9 @@ const token = mintToken({
 /*
  * The rungs run in the form the service runs: bundled by esbuild without `--keep-names` (whose
  * helper runs on every closure Fastify's hooks make: BENCHMARKS.md) and with the same Node flags
- * as `npm start`; under tsx each rung would carry that helper and the service would not.
+ * as `npm start`; under tsx each rung would carry that helper and the service would not. The
+ * bundle is written inside the project, so that its imports resolve to node_modules.
  */
-// Inside the project, so that its imports resolve to node_modules.
 const rungServer = `${ROOT}node_modules/.cache/bff-ladder/ladder-server.mjs`
 await build({
   entryPoints: [`${ROOT}bench/ladder-server.ts`],
