@@ -19,7 +19,10 @@ export const LADDER: readonly Rung[] = [
   { layer: 'rate limit', adds: '@fastify/rate-limit, in memory, per principal or IP' },
   { layer: 'load shedding', adds: '@fastify/under-pressure (event-loop delay and heap)' },
   { layer: 'request id', adds: 'x-request-id taken or generated, echoed' },
-  { layer: 'access log at info', adds: 'pino at info, one line per request, the service destination: one write per turn' },
+  {
+    layer: 'access log at info',
+    adds: 'pino at info, one line per request, the service destination: one write per turn'
+  },
   { layer: 'API-key guard', adds: 'verifyApiKey (SHA-256 digest, constant-time compare)' },
   { layer: 'store read', adds: 'the portfolio with its assets, one SQL statement on SQLite (file)' },
   { layer: 'response schema', adds: 'params validation and fast-json-stringify instead of JSON.stringify' },
