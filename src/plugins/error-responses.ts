@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
@@ -38,14 +39,17 @@ export function errorBody (
   message: string | string[]
 ): ErrorBody {
   const queryStart = request.url.indexOf('?')
-  return {
-    statusCode,
-    code,
-    message,
-    error: STATUS_CODES[statusCode] ?? 'Error',
-    timestamp: new Date().toISOString(),
-    path: queryStart === -1 ? request.url : request.url.slice(0, queryStart)
-  }
+  return errorBodyAt(queryStart === -1 ? request.url : request.url.slice(0, queryStart), statusCode, code, message)
+}
+
+function errorBodyAt (
+  path: string,
+  statusCode: number,
+  code: ErrorCode,
+  message: string | string[],
+  now = new Date()
+): ErrorBody {
+  return { statusCode, code, message, error: STATUS_CODES[statusCode] ?? 'Error', timestamp: now.toISOString(), path }
 }
 
 function statusOf (error: FastifyError): number {
@@ -70,6 +74,49 @@ export function frameworkErrors (error: FastifyError, request: FastifyRequest, r
   const status = statusOf(error)
   const body = errorBody(request, status, errorCodeOf(error, status), messageOf(error, status))
   reply.code(status).header('cache-control', NO_STORE).send(body)
+}
+
+interface ClientError {
+  status: number
+  code: ErrorCode
+  message: string
+}
+
+/** What Node reports before a request reaches Fastify, by Node's error code (docs/api.md#errors). */
+const CLIENT_ERRORS: Record<string, ClientError> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'REQUEST_TIMEOUT',
+    message: 'A requisição não chegou inteira dentro do tempo limite'
+  },
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'BAD_REQUEST', message: 'Cabeçalhos da requisição grandes demais' }
+}
+
+const MALFORMED: ClientError = { status: 400, code: 'BAD_REQUEST', message: 'Requisição HTTP malformada' }
+
+/** The raw HTTP answer to a client error: the standard error body (no route, so `path` is empty), connection closed. */
+export function clientErrorAnswer (errorCode: string | undefined, now = new Date()): string {
+  const { status, code, message } = (errorCode === undefined ? undefined : CLIENT_ERRORS[errorCode]) ?? MALFORMED
+  const body = JSON.stringify(errorBodyAt('', status, code, message, now))
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `Cache-Control: ${NO_STORE}\r\n` +
+    'Connection: close\r\n\r\n' +
+    body
+}
+
+/**
+ * The server's `clientErrorHandler`: a request Node could not read (malformed, headers over the
+ * limit, or not whole within REQUEST_TIMEOUT_MS) is answered in the standard error body too, then
+ * its connection is closed. A reset connection needs no answer.
+ */
+export function answerClientError (this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  // A balancer's or client's fault, seldom the service's: logged quietly, as Fastify does.
+  this.log.debug({ err: error }, 'client error')
+  if (socket.writable) socket.write(clientErrorAnswer(error.code))
+  socket.destroy(error)
 }
 
 /**

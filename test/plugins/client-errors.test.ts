@@ -3,7 +3,7 @@ import { connect } from 'node:net'
 import { once } from 'node:events'
 import { buildTestApp } from '../helper.js'
 import { parseAnswer } from '../fixtures/raw-client.js'
-import { clientErrorAnswer } from '../../src/http/client-errors.js'
+import { clientErrorAnswer } from '../../src/plugins/error-responses.js'
 
 /** Writes `bytes` on a new connection and reads until the server closes it. */
 async function exchange (port: number, bytes: string): Promise<string> {
