@@ -39,5 +39,11 @@ export function configurationWarnings (config: AppConfig): string[] {
     warnings.push('QUOTES_PROVIDER=offline in production: quotes, and the dashboard values computed from them, are ' +
       'simulated, not market prices')
   }
+  const { AGGREGATOR_REQUESTS_PER_MINUTE: budget, AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: share } = config.env
+  if (share >= budget) {
+    // Not refused: the service works, but one principal can spend the whole shared budget.
+    warnings.push(`AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE=${share} is not below AGGREGATOR_REQUESTS_PER_MINUTE=` +
+      `${budget}: one principal can spend the whole aggregator budget and leave the others 429`)
+  }
   return warnings
 }

@@ -62,3 +62,14 @@ t.test('offline quotes in production start with a warning; elsewhere they are th
   t.notMatch(warnings[0], /\n/, 'one line')
   t.same(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k' })), [])
 })
+
+t.test('a principal\'s aggregator share not below the shared budget starts with a warning', async t => {
+  const lowered = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', AGGREGATOR_REQUESTS_PER_MINUTE: '50' })
+  const [warning, ...others] = configurationWarnings(lowered)
+  t.same(others, [])
+  t.match(warning, /^AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE=60 is not below AGGREGATOR_REQUESTS_PER_MINUTE=50: /)
+  const equal = { AGGREGATOR_REQUESTS_PER_MINUTE: '60', AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '60' }
+  t.equal(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...equal })).length, 1, 'equal: the same')
+  const below = { AGGREGATOR_REQUESTS_PER_MINUTE: '300', AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '299' }
+  t.same(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...below })), [])
+})
