@@ -68,8 +68,11 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
 
 const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer' } }
 
-/** A route's schema as documented: the strict error body, and the errors any route can answer. */
-function documentedSchema (schema: FastifySchema & { hide?: boolean }): FastifySchema {
+/**
+ * A route's schema as documented: the strict error body, and the errors any route can answer
+ * (but 503 on a route that is never shed: the liveness check).
+ */
+function documentedSchema (schema: FastifySchema & { hide?: boolean }, shed: boolean): FastifySchema {
   if (schema.hide === true) return schema
   const own = Object.entries(schema.response ?? {}).map(([status, response]) => [
     status,
@@ -78,7 +81,9 @@ function documentedSchema (schema: FastifySchema & { hide?: boolean }): FastifyS
   return {
     ...schema,
     response: {
-      ...Object.fromEntries(ANY_ROUTE_ERRORS.map(status => [status, ErrorBodySchema])),
+      ...Object.fromEntries(
+        ANY_ROUTE_ERRORS.filter(status => shed || status !== 503).map(status => [status, ErrorBodySchema])
+      ),
       ...Object.fromEntries(own)
     }
   }
@@ -88,8 +93,8 @@ function documentedSchema (schema: FastifySchema & { hide?: boolean }): FastifyS
  * A route as documented: `/portfolios/` (a module's root to Fastify) as `/portfolios`, the wildcard
  * of `/backend-api/proxy/*` as a parameter named `path` (OpenAPI names must be words).
  */
-function documentedRoute (schema: FastifySchema, url: string): { schema: FastifySchema, url: string } {
-  const documented = documentedSchema(schema)
+function documentedRoute (schema: FastifySchema, url: string, shed: boolean): { schema: FastifySchema, url: string } {
+  const documented = documentedSchema(schema, shed)
   if (url.endsWith('*') && isObject(documented.params) && isObject(documented.params.properties)) {
     const { '*': wildcard, ...properties } = documented.params.properties
     const params = {
@@ -213,7 +218,7 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
   })
   await app.register(swagger, {
     // A module's root route is `/portfolios/` to Fastify; frontends call `/portfolios`.
-    transform: ({ schema, url }) => documentedRoute(schema, url),
+    transform: ({ schema, url, route }) => documentedRoute(schema, url, route.config?.shed !== false),
     // Only OpenAPI is produced here, never Swagger 2.
     transformObject: document => {
       const produced = 'openapiObject' in document ? document.openapiObject : document.swaggerObject

@@ -116,7 +116,10 @@ t.test('every operation has a unique camelCase operationId and every entity is a
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       for (const status of ['400', '413', '415', '429', '500', '503']) {
-        t.ok(operation.responses[status], `${method} ${path} documents ${status}`)
+        // The liveness check is never shed, so never 503.
+        const documented = status !== '503' || `${method} ${path}` !== 'get /auth/health'
+        const what = `${method} ${path}: ${status} ${documented ? 'documented' : 'not documented'}`
+        t.equal(operation.responses[status] !== undefined, documented, what)
       }
       for (const [status, response] of Object.entries(operation.responses)) {
         t.not(response.description, 'Default Response', `${method} ${path} ${status} is described`)
