@@ -28,6 +28,14 @@ export function fixtureToken (name: string): FixtureToken {
 }
 
 /** A logger that writes nothing, for code that takes the asking request's `log`. */
+/** The Docker image's CMD, in exec form: `CMD ["node", …]`: what operators start. */
+export function imageCommand (): string[] {
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8')
+  const line = dockerfile.split('\n').filter(text => text.startsWith('CMD ')).at(-1)
+  if (line === undefined) throw new Error('Dockerfile has no CMD')
+  return JSON.parse(line.slice('CMD '.length)) as string[]
+}
+
 export const silentLog: FastifyBaseLogger = Fastify({ logger: false }).log
 
 /**

@@ -11,11 +11,13 @@ import {
   apiKey,
   fixtureToken,
   freshDatabaseUrl,
+  imageCommand,
   testNeeding,
   tymon,
   type Engine
 } from './helper.js'
 import { LARAVEL_USER, startFakeLaravel } from './fixtures/fake-laravel.js'
+import { IMAGE_NODE_FLAGS } from '../bench/lib.js'
 
 /**
  * What operators run: the compiled `dist/server.js`, started exactly as the Docker image's CMD
@@ -23,13 +25,9 @@ import { LARAVEL_USER, startFakeLaravel } from './fixtures/fake-laravel.js'
  */
 const root = fileURLToPath(new URL('..', import.meta.url))
 const dockerfile = readFileSync(`${root}Dockerfile`, 'utf8')
-const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { devDependencies: Record<string, string> }
-
-/** The image's CMD, in exec form: `CMD ["node", …]`. */
-function imageCommand (): string[] {
-  const line = dockerfile.split('\n').filter(text => text.startsWith('CMD ')).at(-1)
-  if (line === undefined) throw new Error('Dockerfile has no CMD')
-  return JSON.parse(line.slice('CMD '.length)) as string[]
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  devDependencies: Record<string, string>
+  scripts: Record<string, string>
 }
 
 t.test('the Dockerfile, package.json and the Node running the tests are one Node 24 release', async t => {
@@ -40,6 +38,17 @@ t.test('the Dockerfile, package.json and the Node running the tests are one Node
   for (const from of dockerfile.matchAll(/^FROM node:(\S+)/gm)) {
     t.equal(from[1]?.split('-')[0], pinned, `every stage: ${from[0]}`)
   }
+})
+
+t.test('npm start and the benchmarks start Node with the flags of the image', async t => {
+  const [command, ...args] = imageCommand()
+  t.equal(command, 'node', 'the image runs node')
+  t.equal(args.at(-1), 'dist/server.js', 'on the bundled entry')
+  const flags = args.slice(0, -1)
+  t.ok(flags.length > 0, 'the image sets its heap flags')
+  const startProd = ['node', '--env-file-if-exists=.env', ...flags, 'dist/server.js'].join(' ')
+  t.equal(pkg.scripts['start:prod'], startProd, 'npm run start:prod (and npm start after its build)')
+  t.same(IMAGE_NODE_FLAGS, flags, 'the benchmarks (bench/lib.ts)')
 })
 
 // Built once for both engines by the image's build command, in place: dist/ beside node_modules, as in /app.

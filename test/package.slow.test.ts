@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { tymon } from './helper.js'
+import { imageCommand, tymon } from './helper.js'
 
 /**
  * The project as others get it: `npm pack`'s tarball installed in a host app, the start scripts
@@ -212,7 +212,7 @@ t.test('dist/server.js serves on production dependencies alone, as in the image 
   for (const entry of ['package.json', 'package-lock.json']) cpSync(join(copy, entry), join(image, entry))
   await run('npm', ['ci', '--omit=dev', ...INSTALL], image)
   cpSync(join(copy, 'dist'), join(image, 'dist'), { recursive: true })
-  const args = ['--max-semi-space-size=16', 'dist/server.js']
+  const [, ...args] = imageCommand()
   const server = await startServer(t, process.execPath, args, image, productionEnv(image))
   t.equal((await fetch(`${server}/ready`)).status, 200)
   const created = await fetch(`${server}/portfolios`, {
