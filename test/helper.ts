@@ -27,7 +27,6 @@ export function fixtureToken (name: string): FixtureToken {
   return found
 }
 
-/** A logger that writes nothing, for code that takes the asking request's `log`. */
 /** The Docker image's CMD, in exec form: `CMD ["node", …]`: what operators start. */
 export function imageCommand (): string[] {
   const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8')
@@ -36,6 +35,7 @@ export function imageCommand (): string[] {
   return JSON.parse(line.slice('CMD '.length)) as string[]
 }
 
+/** A logger that writes nothing, for code that takes the asking request's `log`. */
 export const silentLog: FastifyBaseLogger = Fastify({ logger: false }).log
 
 /**
