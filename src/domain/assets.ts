@@ -1,6 +1,6 @@
 import type { Precondition } from '../http/entity-tag.js'
 import { NotFoundError, ValidationError } from '../errors.js'
-import { decimalsOf, UNIT_DECIMALS } from './money.js'
+import { decimalsOf, UNIT_DECIMALS } from '../schemas/money.js'
 import { pageOf } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, UpdateAssetInput } from '../schemas/asset.js'
 import type { AssetRepository } from '../store/assets.js'

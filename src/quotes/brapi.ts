@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { jsonObject, type JsonObject, type JsonValue, type UpstreamClient } from '../upstream/client.js'
 import { UpstreamUnavailableError } from '../errors.js'
-import { unitAmount } from '../domain/money.js'
+import { unitAmount } from '../schemas/money.js'
 import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
 function isPrice (value: unknown): value is number {

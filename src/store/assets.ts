@@ -7,7 +7,7 @@ import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { PositionTooLargeError, PreconditionFailedError } from '../errors.js'
 import { entityTag, type Precondition } from '../http/entity-tag.js'
-import { decimal, positionValue, toCents } from '../domain/money.js'
+import { decimal, positionValue, toCents } from '../schemas/money.js'
 import { toAsset, type AssetRow } from './rows.js'
 
 export interface AssetFilter {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { decimal, positionCents, sum } from '../domain/money.js'
+import { decimal, positionCents, sum } from '../schemas/money.js'
 import type { Transaction } from 'kysely'
 import type { Database } from './database.js'
 import { insertLot } from './assets.js'

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
-import { positionCents, unitAmount } from '../domain/money.js'
+import { positionCents, unitAmount } from '../schemas/money.js'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { PortfolioAssetsTable } from './database.js'
 import type { Asset } from '../schemas/asset.js'
-import { fromCents } from '../domain/money.js'
+import { fromCents } from '../schemas/money.js'
 
 export type AssetRow = Selectable<PortfolioAssetsTable>
 

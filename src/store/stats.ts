@@ -1,4 +1,4 @@
-import { fromCents } from '../domain/money.js'
+import { fromCents } from '../schemas/money.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
 
