@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify'
+import type { Log } from './ports.js'
 import { QuoteNotFoundError } from '../errors.js'
 import { isTicker, quotesOf, type ProviderQuote, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
@@ -19,7 +19,7 @@ export function tickerOf (symbol: string): string {
 export class QuoteService {
   constructor (private readonly provider: QuoteProvider) {}
 
-  async quote (access: Access, symbol: string, log: FastifyBaseLogger): Promise<Quote> {
+  async quote (access: Access, symbol: string, log: Log): Promise<Quote> {
     await access.apiKey()
     const ticker = tickerOf(symbol)
     const quote = this.answer(ticker, await this.provider.quote(ticker, log))
@@ -28,7 +28,7 @@ export class QuoteService {
   }
 
   /** The quotes of several tickers, in one provider batch, each as {@link quote} answers it. */
-  async quotes (access: Access, symbols: readonly string[], log: FastifyBaseLogger): Promise<Array<Each<Quote>>> {
+  async quotes (access: Access, symbols: readonly string[], log: Log): Promise<Array<Each<Quote>>> {
     await access.apiKey()
     const tickers = symbols.map(tickerOf)
     const quotes = await quotesOf(this.provider, tickers, log)
@@ -36,7 +36,7 @@ export class QuoteService {
   }
 
   /** The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name) is NOT_FOUND unasked. */
-  async ofAssets (access: Access, assets: readonly Asset[], log: FastifyBaseLogger): Promise<Array<Each<Quote>>> {
+  async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Quote>>> {
     await access.apiKey()
     const quotes = await quotesOf(this.provider, assets.map(asset => asset.symbol).filter(isTicker), log)
     return assets.map(({ symbol }) => this.answer(symbol, quotes.get(symbol)))

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildDashboard, longLabel, shortLabel } from '../../src/dashboard/dashboard.js'
+import { buildDashboard, longLabel, shortLabel } from '../../src/domain/dashboard.js'
 
 t.test('the README\'s worked example', async t => {
   const dashboard = buildDashboard({

@@ -8,7 +8,7 @@ import {
   type AssetPrices,
   type Dashboard,
   type Lot
-} from '../../src/dashboard/dashboard.js'
+} from '../../src/domain/dashboard.js'
 import { monthKey, monthsBetween, type MonthKey } from '../../src/quotes/provider.js'
 import { Store } from '../../src/store/store.js'
 

@@ -3,7 +3,7 @@ import type { Lot } from '../schemas/asset.js'
 import type { Dashboard } from '../schemas/dashboard.js'
 import {
   decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
-} from '../domain/money.js'
+} from '../schemas/money.js'
 
 export type { Lot } from '../schemas/asset.js'
 export type { Dashboard } from '../schemas/dashboard.js'
