@@ -1,23 +1,39 @@
-import type { FastifyBaseLogger } from 'fastify'
-import type { ItemStatus, ItemStatusFeed } from '../item-status.js'
-import type { Access } from './access.js'
-
-/** Who owns an aggregator item, asked of the aggregator (cached briefly): ForbiddenError unless `clientId`. */
-export interface ItemOwners {
-  assertOwner: (clientId: string, itemId: string, log: FastifyBaseLogger) => Promise<void>
-}
+import type { ItemStatus, ItemStatusFeed } from '../store/item-status.js'
+import type { JsonValue, QueryValue } from '../upstream/client.js'
+import type { Access, Principal } from './access.js'
+import type { ItemOwnership } from './item-ownership.js'
+import type { Log } from './ports.js'
 
 /**
  * Aggregator items (docs/api.md#aggregator), behind the Bearer token: a `client` principal
  * reaches only the items whose `clientUserId` is its id (403 `FORBIDDEN` otherwise), a `user` any.
+ * The relay and the connect token (REST) and the `aggregatorItem` subscription (GraphQL) all ask here.
  */
 export class AggregatorItemService {
-  constructor (private readonly owners: ItemOwners, private readonly feed: Pick<ItemStatusFeed, 'subscribe'>) {}
+  constructor (private readonly owners: ItemOwnership, private readonly feed: Pick<ItemStatusFeed, 'subscribe'>) {}
+
+  /**
+   * The caller's principal, once it may reach the aggregator `path` with these fields: every
+   * item the call names must be a client's own (reference data is everyone's).
+   */
+  async mayReach (
+    access: Access, path: string, fields: Record<string, QueryValue | JsonValue>, log: Log
+  ): Promise<Principal> {
+    const principal = await access.principal()
+    if (principal.type === 'client') await this.owners.assertMayReach(principal.id, path, fields, log)
+    return principal
+  }
+
+  /** The caller's principal, once it may act on `itemId` (any item when none is named). */
+  async mayUse (access: Access, itemId: string | undefined, log: Log): Promise<Principal> {
+    const principal = await access.principal()
+    if (itemId !== undefined && principal.type === 'client') await this.owners.assertOwner(principal.id, itemId, log)
+    return principal
+  }
 
   /** The item's verified status each time a webhook about it arrives at any instance. */
-  async subscribe (access: Access, itemId: string, log: FastifyBaseLogger): Promise<AsyncIterableIterator<ItemStatus>> {
-    const principal = await access.principal()
-    if (principal.type === 'client') await this.owners.assertOwner(principal.id, itemId, log)
+  async subscribe (access: Access, itemId: string, log: Log): Promise<AsyncIterableIterator<ItemStatus>> {
+    await this.mayUse(access, itemId, log)
     return this.feed.subscribe(itemId)
   }
 }

@@ -1,18 +1,21 @@
 import type { QuoteProvider } from '../quotes/provider.js'
 import type { Store } from '../store/store.js'
-import type { ItemStatusFeed } from '../item-status.js'
-import { AggregatorItemService, type ItemOwners } from './aggregator-items.js'
+import type { ItemStatusFeed } from '../store/item-status.js'
+import type { Telemetry } from '../observability/telemetry.js'
+import type { AggregatorApi } from '../upstream/aggregator.js'
+import { AggregatorItemService } from './aggregator-items.js'
 import { AssetService } from './assets.js'
 import { DashboardService } from './dashboards.js'
 import { ExclusionService } from './exclusions.js'
+import { ItemOwnership } from './item-ownership.js'
 import { PortfolioService } from './portfolios.js'
 import { PrincipalService } from './principals.js'
 import { QuoteService } from './quotes.js'
 import { StatsService } from './stats.js'
 
-export type { Access } from './access.js'
+export type { Access, Principal } from './access.js'
 
-/** Every domain service, for an interface that serves them all (GraphQL); REST modules make their own. */
+/** Every domain service: what REST, GraphQL and a host app all go through. */
 export interface Domain {
   portfolios: PortfolioService
   assets: AssetService
@@ -24,23 +27,38 @@ export interface Domain {
   principals: PrincipalService
 }
 
-export interface DomainDependencies {
-  store: Store
-  quotes: QuoteProvider
-  owners: ItemOwners
-  itemStatus: Pick<ItemStatusFeed, 'subscribe'>
+/** The adapters the services stand on; read when a service is first used. */
+export interface DomainAdapters {
+  readonly store: Store
+  readonly quotes: QuoteProvider
+  readonly aggregator: Pick<AggregatorApi, 'call'>
+  readonly itemStatus: Pick<ItemStatusFeed, 'subscribe'>
+  readonly telemetry?: Telemetry
 }
 
-/** The services over one store, quote provider and aggregator: they hold no state of their own. */
-export function createDomain ({ store, quotes, owners, itemStatus }: DomainDependencies): Domain {
+/**
+ * The services over one set of adapters. Each is made at its first use, so a host that serves
+ * only portfolios needs no quote provider nor aggregator; they keep no state but the aggregator
+ * items' ownership cache, which every interface of the app shares.
+ */
+export function createDomain (adapters: DomainAdapters): Domain {
+  const made = new Map<keyof Domain, unknown>()
+  function once<K extends keyof Domain> (name: K, make: () => Domain[K]): Domain[K] {
+    if (!made.has(name)) made.set(name, make())
+    return made.get(name) as Domain[K]
+  }
   return {
-    portfolios: new PortfolioService(store.portfolios),
-    assets: new AssetService(store.assets),
-    quotes: new QuoteService(quotes),
-    dashboards: new DashboardService(store.assets, quotes),
-    exclusions: new ExclusionService(store.exclusions),
-    aggregatorItems: new AggregatorItemService(owners, itemStatus),
-    stats: new StatsService(store.stats),
-    principals: new PrincipalService()
+    get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios)) },
+    get assets () { return once('assets', () => new AssetService(adapters.store.assets)) },
+    get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
+    get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
+    get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },
+    get aggregatorItems () {
+      return once('aggregatorItems', () => new AggregatorItemService(
+        new ItemOwnership(adapters.aggregator, adapters.telemetry), adapters.itemStatus
+      ))
+    },
+    get stats () { return once('stats', () => new StatsService(adapters.store.stats)) },
+    get principals () { return once('principals', () => new PrincipalService()) }
   }
 }

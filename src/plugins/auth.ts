@@ -1,9 +1,8 @@
-import { isUtf8 } from 'node:buffer'
 import { hash, timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
-import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import {
   ApiKeyInvalidError,
@@ -24,20 +23,11 @@ import {
   type TokenData
 } from '../schemas/auth.js'
 import { WindowCounter } from '../upstream/budget.js'
+import type { Access, Principal } from '../domain/access.js'
+import { VerifiedTokens, wellFormed } from './verified-tokens.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
-
-/** The verified caller of a Bearer route (docs/api.md#resources, Principal). */
-export interface Principal {
-  id: string
-  type: PrincipalType
-  payload: JwtPayload
-  /** `exp` and `iat` as ISO 8601 timestamps, computed once per token. */
-  expiresAt: string
-  issuedAt: string
-  tokenData: TokenData
-  rawToken: string | null
-}
+export type { Access, Principal } from '../domain/access.js'
 
 export interface AuthPluginOptions {
   /** The HMAC secret shared with the upstream backend (tymon's `JWT_SECRET`, used as plain bytes). */
@@ -61,6 +51,8 @@ declare module 'fastify' {
     principal: Principal | null
     /** Set by `verifyApiKey` once the request's `x-api-key` is valid, so nothing checks it again. */
     apiKeyVerified: boolean
+    /** What the caller has proved, for the domain's services: {@link requestAccess}. */
+    readonly access: Credentials
   }
   interface FastifyInstance {
     /** onRequest guard: a valid Bearer token of either kind. */
@@ -96,25 +88,6 @@ export function requirePrincipal (request: FastifyRequest): Principal {
 
 const checkPayload = TypeCompiler.Compile(JwtPayloadSchema)
 
-/**
- * What fast-jwt lets through and RFC 7515/7519 do not: every segment in canonical base64url (no
- * padding, no stray bits in the last character, so one token has one spelling), a header and
- * payload in UTF-8, and a `typ`, when present, of JWT.
- */
-function wellFormed (token: string): boolean {
-  const segments = token.split('.')
-  if (segments.length !== 3) return false
-  const decoded = segments.map(segment => Buffer.from(segment, 'base64url'))
-  if (decoded.some((bytes, index) => bytes.toString('base64url') !== segments[index])) return false
-  const [header, payload] = decoded as [Buffer, Buffer, Buffer]
-  if (!isUtf8(header) || !isUtf8(payload)) return false
-  try {
-    const typ: unknown = (JSON.parse(header.toString('utf8')) as { typ?: unknown }).typ
-    return typ === undefined || (typeof typ === 'string' && typ.toUpperCase() === 'JWT')
-  } catch {
-    return false
-  }
-}
 const REQUIRED_BY_VERIFIER = ['iss', 'iat', 'exp', 'nbf', 'jti']
 const VERIFIED_TOKEN_CACHE_SIZE = 10_000
 
@@ -126,30 +99,55 @@ function sha256 (text: string): Buffer {
   return hash('sha256', text, 'buffer')
 }
 
+/** The guards read the request only; a subscription's WebSocket has no reply to give them. */
+const GUARDS_NEED_NO_REPLY = undefined as unknown as FastifyReply
+
 /**
- * Principals of tokens verified before, keyed by the token itself: frontends send one token
- * many times, and a hit then costs one map lookup — no HMAC, no base64, no hashing. Only a
- * token that passed every check is stored, until its `exp` (plus leeway); the oldest entry
- * leaves when the cache is full. A different token, even one byte off, is a miss.
+ * The domain's Access for one request, checked by this plugin's guards themselves — so the same
+ * codes, the same failed-authentication budget — and each at most once. On REST the route's
+ * onRequest guard has already run and marked the request (`apiKeyVerified`, `principal`): the
+ * checks then resolve at once. On GraphQL nothing runs before a field asks (per field:
+ * docs/api.md#graphql), so a field that needs no credential costs none, and one failure is
+ * counted once however many fields ask.
  */
-class VerifiedTokens {
-  private readonly entries = new Map<string, { principal: Principal, validUntilMs: number }>()
+export class Credentials implements Access {
+  private apiKeyCheck: Promise<void> | undefined
+  private principalCheck: Promise<Principal> | undefined
 
-  constructor (private readonly maxEntries: number) {}
+  constructor (private readonly app: FastifyInstance, private readonly request: FastifyRequest) {}
 
-  /** The principal while the token is unexpired; `'expired'` once it has lapsed. */
-  get (token: string, nowMs: number): Principal | 'expired' | undefined {
-    const entry = this.entries.get(token)
-    if (entry === undefined) return undefined
-    if (nowMs < entry.validUntilMs) return entry.principal
-    this.entries.delete(token)
-    return 'expired'
+  async apiKey (): Promise<void> {
+    if (this.request.apiKeyVerified) return
+    this.apiKeyCheck ??= this.app.verifyApiKey(this.request, GUARDS_NEED_NO_REPLY).then(() => {})
+    await this.apiKeyCheck
   }
 
-  set (token: string, principal: Principal, validUntilMs: number): void {
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string)
-    this.entries.set(token, { principal, validUntilMs })
+  async principal (): Promise<Principal> {
+    if (this.request.principal !== null) return this.request.principal
+    this.principalCheck ??= this.app.verifyJwt(this.request, GUARDS_NEED_NO_REPLY)
+      .then(() => requirePrincipal(this.request))
+    return await this.principalCheck
   }
+
+  /**
+   * Verifies a Bearer token the request carries before the rate limit counts it, so that the
+   * limit is per principal as on REST; a bad token is left for the field that needs it to report.
+   */
+  async identifyEarly (): Promise<void> {
+    if (this.request.headers.authorization !== undefined) await this.principal().catch(() => {})
+  }
+}
+
+const credentialsOf = new WeakMap<FastifyRequest, Credentials>()
+
+/** The Access of a request (REST, GraphQL, or the WebSocket upgrade of a subscription), made once. */
+export function requestAccess (app: FastifyInstance, request: FastifyRequest): Credentials {
+  let credentials = credentialsOf.get(request)
+  if (credentials === undefined) {
+    credentials = new Credentials(app, request)
+    credentialsOf.set(request, credentials)
+  }
+  return credentials
 }
 
 async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
@@ -221,6 +219,9 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   app.decorateRequest('principal', null)
   app.decorateRequest('apiKeyVerified', false)
+  app.decorateRequest('access', {
+    getter (this: FastifyRequest) { return requestAccess(app, this) }
+  })
   app.decorate('providerConfig', options.providers)
 
   app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {

@@ -8,6 +8,8 @@ import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../error
 import type { IdempotencyClaim, KeptAnswer } from '../store/idempotency.js'
 import { errorSchemas } from './error-responses.js'
 import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './route-schema.js'
+import { canonicalJson } from '../schemas/canonical-json.js'
+import { principalKey } from '../domain/access.js'
 
 export interface IdempotencyPluginOptions {
   /** How long a key and its answer are kept, from the first request (`IDEMPOTENCY_TTL_SECONDS`). */
@@ -55,20 +57,9 @@ function releases (status: number): boolean {
  */
 const KEPT_HEADERS = ['content-type', 'etag', 'cache-control', 'pragma', 'expires']
 
-/** JSON with sorted keys: a body re-sent with its properties in another order is the same request. */
-export function canonicalJson (value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).filter(([, item]) => item !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? ''
-}
-
 /** Whose key it is: the verified principal, else the API key (as a digest: the key itself is never stored). */
 function scopeOf (request: FastifyRequest): string | undefined {
-  if (request.principal !== null) return `${request.principal.type}:${request.principal.id}`
+  if (request.principal !== null) return principalKey(request.principal)
   const key = request.headers['x-api-key']
   return typeof key === 'string' ? `apikey:${hash('sha256', key, 'base64url')}` : undefined
 }

@@ -5,7 +5,7 @@ import {
   postgresItemStatusFeed,
   redisItemStatusFeed,
   type ItemStatusFeed
-} from '../item-status.js'
+} from '../store/item-status.js'
 
 declare module 'fastify' {
   interface FastifyInstance {

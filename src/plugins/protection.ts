@@ -9,6 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
+import { principalKey } from '../domain/access.js'
 import { EventLoopDelay } from '../http/event-loop-delay.js'
 import { NO_STORE } from '../http/cache-control.js'
 
@@ -30,7 +31,7 @@ export interface ProtectionPluginOptions {
  */
 function rateLimitKey (request: FastifyRequest): string {
   const principal = request.principal
-  return principal === null ? `ip:${request.ip}` : `${principal.type}:${principal.id}`
+  return principal === null ? `ip:${request.ip}` : principalKey(principal)
 }
 
 /**

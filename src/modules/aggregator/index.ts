@@ -13,7 +13,9 @@ import {
   type ValidationIssue
 } from '../../errors.js'
 import { WindowCounter } from '../../upstream/budget.js'
-import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { principalKey } from '../../domain/access.js'
+import { ensureDomain } from '../../plugins/domain.js'
+import { canonicalJson } from '../../schemas/canonical-json.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { telemetryOf } from '../../plugins/metrics.js'
@@ -22,7 +24,6 @@ import type { AggregatorRequest } from '../../upstream/aggregator.js'
 import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
-import { ItemOwnership } from './ownership.js'
 import { itemVerifications, type VerificationRetryOptions } from './verification-queue.js'
 import {
   AggregatorRelayBodySchema,
@@ -59,24 +60,9 @@ function sha256 (text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
 }
 
-/** JSON with sorted keys, so one payload always has one digest. */
-function canonicalJson (value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
-}
-
 /** Idempotency key: the sender's `eventId` (Pluggy's id of a delivery), else a digest of the whole payload. */
 export function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
-}
-
-/** A principal's key in the per-principal budgets: a user and a client of the same id are two callers. */
-function principalKey (principal: Principal): string {
-  return `${principal.type}:${principal.id}`
 }
 
 /** The aggregator's pagination (Pluggy's `page`/`pageSize`): `page` from 1, `pageSize` 1–500. */
@@ -112,7 +98,8 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   app.addHook('onRoute', documentRoutes('aggregator', 'bearerAuth'))
   const { aggregator } = app
   const { aggregatorEvents } = app.store
-  const ownership = new ItemOwnership(aggregator, telemetryOf(app))
+  await ensureDomain(app)
+  const { aggregatorItems } = app.domain
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
   const connectTokens = new WindowCounter(options.connectTokensPerMinute ?? 10)
@@ -134,7 +121,6 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
     const { endpoint, method, ...rest } = request.body
     const path = relativeEndpoint(endpoint)
     const allowed = allowedMethods.has(method) &&
@@ -143,7 +129,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     if (!allowed) throw new ForbiddenError(ENDPOINT_NOT_ALLOWED)
     const fields = rest as Record<string, JsonValue>
     assertPagination(fields)
-    const upstream: AggregatorRequest = { method, path, log: request.log, principal: principalKey(principal) }
+    const upstream: AggregatorRequest = { method, path, log: request.log }
     if (method === 'GET') {
       const query: Record<string, QueryValue> = {}
       for (const [key, value] of Object.entries(fields)) {
@@ -156,7 +142,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     } else {
       upstream.json = fields
     }
-    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields, request.log)
+    // Every item the call names must be a client's own, before anything is sent.
+    const principal = await aggregatorItems.mayReach(request.access, path, fields, request.log)
+    upstream.principal = principalKey(principal)
     return relayResponse(reply, await aggregator.relay(upstream))
   })
 
@@ -177,19 +165,17 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     },
     onRequest: [app.verifyJwt]
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
     // A credential for the aggregator's widget: no cache keeps it (docs/api.md#caching).
     reply.preventCache()
     // Each principal's allowance, before anything reaches the aggregator (OWASP API6).
+    const principal = await request.access.principal()
     const wait = connectTokens.hit(principalKey(principal))
     if (wait !== undefined) {
       telemetryOf(app).rateLimited('connect_tokens')
       throw rateLimitedFor(wait)
     }
     const itemId = request.body?.itemId
-    if (itemId !== undefined && principal.type === 'client') {
-      await ownership.assertOwner(principal.id, itemId, request.log)
-    }
+    await aggregatorItems.mayUse(request.access, itemId, request.log)
     const response = await aggregator.relay({
       method: 'POST',
       path: 'connect_token',

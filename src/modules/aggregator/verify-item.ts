@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ItemStatusFeed } from '../../item-status.js'
+import type { ItemStatusFeed } from '../../store/item-status.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject } from '../../upstream/client.js'

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { formatDuration } from '../../domain/time.js'
@@ -28,17 +28,10 @@ export interface AuthModuleOptions {
 
 export const HEALTH_MESSAGE = 'BFF Service está funcionando!'
 
-function summary (principal: Principal) {
-  return {
-    id: principal.id,
-    type: principal.type,
-    expiresAt: principal.expiresAt,
-    issuedAt: principal.issuedAt
-  }
-}
-
 const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('auth', 'bearerAuth'))
+  await ensureDomain(app)
+  const { principals } = app.domain
   const bearer = [app.verifyJwt]
   const unauthorized = errorSchemas(401)
   const guarded = errorSchemas(401, 403)
@@ -63,7 +56,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     onRequest: bearer
   }, async (request, reply) => {
     reply.preventCache()
-    return { message: 'Perfil acessado com sucesso', user: summary(requirePrincipal(request)) }
+    return { message: 'Perfil acessado com sucesso', user: await principals.summary(request.access) }
   })
 
   app.get('/me', {
@@ -74,9 +67,8 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     },
     onRequest: bearer
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
     reply.preventCache()
-    return { ...summary(principal), payload: principal.payload }
+    return await principals.me(request.access)
   })
 
   app.get('/user/dashboard', {
@@ -87,7 +79,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     },
     onRequest: [app.verifyJwt, app.requireUser]
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await principals.me(request.access)
     reply.preventCache()
     return {
       message: 'Dashboard do usuário',
@@ -105,7 +97,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     },
     onRequest: [app.verifyJwt, app.requireClient]
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await principals.me(request.access)
     reply.preventCache()
     return {
       message: 'Dashboard do client',
@@ -156,13 +148,13 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     },
     onRequest: bearer
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     reply.preventCache()
     const token = principal.rawToken ?? ''
     const { uuid, email, name } = principal.tokenData
     return {
       message: 'Debug completo do token JWT',
-      authentication: summary(principal),
+      authentication: await principals.summary(request.access),
       rawToken: { value: token, length: token.length, parts: token.split('.').length },
       tokenData: principal.tokenData,
       jwtPayload: principal.payload,
@@ -185,7 +177,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     },
     onRequest: bearer
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     reply.preventCache()
     const header = app.jwt.decode<{ header: { alg?: unknown } }>(principal.rawToken ?? '', { complete: true })
     const { payload } = principal

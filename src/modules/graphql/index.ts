@@ -1,13 +1,10 @@
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
 import { answerError } from '../../plugins/error-responses.js'
-import { telemetryOf } from '../../plugins/metrics.js'
-import { requestAccess } from '../../domain/access.js'
-import { createDomain } from '../../domain/index.js'
-import { ItemOwnership } from '../aggregator/ownership.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { assertArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
 import { CostGuard } from './cost.js'
@@ -47,17 +44,12 @@ function isGraphqlLayerError (error: FastifyError): boolean {
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
-  const domain = createDomain({
-    store: app.store,
-    quotes: app.quotes,
-    owners: new ItemOwnership(app.aggregator, telemetryOf(app)),
-    itemStatus: app.itemStatus
-  })
-  type Request = Parameters<typeof requestAccess>[1]
-  const contextOf = (request: Request): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>
-    ({ access: requestAccess(app, request), domain, log: request.log })
+  await ensureDomain(app)
+  const { domain } = app
+  const contextOf = (request: FastifyRequest): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>
+    ({ access: request.access, domain, log: request.log })
 
-  app.addHook('onRequest', async request => { await requestAccess(app, request).identifyEarly() })
+  app.addHook('onRequest', async request => { await request.access.identifyEarly() })
   // GraphQL is described by its own schema (`schema.graphql`, introspection), not by OpenAPI.
   app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 

@@ -1,8 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { requestAccess } from '../../domain/access.js'
-import { ExclusionService } from '../../domain/exclusions.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
@@ -21,7 +20,8 @@ import { ListExclusionsQuerySchema } from './schemas.js'
 const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('openfinance-excluded-transactions', 'bearerAuth'))
   app.addHook('onRequest', app.verifyJwt)
-  const exclusions = new ExclusionService(app.store.exclusions)
+  await ensureDomain(app)
+  const { exclusions } = app.domain
   const errors = errorSchemas(400, 401, 403, 404)
 
   app.post('/', {
@@ -34,7 +34,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
       response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
     }
   }, async (request, reply) => {
-    const { record, created } = await exclusions.create(requestAccess(app, request), request.body)
+    const { record, created } = await exclusions.create(request.access, request.body)
     return reply.code(created ? 201 : 200).send(record)
   })
 
@@ -45,7 +45,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
       querystring: ListExclusionsQuerySchema,
       response: { 200: Type.Array(ExcludedTransactionSchema), ...errors }
     }
-  }, async request => await exclusions.list(requestAccess(app, request), request.query.client_id, request.query))
+  }, async request => await exclusions.list(request.access, request.query.client_id, request.query))
 
   app.delete('/:id', {
     schema: {
@@ -55,7 +55,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: DeletedSchema, ...errors }
     }
   }, async request => {
-    await exclusions.delete(requestAccess(app, request), request.params.id)
+    await exclusions.delete(request.access, request.params.id)
     return { message: 'Exclusão removida com sucesso', id: request.params.id }
   })
 }

@@ -1,10 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { requestAccess } from '../../domain/access.js'
-import { AssetService } from '../../domain/assets.js'
-import { DashboardService } from '../../domain/dashboards.js'
-import { QuoteService } from '../../domain/quotes.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -24,9 +21,8 @@ import { AssetTypeParamsSchema, ListAssetsQuerySchema, SymbolParamsSchema } from
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
-  const assets = new AssetService(app.store.assets)
-  const quotes = new QuoteService(app.quotes)
-  const dashboards = new DashboardService(app.store.assets, app.quotes)
+  await ensureDomain(app)
+  const { assets, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
   const upstreamErrors = errorSchemas(400, 401, 404, 502, 504)
   const AssetList = Type.Array(AssetListItemSchema)
@@ -38,7 +34,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       querystring: ListAssetsQuerySchema,
       response: { 200: AssetList, ...errors }
     }
-  }, async request => await assets.list(requestAccess(app, request), request.query, request.query))
+  }, async request => await assets.list(request.access, request.query, request.query))
 
   app.get('/type/:type', {
     schema: {
@@ -48,7 +44,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       querystring: PageQuerySchema,
       response: { 200: AssetList, ...errors }
     }
-  }, async request => await assets.list(requestAccess(app, request), request.params, request.query))
+  }, async request => await assets.list(request.access, request.params, request.query))
 
   app.get('/price/:symbol', {
     schema: {
@@ -57,7 +53,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       params: SymbolParamsSchema,
       response: { 200: QuoteSchema, ...upstreamErrors }
     }
-  }, async request => await quotes.quote(requestAccess(app, request), request.params.symbol, request.log))
+  }, async request => await quotes.quote(request.access, request.params.symbol, request.log))
 
   app.get('/:id/dashboard', {
     schema: {
@@ -66,7 +62,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: DashboardSchema, ...upstreamErrors }
     }
-  }, async request => await dashboards.ofAsset(requestAccess(app, request), request.params.id, request.log))
+  }, async request => await dashboards.ofAsset(request.access, request.params.id, request.log))
 
   // Conditional requests and Idempotency-Key: route options (src/plugins/conditional-requests.ts, idempotency.ts).
   app.get('/:id', {
@@ -77,7 +73,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: AssetSchema, ...errors }
     }
-  }, async request => await assets.get(requestAccess(app, request), request.params.id))
+  }, async request => await assets.get(request.access, request.params.id))
 
   app.post('/', {
     config: { idempotent: true },
@@ -87,7 +83,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       body: CreateAssetInputSchema,
       response: { 201: AssetSchema, ...errors }
     }
-  }, async (request, reply) => reply.code(201).send(await assets.create(requestAccess(app, request), request.body)))
+  }, async (request, reply) => reply.code(201).send(await assets.create(request.access, request.body)))
 
   app.patch('/:id', {
     // The answer is the asset as GET /portfolio-assets/:id answers it: the same tag.
@@ -100,7 +96,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: AssetSchema, ...errors }
     }
   }, async request => {
-    const access = requestAccess(app, request)
+    const access = request.access
     return await assets.update(access, request.params.id, request.body, ifMatchOf(request))
   })
 
@@ -113,7 +109,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: DeletedSchema, ...errors }
     }
   }, async request => {
-    await assets.delete(requestAccess(app, request), request.params.id, ifMatchOf(request))
+    await assets.delete(request.access, request.params.id, ifMatchOf(request))
     return { message: 'Ativo removido com sucesso', id: request.params.id }
   })
 }

@@ -1,8 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { requestAccess } from '../../domain/access.js'
-import { PortfolioService } from '../../domain/portfolios.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { entityTag } from '../../http/entity-tag.js'
@@ -25,7 +24,8 @@ import { ListPortfoliosQuerySchema } from './schemas.js'
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
-  const portfolios = new PortfolioService(app.store.portfolios)
+  await ensureDomain(app)
+  const { portfolios } = app.domain
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
@@ -35,7 +35,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       querystring: ListPortfoliosQuerySchema,
       response: { 200: Type.Array(PortfolioSchema), ...errors }
     }
-  }, async request => await portfolios.list(requestAccess(app, request), request.query, request.query))
+  }, async request => await portfolios.list(request.access, request.query, request.query))
 
   // Conditional requests and Idempotency-Key: route options (src/plugins/conditional-requests.ts, idempotency.ts).
   app.get('/:id', {
@@ -46,7 +46,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: PortfolioDetailSchema, ...errors }
     }
-  }, async request => await portfolios.detail(requestAccess(app, request), request.params.id))
+  }, async request => await portfolios.detail(request.access, request.params.id))
 
   app.get('/:id/value', {
     schema: {
@@ -55,7 +55,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: PortfolioValueSchema, ...errors }
     }
-  }, async request => await portfolios.value(requestAccess(app, request), request.params.id))
+  }, async request => await portfolios.value(request.access, request.params.id))
 
   app.post('/', {
     config: { idempotent: true },
@@ -65,7 +65,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       body: CreatePortfolioInputSchema,
       response: { 201: CreatedPortfolioSchema, ...errors }
     }
-  }, async (request, reply) => reply.code(201).send(await portfolios.create(requestAccess(app, request), request.body)))
+  }, async (request, reply) => reply.code(201).send(await portfolios.create(request.access, request.body)))
 
   app.patch('/:id', {
     // Its ETag is the portfolio detail's, set by the handler.
@@ -78,7 +78,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: PortfolioSchema, ...errors }
     }
   }, async (request, reply) => {
-    const access = requestAccess(app, request)
+    const access = request.access
     const changed = await portfolios.update(access, request.params.id, request.body, ifMatchOf(request))
     // The tag GET /portfolios/:id now answers, so the next edit can send it as If-Match.
     reply.header('etag', entityTag(changed.detail))
@@ -94,7 +94,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: DeletedSchema, ...errors }
     }
   }, async request => {
-    await portfolios.delete(requestAccess(app, request), request.params.id, ifMatchOf(request))
+    await portfolios.delete(request.access, request.params.id, ifMatchOf(request))
     return { message: 'Portfolio removido com sucesso', id: request.params.id }
   })
 }

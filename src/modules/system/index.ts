@@ -6,6 +6,7 @@ import { DrainingError, StoreUnavailableError } from '../../errors.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { ProviderConfigSchema } from '../../schemas/auth.js'
 import { StatsSchema } from '../../schemas/stats.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { ReadySchema, ResetSchema } from './schemas.js'
 
 export interface SystemModuleOptions {
@@ -21,6 +22,7 @@ const UPSTREAM_PROBE_TTL_MS = 10_000
 /** Utility routes: provider hashes, readiness, statistics, the development reset. */
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('system', null))
+  await ensureDomain(app)
   app.get('/provider-config', {
     schema: {
       operationId: 'getProviderConfig',
@@ -86,7 +88,7 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
       response: { 200: StatsSchema, ...errorSchemas(401) }
     },
     onRequest: [app.verifyApiKey]
-  }, async () => await app.store.stats.get())
+  }, async request => await app.domain.stats.get(request.access))
 
   if (!options.devRoutes) return
 

@@ -1,9 +1,10 @@
-import { ForbiddenError, UpstreamUnavailableError } from '../../errors.js'
-import type { AggregatorApi } from '../../upstream/aggregator.js'
-import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
-import { underPrefix } from '../../upstream/endpoint.js'
-import type { FastifyBaseLogger } from 'fastify'
-import { NO_TELEMETRY, type Telemetry } from '../../observability/telemetry.js'
+import { ForbiddenError, UpstreamUnavailableError } from '../errors.js'
+import type { AggregatorApi } from '../upstream/aggregator.js'
+import { jsonObject, type JsonValue, type QueryValue } from '../upstream/client.js'
+import { underPrefix } from '../upstream/endpoint.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
+import { principalKey } from './access.js'
+import type { Log } from './ports.js'
 
 export const NOT_YOUR_ITEM = 'Acesso negado a itens de outro usuário'
 const UNSCOPED = 'Informe o item (itemId ou accountId) desta consulta'
@@ -25,12 +26,12 @@ function field (body: JsonValue | undefined, name: string): string | undefined {
 
 /** Who a lookup is made for: the asking request's logger, and the principal whose share it spends. */
 interface Asker {
-  log: FastifyBaseLogger
+  log: Log
   principal: string
 }
 
-function askerOf (clientId: string, log: FastifyBaseLogger): Asker {
-  return { log, principal: `client:${clientId}` }
+function askerOf (clientId: string, log: Log): Asker {
+  return { log, principal: principalKey({ type: 'client', id: clientId }) }
 }
 
 /**
@@ -41,14 +42,14 @@ function askerOf (clientId: string, log: FastifyBaseLogger): Asker {
 export class ItemOwnership {
   private readonly owners = new Map<string, { owner: string | null, at: number }>()
 
-  constructor (private readonly aggregator: AggregatorApi, private readonly telemetry: Telemetry = NO_TELEMETRY) {}
+  constructor (private readonly aggregator: Pick<AggregatorApi, 'call'>, private readonly telemetry: Telemetry = NO_TELEMETRY) {}
 
   /**
    * `log` is the asking request's logger: the lookups' log lines carry its request id. The
    * lookups are the client's calls to the aggregator: they spend from its share of the budget.
    */
   async assertMayReach (
-    clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: FastifyBaseLogger
+    clientId: string, path: string, fields: Record<string, QueryValue | JsonValue>, log: Log
   ): Promise<void> {
     const asker = askerOf(clientId, log)
     const items = await this.itemsNamed(path, fields, asker)
@@ -57,7 +58,7 @@ export class ItemOwnership {
     for (const itemId of items) await this.assertOwnedBy(clientId, itemId, asker)
   }
 
-  async assertOwner (clientId: string, itemId: string, log: FastifyBaseLogger): Promise<void> {
+  async assertOwner (clientId: string, itemId: string, log: Log): Promise<void> {
     await this.assertOwnedBy(clientId, itemId, askerOf(clientId, log))
   }
 

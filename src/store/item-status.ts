@@ -2,7 +2,7 @@ import { EventEmitter, on } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { TimestampOf } from './schemas/common.js'
+import { TimestampOf } from '../schemas/common.js'
 
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
