@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { build } from 'esbuild'
-import { mintToken, providerConfig } from '../src/tokens.js'
+import { mintToken, providerConfig } from '../src/schemas/tokens.js'
 import { Store } from '../src/store/store.js'
 import { LADDER, LADDER_API_KEY, LADDER_SECRET } from './ladder-steps.js'
 import {

@@ -6,8 +6,8 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { cpus, totalmem, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { mintToken } from '../src/tokens.js'
-import { providerConfig } from '../src/tokens.js'
+import { mintToken } from '../src/schemas/tokens.js'
+import { providerConfig } from '../src/schemas/tokens.js'
 import { Store } from '../src/store/store.js'
 import {
   addBenchAssets,

@@ -10,7 +10,7 @@ import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import lingeringClose from './plugins/lingering-close.js'
 import { echoRequestId, requestId } from './observability/logging.js'
-import { schemaCompilers } from './http/schema-compilers.js'
+import { AJV_OPTIONS, schemaCompilers } from './plugins/schema-compilers.js'
 import metrics from './plugins/metrics.js'
 import { tracedChildLogger, tracedChildLoggerWith } from './observability/trace.js'
 import auth from './plugins/auth.js'
@@ -58,18 +58,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     frameworkErrors,
     clientErrorHandler: answerClientError,
     schemaController: schemaCompilers(),
-    ajv: {
-      customOptions: {
-        // Every failed rule makes one phrase of the 400 array (docs/api.md#inputs); `verbose` lets the
-        // error handler see the schema of a missing property; no coercion: `123` is not a string.
-        allErrors: true,
-        verbose: true,
-        coerceTypes: false,
-        // The schemas are TypeBox's, checked by the type checker and the tests: checking each one
-        // against JSON Schema's meta-schema at start-up cost more CPU than compiling them all.
-        validateSchema: false
-      }
-    }
+    ajv: AJV_OPTIONS
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // JSON only (another content type is 415: docs/api.md#inputs); a text/plain body would also dodge

@@ -2,7 +2,7 @@
 export { buildApp, type App } from './app.js'
 export { loadConfig, ConfigSchema, ConfigError, type AppConfig } from './config/config.js'
 export { default as authPlugin, requirePrincipal, type AuthPluginOptions, type Principal } from './plugins/auth.js'
-export { providerConfig, mintToken, type MintOptions } from './tokens.js'
+export { providerConfig, mintToken, type MintOptions } from './schemas/tokens.js'
 export * from './schemas/common.js'
 export * from './schemas/auth.js'
 export * from './schemas/portfolio.js'

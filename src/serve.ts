@@ -3,8 +3,8 @@ import { ConfigError, loadConfig } from './config/config.js'
 import { StoreOpenError } from './store/store.js'
 import { loadOrCreateDevSecrets } from './config/dev-secrets.js'
 import { loggingOptions } from './observability/logging.js'
-import { configurationSummary, configurationWarnings } from './observability/startup.js'
-import { httpTimeouts } from './http/timeouts.js'
+import { configurationSummary, configurationWarnings } from './config/startup.js'
+import { httpTimeouts } from './config/timeouts.js'
 
 /** Time for in-flight requests once the drain is over; past it the process exits 1. */
 const IN_FLIGHT_DEADLINE_MS = 10_000

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config/config.js'
 import { loadOrCreateDevSecrets } from '../config/dev-secrets.js'
-import { mintToken } from '../tokens.js'
+import { mintToken } from '../schemas/tokens.js'
 
 const HELP = `Usage: npm run token -- [--type user|client] [--sub ID] [--ttl SECONDS]
 

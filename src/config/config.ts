@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import envSchema from 'env-schema'
 import { ConfigSchema, type ConfigValues } from './schema.js'
-import { providerConfig } from '../tokens.js'
+import { providerConfig } from '../schemas/tokens.js'
 import type { AuthPluginOptions } from '../plugins/auth.js'
 import type { MetricsPluginOptions } from '../plugins/metrics.js'
 import type { ProtectionPluginOptions } from '../plugins/protection.js'

@@ -1,7 +1,4 @@
-import { IdParamsSchema } from '../schemas/common.js'
-
-/** The longest id a record can have (docs/api.md#inputs): a longer one names nothing. */
-export const MAX_ID_LENGTH = IdParamsSchema.properties.id.maxLength ?? 64
+import { MAX_ID_LENGTH } from '../schemas/common.js'
 
 /** A page of a list as asked, within the list schemas' bounds; `pageOf` fills in the defaults. */
 export interface PageRequest {

@@ -42,7 +42,10 @@ function askerOf (clientId: string, log: Log): Asker {
 export class ItemOwnership {
   private readonly owners = new Map<string, { owner: string | null, at: number }>()
 
-  constructor (private readonly aggregator: Pick<AggregatorApi, 'call'>, private readonly telemetry: Telemetry = NO_TELEMETRY) {}
+  constructor (
+    private readonly aggregator: Pick<AggregatorApi, 'call'>,
+    private readonly telemetry: Telemetry = NO_TELEMETRY
+  ) {}
 
   /**
    * `log` is the asking request's logger: the lookups' log lines carry its request id. The

@@ -24,12 +24,6 @@ export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfo
   return update
 }
 
-/** A portfolio's value: its total in BRL, as of its last change (its assets' included). */
-export function portfolioValue (portfolio: Portfolio): PortfolioValue {
-  const { id: portfolioId, totalValue, updatedAt: lastUpdate } = portfolio
-  return { portfolioId, totalValue, currency: 'BRL', lastUpdate }
-}
-
 /** A changed portfolio and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
 export interface ChangedPortfolio {
   portfolio: Portfolio

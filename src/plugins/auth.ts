@@ -17,10 +17,8 @@ import { telemetryOf } from './metrics.js'
 import {
   JwtPayloadSchema,
   type JwtAlgorithm,
-  type JwtPayload,
   type PrincipalType,
-  type ProviderConfig,
-  type TokenData
+  type ProviderConfig
 } from '../schemas/auth.js'
 import { WindowCounter } from '../upstream/budget.js'
 import type { Access, Principal } from '../domain/access.js'

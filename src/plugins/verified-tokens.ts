@@ -45,4 +45,3 @@ export class VerifiedTokens {
     this.entries.set(token, { principal, validUntilMs })
   }
 }
-

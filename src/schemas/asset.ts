@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, NonBlankString, StringEnum, Timestamp } from './common.js'
+import { AtLeastOneOf, IdSchema, NonBlankString, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
@@ -38,7 +38,7 @@ export const CreateAssetInputSchema = Type.Object({
   type: AssetTypeSchema,
   quantity: Quantity,
   price: Price,
-  portfolioId: Type.String({ minLength: 1, maxLength: 64 })
+  portfolioId: IdSchema
 }, {
   title: 'CreateAssetInput',
   examples: [

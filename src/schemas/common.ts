@@ -22,8 +22,17 @@ export function StringEnum<const T extends readonly string[]> (values: T) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values] })
 }
 
-/** Ids in paths are at most 64 characters: a longer one is 404 (error-responses.ts), never a database error. */
-export const IdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) })
+/**
+ * The longest id a record can have (docs/api.md#inputs): a longer one names nothing, so it is
+ * NOT_FOUND without being looked up — never a database error. REST's params fail the schema's
+ * `maxLength`, which the error handler answers as 404; the domain's services check it for GraphQL.
+ */
+export const MAX_ID_LENGTH = 64
+
+/** A record's id, as a path parameter or a reference in a body or query. */
+export const IdSchema = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH })
+
+export const IdParamsSchema = Type.Object({ id: IdSchema })
 
 /** `{message, id}` of the delete routes. */
 export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() }, { title: 'Deleted' })

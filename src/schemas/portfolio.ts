@@ -39,6 +39,16 @@ export const PortfolioValueSchema = Type.Object({
 }, { title: 'PortfolioValue' })
 export type PortfolioValue = Static<typeof PortfolioValueSchema>
 
+/**
+ * A portfolio's value: its total in BRL, as of its last change (asset writes touch their
+ * portfolio's `updatedAt`, so its assets' included) — REST's `/value` and GraphQL's `value`.
+ */
+export function portfolioValue (
+  { id, totalValue, updatedAt }: Pick<Portfolio, 'id' | 'totalValue' | 'updatedAt'>
+): PortfolioValue {
+  return { portfolioId: id, totalValue, currency: 'BRL', lastUpdate: updatedAt }
+}
+
 const Description = Type.String({ maxLength: 2000 })
 
 export const CreatePortfolioInputSchema = Type.Object({

@@ -10,12 +10,13 @@ import type { Asset } from '../schemas/asset.js'
 import { toAsset, type AssetRow } from './rows.js'
 import { entityTag, type Precondition } from '../http/entity-tag.js'
 import { PreconditionFailedError } from '../errors.js'
-import type {
-  CreatePortfolioInput,
-  Portfolio,
-  PortfolioDetail,
-  PortfolioValue,
-  UpdatePortfolioInput
+import {
+  portfolioValue,
+  type CreatePortfolioInput,
+  type Portfolio,
+  type PortfolioDetail,
+  type PortfolioValue,
+  type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 
 /** A portfolio's total, the sum of its assets' values computed by the database (docs/api.md#money). */
@@ -210,8 +211,7 @@ export class PortfolioRepository {
   async value (id: string): Promise<PortfolioValue | undefined> {
     const row = (await this.run.value([id]))[0]
     if (row === undefined) return undefined
-    // Asset writes touch their portfolio's updated_at, so it is the value's last change.
-    return { portfolioId: row.id, totalValue: fromCents(row.total_value), currency: 'BRL', lastUpdate: row.updated_at }
+    return portfolioValue({ id: row.id, totalValue: fromCents(row.total_value), updatedAt: row.updated_at })
   }
 
   /** Stores a new portfolio and answers it from what was written (a new portfolio's total is 0). */

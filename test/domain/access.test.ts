@@ -7,7 +7,7 @@ import { PortfolioService } from '../../src/domain/portfolios.js'
 import { ExclusionService } from '../../src/domain/exclusions.js'
 import type { PortfolioRepository } from '../../src/store/portfolios.js'
 import type { ExclusionRepository } from '../../src/store/exclusions.js'
-import { providerConfig } from '../../src/tokens.js'
+import { providerConfig } from '../../src/schemas/tokens.js'
 import { bearer, clientToken, tymon, userToken } from '../helper.js'
 
 /** The auth plugin alone, with a budget of one failed authentication per IP and minute. */

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import Fastify from 'fastify'
 import errorResponses from '../../src/plugins/error-responses.js'
 import auth, { bearerToken, requirePrincipal, type AuthPluginOptions } from '../../src/plugins/auth.js'
-import { providerConfig, sha1Hex } from '../../src/tokens.js'
+import { providerConfig, sha1Hex } from '../../src/schemas/tokens.js'
 import {
   assertErrorBody,
   bearer,

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import lingeringClose from '../../src/plugins/lingering-close.js'
-import { httpTimeouts } from '../../src/http/timeouts.js'
+import { httpTimeouts } from '../../src/config/timeouts.js'
 import { apiKey, buildTestApp } from '../helper.js'
 import { parseAnswer, sendLargeBody, trickleBody } from '../fixtures/raw-client.js'
 

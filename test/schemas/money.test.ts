@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { Migrator, sql } from 'kysely'
-import { decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount } from '../../src/schemas/money.js'
+import {
+  decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount
+} from '../../src/schemas/money.js'
 import { connect } from '../../src/store/connect.js'
 import { migrationProvider } from '../../src/store/migrations.js'
 import { Store } from '../../src/store/store.js'

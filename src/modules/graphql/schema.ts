@@ -1,6 +1,8 @@
 import { GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql'
 import { ASSET_TYPES, AssetSchema } from '../../schemas/asset.js'
-import { PortfolioSchema, PortfolioValueSchema, type Portfolio, type PortfolioValue } from '../../schemas/portfolio.js'
+import {
+  PortfolioSchema, PortfolioValueSchema, portfolioValue, type Portfolio, type PortfolioValue
+} from '../../schemas/portfolio.js'
 import { ExcludedTransactionSchema } from '../../schemas/excluded-transaction.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema } from '../../schemas/quote.js'
@@ -8,7 +10,6 @@ import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema } from '../auth/schemas.js'
 import { PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ItemStatusSchema } from '../../store/item-status.js'
-import { portfolioValue } from '../../domain/portfolios.js'
 import { TypeBoxToGraphql } from './typebox.js'
 import type { FieldCost } from './cost.js'
 import { listOf, mutationFields, queryFields, subscriptionFields, type Field, type SchemaTypes } from './fields.js'

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox'
-import { PageQuerySchema } from '../../schemas/common.js'
+import { IdSchema, PageQuerySchema } from '../../schemas/common.js'
 import { AssetTypeSchema } from '../../schemas/asset.js'
 import { TICKER_PATTERN } from '../../quotes/provider.js'
 
 export const ListAssetsQuerySchema = Type.Composite([
   PageQuerySchema,
-  Type.Object({ portfolioId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) })
+  Type.Object({ portfolioId: Type.Optional(IdSchema) })
 ])
 
 export const AssetTypeParamsSchema = Type.Object({ type: AssetTypeSchema })

@@ -1,4 +1,4 @@
-import type { AppConfig } from '../config/config.js'
+import type { AppConfig } from './config.js'
 
 /** What an operator checks of a starting instance, logged once at `info`: never a secret or a URL's password. */
 export interface ConfigurationSummary {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
-import type { JwtAlgorithm, PrincipalType, ProviderConfig } from './schemas/auth.js'
+import type { JwtAlgorithm, PrincipalType, ProviderConfig } from './auth.js'
 
 export function sha1Hex (text: string): string {
   return createHash('sha1').update(text, 'utf8').digest('hex')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { loadConfig } from '../../src/config/config.js'
-import { configurationSummary, configurationWarnings } from '../../src/observability/startup.js'
+import { configurationSummary, configurationWarnings } from '../../src/config/startup.js'
 
 const secrets = {
   JWT_SECRET: 'jwt-secret-value-that-is-long-enough-for-production',
