@@ -4,6 +4,46 @@
 // already does.
 import neostandard from 'neostandard'
 
+/*
+ * The layers (docs/style.md#layers), from the ground up: values (src/schemas, src/http,
+ * src/errors.ts) → adapters (store, quotes, upstream, observability) → domain → plugins →
+ * modules → the app (app.ts, index.ts, serve.ts, server.ts, config/, cli/). A file imports only
+ * from its own layer or below; these rules name, per folder, what lies above it.
+ */
+const ABOVE = {
+  values: ['store', 'quotes', 'upstream', 'observability', 'domain', 'plugins', 'modules', 'config', 'cli'],
+  adapters: ['domain', 'plugins', 'modules', 'config', 'cli'],
+  domain: ['plugins', 'modules', 'config', 'cli'],
+  plugins: ['modules', 'config', 'cli'],
+  modules: ['config', 'cli']
+}
+const APP_FILES = 'app|index|serve|server'
+
+/** An import of a folder or app file above `layer`, from a file `depth` folders under src/ (0: src/ itself). */
+function above (layer, depth) {
+  const up = depth === 0 ? '\\./' : `(\\.\\./){${depth}}`
+  return {
+    regex: `^${up}((${ABOVE[layer].join('|')})/|(${APP_FILES})\\.js$)`,
+    message: `${layer}: a file imports only from its own layer or below (docs/style.md#layers)`
+  }
+}
+
+/** The domain knows nothing of Fastify: it defines Access and its ports, and the plugins implement them. */
+const NO_FASTIFY = {
+  regex: '^(fastify|fastify-plugin|@fastify/.*)$',
+  message: 'the domain imports nothing of Fastify (docs/style.md#layers)'
+}
+
+/** A module reaches another module's code through the layers below, never directly. */
+const NO_OTHER_MODULE = {
+  regex: '^\\.\\./[^.][^/]*/',
+  message: 'a module imports no other module: share through src/schemas or src/domain (docs/style.md#layers)'
+}
+
+function layer (name, files, patterns) {
+  return { name: `bff/layers/${name}`, files, rules: { 'no-restricted-imports': ['error', { patterns }] } }
+}
+
 export default [
   ...neostandard({
     ts: true,
@@ -16,6 +56,12 @@ export default [
       'node_modules/**'
     ]
   }),
+  layer('values', ['src/schemas/**/*.ts', 'src/http/**/*.ts'], [above('values', 1)]),
+  layer('values', ['src/errors.ts'], [above('values', 0)]),
+  layer('adapters', ['src/{store,quotes,upstream,observability}/**/*.ts'], [above('adapters', 1)]),
+  layer('domain', ['src/domain/**/*.ts'], [above('domain', 1), NO_FASTIFY]),
+  layer('plugins', ['src/plugins/**/*.ts'], [above('plugins', 1)]),
+  layer('modules', ['src/modules/**/*.ts'], [above('modules', 2), NO_OTHER_MODULE]),
   {
     name: 'bff/style',
     rules: {

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { MonthKey, MonthlyClose, ProviderQuote } from '../schemas/quote.js'
+import { TICKER_PATTERN, type MonthKey, type MonthlyClose, type ProviderQuote } from '../schemas/quote.js'
 
 export type { MonthKey, MonthlyClose, ProviderQuote } from '../schemas/quote.js'
+export { TICKER_PATTERN } from '../schemas/quote.js'
 
 /** Where prices come from (`QUOTES_PROVIDER`). `undefined` answers mean "no such ticker". */
 export interface QuoteProvider {
@@ -18,8 +19,6 @@ export interface QuoteProvider {
 /** The benchmark index the dashboard compares with. */
 export const IBOV_SYMBOL = '^BVSP'
 
-/** Tickers the providers accept: B3 codes, indexes (`^BVSP`), crypto pairs (`BTC-USD`). */
-export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
 const TICKER = new RegExp(TICKER_PATTERN)
 
 export function isTicker (symbol: string): boolean {

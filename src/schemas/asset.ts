@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, IdSchema, NonBlankString, StringEnum, Timestamp } from './common.js'
+import { AtLeastOneOf, IdSchema, NonBlankString, PageQuerySchema, StringEnum, Timestamp } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
@@ -62,3 +62,9 @@ export const LotSchema = Type.Object({
   price: Type.Number()
 })
 export type Lot = Static<typeof LotSchema>
+
+/** `GET /portfolio-assets` and GraphQL's `assets`: a page, optionally of one portfolio. */
+export const ListAssetsQuerySchema = Type.Composite([
+  PageQuerySchema,
+  Type.Object({ portfolioId: Type.Optional(IdSchema) })
+])

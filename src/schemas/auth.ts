@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { Timestamp } from './common.js'
 
 export const PRINCIPAL_TYPES = ['user', 'client'] as const
 export const PrincipalTypeSchema = Type.Union(PRINCIPAL_TYPES.map(type => Type.Literal(type)))
@@ -48,3 +49,12 @@ export type ProviderConfig = Static<typeof ProviderConfigSchema>
 
 export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const
 export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
+
+/** The calling principal with its claims: `GET /auth/me` and GraphQL's `me` (never its raw token). */
+export const MeSchema = Type.Object({
+  id: Type.String(),
+  type: PrincipalTypeSchema,
+  expiresAt: Timestamp,
+  issuedAt: Timestamp,
+  payload: JwtPayloadSchema
+}, { title: 'Me' })

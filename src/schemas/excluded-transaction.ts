@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString, Timestamp } from './common.js'
+import { NonBlankString, PageQuerySchema, Timestamp } from './common.js'
 
 /** An excluded transaction as listed (without `created_at`, which only the create answer has). */
 export const ExcludedTransactionSchema = Type.Object({
@@ -29,3 +29,9 @@ export const CreateExclusionInputSchema = Type.Object({
   examples: [{ client_id: 'client-7', transaction_id: 'tx-2024-0001', reason: 'Transferência entre contas próprias' }]
 })
 export type CreateExclusionInput = Static<typeof CreateExclusionInputSchema>
+
+/** `GET /openfinance-excluded-transactions` and GraphQL's `excludedTransactions`: one client's, a page at a time. */
+export const ListExclusionsQuerySchema = Type.Composite([
+  PageQuerySchema,
+  Type.Object({ client_id: NonBlankString(200) })
+])

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, NonBlankString, Timestamp, TimestampOf } from './common.js'
+import { AtLeastOneOf, NonBlankString, PageQuerySchema, Timestamp, TimestampOf } from './common.js'
 
 /** A portfolio (docs/api.md#resources); `totalValue` is the sum of its assets' `totalValue` (docs/api.md#money). */
 export const PortfolioSchema = Type.Object({
@@ -66,3 +66,9 @@ export const UpdatePortfolioInputSchema = AtLeastOneOf(Type.Object({
   description: Type.Optional(Type.Union([Description, Type.Null()]))
 }, { title: 'UpdatePortfolioInput', examples: [{ name: 'Aposentadoria 2040' }] }))
 export type UpdatePortfolioInput = Static<typeof UpdatePortfolioInputSchema>
+
+/** `GET /portfolios` and GraphQL's `portfolios`: a page, optionally of one user. */
+export const ListPortfoliosQuerySchema = Type.Composite([
+  PageQuerySchema,
+  Type.Object({ userId: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })) })
+])

@@ -1,6 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TimestampOf } from './common.js'
 
+/** Tickers the providers accept: B3 codes, indexes (`^BVSP`), crypto pairs (`BTC-USD`). */
+export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
+
+/** `GET /portfolio-assets/price/:symbol` and GraphQL's `quote(symbol:)`. */
+export const SymbolParamsSchema = Type.Object({ symbol: Type.String({ pattern: TICKER_PATTERN }) })
+
 /** A price as a provider gives it. */
 export const ProviderQuoteSchema = Type.Object({
   symbol: Type.String({ description: 'The ticker' }),

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
+import { MeSchema } from '../../schemas/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { formatDuration } from '../../domain/time.js'
@@ -9,7 +10,6 @@ import {
   ClientDashboardSchema,
   HealthSchema,
   LaravelCompatibilitySchema,
-  MeSchema,
   ProfileSchema,
   TokenDebugSchema,
   UserDashboardSchema,

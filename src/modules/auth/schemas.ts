@@ -36,14 +36,6 @@ export const ClientDashboardSchema = Type.Object({
   payload: JwtPayloadSchema
 }, { title: 'ClientDashboard' })
 
-export const MeSchema = Type.Object({
-  id: Type.String(),
-  type: PrincipalTypeSchema,
-  expiresAt: Timestamp,
-  issuedAt: Timestamp,
-  payload: JwtPayloadSchema
-}, { title: 'Me' })
-
 export const TokenDebugSchema = Type.Object({
   message: Type.String(),
   authentication: PrincipalSummarySchema,

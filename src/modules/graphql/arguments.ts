@@ -4,9 +4,10 @@ import {
   type DirectiveNode, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type OperationDefinitionNode
 } from 'graphql'
 import { Type, type Static } from '@sinclair/typebox'
-import { ListExclusionsQuerySchema } from '../openfinance-excluded-transactions/schemas.js'
-import { ListPortfoliosQuerySchema } from '../portfolios/schemas.js'
-import { ListAssetsQuerySchema, SymbolParamsSchema } from '../portfolio-assets/schemas.js'
+import { ListExclusionsQuerySchema } from '../../schemas/excluded-transaction.js'
+import { ListPortfoliosQuerySchema } from '../../schemas/portfolio.js'
+import { ListAssetsQuerySchema } from '../../schemas/asset.js'
+import { SymbolParamsSchema } from '../../schemas/quote.js'
 import {
   AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema, type CreateAssetInput, type UpdateAssetInput
 } from '../../schemas/asset.js'

@@ -8,9 +8,9 @@ import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
 import {
   CreateExclusionInputSchema,
   ExcludedTransactionRecordSchema,
-  ExcludedTransactionSchema
+  ExcludedTransactionSchema,
+  ListExclusionsQuerySchema
 } from '../../schemas/excluded-transaction.js'
-import { ListExclusionsQuerySchema } from './schemas.js'
 
 /**
  * Open-finance excluded transactions (docs/api.md#resources), behind the Bearer token: the

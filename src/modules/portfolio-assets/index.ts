@@ -7,11 +7,11 @@ import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema } from '../../schemas/common.js'
 import {
-  AssetListItemSchema, AssetSchema, CreateAssetInputSchema, UpdateAssetInputSchema
+  AssetListItemSchema, AssetSchema, CreateAssetInputSchema, ListAssetsQuerySchema, UpdateAssetInputSchema
 } from '../../schemas/asset.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
-import { QuoteSchema } from '../../schemas/quote.js'
-import { AssetTypeParamsSchema, ListAssetsQuerySchema, SymbolParamsSchema } from './schemas.js'
+import { QuoteSchema, SymbolParamsSchema } from '../../schemas/quote.js'
+import { AssetTypeParamsSchema } from './schemas.js'
 
 /**
  * Portfolio assets, their quotes and dashboards (docs/api.md#resources), behind the API key: the

@@ -10,12 +10,12 @@ import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
+  ListPortfoliosQuerySchema,
   PortfolioDetailSchema,
   PortfolioSchema,
   PortfolioValueSchema,
   UpdatePortfolioInputSchema
 } from '../../schemas/portfolio.js'
-import { ListPortfoliosQuerySchema } from './schemas.js'
 
 /**
  * Portfolios (docs/api.md#resources), behind the API key: the onRequest guard checks it, and
