@@ -1,7 +1,6 @@
 import { getHeapStatistics } from 'node:v8'
 import fp from 'fastify-plugin'
-import helmet, { type HelmetOptions } from 'helmet'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import fastifyHelmet from '@fastify/helmet'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
@@ -10,7 +9,6 @@ import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
 import { telemetryOf } from './metrics.js'
 import { principalKey } from '../domain/access.js'
-import { EventLoopDelay } from '../http/event-loop-delay.js'
 import { NO_STORE } from '../http/cache-control.js'
 
 export interface ProtectionPluginOptions {
@@ -35,35 +33,15 @@ function rateLimitKey (request: FastifyRequest): string {
 }
 
 /**
- * An API of JSON: helmet's default policies but the CSP, which governs documents a browser
- * renders — JSON answers are never rendered (`nosniff`), and /docs sets its own (openapi.ts).
+ * Layer 1: helmet's headers (@fastify/helmet) and the default `Cache-Control: no-store`
+ * (docs/api.md#caching) on every answer; a route that lets a cache keep its answer says so
+ * itself. helmet's default policies but the CSP, which governs documents a browser renders — JSON
+ * answers are never rendered (`nosniff`), and /docs sets its own (openapi.ts).
  */
-const HELMET_OPTIONS: HelmetOptions = { contentSecurityPolicy: false }
-
-/**
- * The headers helmet sets, computed once. @fastify/helmet rebuilds helmet's middleware (and
- * re-parses the CSP) on every request — 9 % of the CPU of a bare route in a profile — though
- * without nonces the headers never change.
- */
-export function securityHeaders (options: HelmetOptions = HELMET_OPTIONS): Record<string, string> {
-  const headers: Record<string, string> = {}
-  const response = {
-    setHeader: (name: string, value: string | number) => { headers[name.toLowerCase()] = String(value) },
-    removeHeader: (name: string) => { Reflect.deleteProperty(headers, name.toLowerCase()) }
-  }
-  helmet(options)({} as IncomingMessage, response as unknown as ServerResponse, () => {})
-  return headers
-}
-
-/**
- * Layer 1: helmet's headers and the default `Cache-Control: no-store` (docs/api.md#caching) on every
- * answer, prepared once, set by a callback hook (no promise, no tick). A route that lets a cache keep
- * its answer says so itself.
- */
-export function addSecurityHeaders (app: FastifyInstance): void {
-  const headers = { ...securityHeaders(), 'cache-control': NO_STORE }
+export async function addSecurityHeaders (app: FastifyInstance): Promise<void> {
+  await app.register(fastifyHelmet, { contentSecurityPolicy: false })
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    reply.headers(headers)
+    reply.header('cache-control', NO_STORE)
     done()
   })
 }
@@ -136,37 +114,38 @@ declare module 'fastify' {
 }
 
 /**
- * Layer 4: load shedding — 503 `OVERLOADED` with Retry-After while the event loop lags or the heap
- * nears its limit, on every route but those with `config.shed: false` (`/auth/health`). `/ready`
- * is shed too: an overloaded instance is not ready, and the balancer sends elsewhere.
- *
- * The event-loop delay is measured from when the instance can serve, not from process start: from
- * `ready`, and again from `listen` (start-up work in between is not load either), each time after
- * a settling window (see EventLoopDelay). A fresh instance answers its first requests.
+ * under-pressure reads the event loop's mean delay once a second: the sample after start-up work
+ * (module loading, schema compilation, migrations, a host's synchronous set-up) holds those seconds
+ * of blocking, which are not load. For two samples after `ready` and again after `listen` a slow
+ * loop is not shed, so a fresh instance answers its first requests.
+ */
+const SETTLING_MS = 2000
+
+/**
+ * Layer 4: load shedding (@fastify/under-pressure) — 503 `OVERLOADED` with Retry-After while the
+ * event loop lags or the heap nears its limit, on every route but those with `config.shed: false`
+ * (`/auth/health`). `/ready` is shed too: an overloaded instance is not ready, and the balancer
+ * sends elsewhere.
  */
 export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: number): Promise<void> {
-  // Counted, then answered as under-pressure would: 503 OVERLOADED with Retry-After.
-  const pressureHandler = async (request: FastifyRequest): Promise<void> => {
+  let settlesAt = Infinity
+  const settle = async (): Promise<void> => { settlesAt = Date.now() + SETTLING_MS }
+  app.addHook('onReady', settle)
+  app.addHook('onListen', settle)
+  // Counted, then answered as 503 OVERLOADED with Retry-After; returning lets the request through.
+  const pressureHandler = async (request: FastifyRequest, _reply: FastifyReply, type: string): Promise<void> => {
     if (request.routeOptions.config.shed === false) return
+    if (type === underPressure.TYPE_EVENT_LOOP_DELAY && Date.now() < settlesAt) return
     telemetryOf(app).shed()
     throw withRetryAfter(new OverloadedError(), SHED_RETRY_AFTER_SECONDS)
   }
   // Refuse new work before V8 runs out of heap.
   const maxHeapUsedBytes = Math.floor(getHeapStatistics().heap_size_limit * 0.9)
-  await app.register(underPressure, { maxHeapUsedBytes, pressureHandler })
-  if (maxEventLoopDelayMs === 0) return
-  const loop = new EventLoopDelay()
-  app.addHook('onReady', async () => { loop.restart() })
-  app.addHook('onListen', async () => { loop.restart() })
-  app.addHook('onClose', async () => { loop.stop() })
-  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
-    if (loop.delayMs > maxEventLoopDelayMs) pressureHandler(request).then(() => { done() }, done)
-    else done()
-  })
+  await app.register(underPressure, { maxHeapUsedBytes, maxEventLoopDelay: maxEventLoopDelayMs, pressureHandler })
 }
 
 async function protection (app: FastifyInstance, options: ProtectionPluginOptions): Promise<void> {
-  addSecurityHeaders(app)
+  await addSecurityHeaders(app)
   await addCors(app, options.corsOrigins)
   await addRateLimit(app, options)
   await addShedding(app, options.maxEventLoopDelayMs)
