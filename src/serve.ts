@@ -1,3 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { Server } from 'node:http'
+import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config/config.js'
 import { StoreOpenError } from './store/store.js'
@@ -13,9 +16,15 @@ const IN_FLIGHT_DEADLINE_MS = 10_000
  * and a connection accepted an instant before, whose request is not read yet, counts as idle:
  * its client would see a reset. In the grace such requests are served (with `Connection:
  * close`), and a balancer's idle connections close from its side (its upstream idle timeout
- * should be shorter, docs/deploy.md).
+ * should be shorter, docs/deploy.md). Neither Fastify nor close-with-grace has an option for it:
+ * `server.close()` itself calls `closeIdleConnections()`, so that call is deferred.
  */
 const IDLE_CLOSE_GRACE_MS = 2000
+
+function deferIdleClose (server: Server): void {
+  const closeIdleConnections = server.closeIdleConnections.bind(server)
+  server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
+}
 
 async function start (): Promise<void> {
   const config = loadConfig(process.env, {
@@ -39,32 +48,25 @@ async function start (): Promise<void> {
   })
   app.log.info({ configuration: configurationSummary(config) }, 'configuration')
   for (const warning of configurationWarnings(config)) app.log.warn(warning)
-  const closeIdleConnections = app.server.closeIdleConnections.bind(app.server)
-  app.server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
+  deferIdleClose(app.server)
 
-  let closing = false
-  const shutdown = (signal: NodeJS.Signals): void => {
-    if (closing) return
-    closing = true
-    // /ready answers 503 from now on; after the drain delay the balancer has stopped sending.
+  // On SIGTERM or SIGINT (or an uncaught error): /ready answers 503 from now on; after the drain
+  // delay the balancer has stopped sending, and closing finishes the requests in flight. Exits 0,
+  // or 1 after an error or past the deadline.
+  closeWithGrace({
+    delay: config.shutdownDrainMs + IDLE_CLOSE_GRACE_MS + IN_FLIGHT_DEADLINE_MS,
+    logger: app.log,
+    onTimeout: () => { app.log.error('shutdown deadline passed; exiting') }
+  }, async ({ signal, err }) => {
+    if (err !== undefined) app.log.error({ err }, 'uncaught error; closing')
     app.lifecycle.draining = true
     app.log.info(
       { signal, drainMs: config.shutdownDrainMs },
       'shutting down: draining, then finishing in-flight requests'
     )
-    setTimeout(() => {
-      app.log.error('shutdown deadline passed; exiting')
-      process.exit(1)
-    }, config.shutdownDrainMs + IDLE_CLOSE_GRACE_MS + IN_FLIGHT_DEADLINE_MS).unref()
-    setTimeout(() => {
-      app.close().then(() => process.exit(0), error => {
-        app.log.error({ err: error }, 'error while closing')
-        process.exit(1)
-      })
-    }, config.shutdownDrainMs)
-  }
-  process.once('SIGINT', shutdown)
-  process.once('SIGTERM', shutdown)
+    await sleep(config.shutdownDrainMs)
+    await app.close()
+  })
 
   await app.listen({ port: config.env.PORT, host: config.env.HOST })
 }
