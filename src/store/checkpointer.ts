@@ -1,6 +1,8 @@
-import { createRequire } from 'node:module'
+import { extname } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { Database as SqliteDatabase } from 'better-sqlite3'
+import type { CheckpointWorkerData } from './checkpoint-worker.js'
 
 /** How often the checkpointer copies committed WAL pages into the database file. */
 const CHECKPOINT_INTERVAL_MS = 200
@@ -20,23 +22,11 @@ const REWIND_PAGES = 8192
 const WAL_SIZE_LIMIT_BYTES = REWIND_PAGES * 4096
 
 /**
- * The worker's whole program, given as source so that it needs no file of its own (the server is
- * bundled). A PASSIVE checkpoint never blocks the writer: it copies what it can and leaves the rest.
+ * The worker's program (checkpoint-worker.ts), beside this module: `src/store` under tsx in the
+ * tests, `dist/store` in the library build, and `dist/chunks` in the server's bundle, where
+ * `npm run build:server` writes it beside the chunk that holds this code.
  */
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads')
-const Database = require(workerData.driver)
-const db = new Database(workerData.file)
-db.pragma('busy_timeout = 5000')
-const checkpoint = () => { db.pragma('wal_checkpoint(PASSIVE)') }
-const timer = setInterval(checkpoint, workerData.intervalMs)
-parentPort.on('message', () => {
-  clearInterval(timer)
-  db.pragma('wal_checkpoint(TRUNCATE)')
-  db.close()
-  parentPort.close()
-})
-`
+const WORKER_FILE = new URL(`./checkpoint-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 export interface Checkpointer {
   /** Ends the worker after a last checkpoint; the database file stays consistent if it is cut short. */
@@ -59,14 +49,12 @@ export function startCheckpointer (
 ): Checkpointer {
   database.pragma(`wal_autocheckpoint = ${REWIND_PAGES}`)
   database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`)
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    workerData: {
-      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-      file,
-      intervalMs: CHECKPOINT_INTERVAL_MS
-    },
-    // A thread that only runs checkpoints: a small heap.
+  const workerData: CheckpointWorkerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS }
+  const worker = new Worker(WORKER_FILE, {
+    workerData,
+    // A thread that only runs checkpoints: a small heap, and none of the process's loaders (a test
+    // runner's would not fit in it; Node strips the types of the source file itself under tsx).
+    execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 }
   })
   worker.unref()
