@@ -9,9 +9,9 @@ import { CreateExclusionInputSchema } from '../../schemas/excluded-transaction.j
 import type { ItemStatus } from '../../store/item-status.js'
 import type { GraphqlContext } from './context.js'
 import { readArguments } from './arguments.js'
-import { formattedSubscriptionError } from './errors.js'
-import type { TypeBoxToGraphql } from './typebox.js'
-import { QUERY_QUOTE_COST, type FieldCost } from './cost.js'
+import { formattedSubscriptionError } from '../../plugins/graphql-errors.js'
+import type { TypeBoxToGraphql } from '../../schemas/graphql.js'
+import { QUERY_QUOTE_COST, type FieldCost } from './guard.js'
 import { selects, withReadAssets } from './loaders.js'
 import { nullWhereNotFound, orFalse } from './not-found.js'
 
@@ -22,7 +22,7 @@ export type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
 
 /** The object types the root fields answer, made by schema.ts. */
 export interface SchemaTypes {
-  types: TypeBoxToGraphql
+  types: TypeBoxToGraphql<GraphqlContext>
   Portfolio: GraphQLObjectType
   PortfolioAsset: GraphQLObjectType
   AssetQuote: GraphQLObjectType

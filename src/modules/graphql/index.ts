@@ -5,16 +5,15 @@ import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
 import { answerError } from '../../plugins/error-responses.js'
 import { ensureDomain } from '../../plugins/domain.js'
-import { assertArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
-import { CostGuard } from './cost.js'
-import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from './errors.js'
-import { DocumentGuard, documentLimits } from './limits.js'
+import { OperationGuard } from './guard.js'
+import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from '../../plugins/graphql-errors.js'
+import {
+  assertValidationAffordable, DocumentGuard, documentLimits, guardedWebSocket
+} from '../../plugins/graphql-limits.js'
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
 import { admittedAccess, SubscriptionSession, type SessionSocket } from './session.js'
-import { assertValidationAffordable } from './validation-budget.js'
-import { guardedWebSocket } from './ws-guard.js'
 
 export { buildGraphqlSchema } from './schema.js'
 
@@ -54,7 +53,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 
   const schema = buildGraphqlSchema()
-  const costGuard = new CostGuard(schema, options.maxCost)
+  const operationGuard = new OperationGuard(schema, options.maxCost)
   const limits = documentLimits(options.maxDocumentBytes)
   const documentGuard = new DocumentGuard(limits)
   const hideSuggestions = !options.devTools
@@ -119,8 +118,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
   app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
   app.graphql.addHook('preExecution', async (_schema, document, context, variables) => {
-    assertArguments(schema, document, operationNameOf(context.reply?.request), variables)
-    costGuard.assertAffordable(document, variables)
+    operationGuard.assertAllowed(document, variables, operationNameOf(context.reply?.request))
   })
 }
 

@@ -9,8 +9,9 @@ import { QuoteSchema } from '../../schemas/quote.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ItemStatusSchema } from '../../store/item-status.js'
-import { TypeBoxToGraphql } from './typebox.js'
-import type { FieldCost } from './cost.js'
+import { TypeBoxToGraphql } from '../../schemas/graphql.js'
+import type { GraphqlContext } from './context.js'
+import type { FieldCost } from './guard.js'
 import { listOf, mutationFields, queryFields, subscriptionFields, type Field, type SchemaTypes } from './fields.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
@@ -22,7 +23,7 @@ export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
  * (`ctx.domain`), so the schema itself can be built — and printed to `schema.graphql` — without an app.
  */
 export function buildGraphqlSchema (): GraphQLSchema {
-  const types = new TypeBoxToGraphql({ AssetType: ASSET_TYPES, PrincipalType: PRINCIPAL_TYPES })
+  const types = new TypeBoxToGraphql<GraphqlContext>({ AssetType: ASSET_TYPES, PrincipalType: PRINCIPAL_TYPES })
   const AssetQuote = types.objectType(QuoteSchema)
   const AssetDashboard = types.objectType(DashboardSchema)
 

@@ -18,7 +18,6 @@ import {
   type GraphQLOutputType
 } from 'graphql'
 import { OptionalKind, type TObject, type TSchema } from '@sinclair/typebox'
-import type { GraphqlContext } from './context.js'
 
 /** What this converter reads of a JSON Schema (TypeBox's output). */
 interface JsonSchema {
@@ -75,9 +74,9 @@ function enumValues (schema: JsonSchema): string[] | undefined {
  * GraphQL types from the TypeBox schemas REST validates and serializes with, so one model
  * describes both interfaces: field names, nullability, enums and descriptions (the OpenAPI
  * document's) all come from there. A titled schema becomes a type of that name, once; an
- * untitled nested object is named after its parent and field.
+ * untitled nested object is named after its parent and field. `Context` is the resolvers'.
  */
-export class TypeBoxToGraphql {
+export class TypeBoxToGraphql<Context = unknown> {
   private readonly named = new Map<string, GraphQLNullableType>()
 
   /** `enumNames`: the GraphQL name of each enum, by its values (JSON Schema enums have no name of their own). */
@@ -86,17 +85,17 @@ export class TypeBoxToGraphql {
   /** An object type from an object schema, with extra fields (relations, computed values) added. */
   objectType<Source = unknown> (
     schema: TObject,
-    extraFields: () => GraphQLFieldConfigMap<Source, GraphqlContext> = () => ({}),
+    extraFields: () => GraphQLFieldConfigMap<Source, Context> = () => ({}),
     name = schema.title
-  ): GraphQLObjectType<Source, GraphqlContext> {
+  ): GraphQLObjectType<Source, Context> {
     if (name === undefined) throw new Error('an object type needs a title')
     const known = this.named.get(name)
-    if (known !== undefined) return known as GraphQLObjectType<Source, GraphqlContext>
-    const type = new GraphQLObjectType<Source, GraphqlContext>({
+    if (known !== undefined) return known as GraphQLObjectType<Source, Context>
+    const type = new GraphQLObjectType<Source, Context>({
       name,
       description: (schema as JsonSchema).description,
       fields: () => ({
-        ...this.outputFields(schema as JsonSchema, name) as GraphQLFieldConfigMap<Source, GraphqlContext>,
+        ...this.outputFields(schema as JsonSchema, name) as GraphQLFieldConfigMap<Source, Context>,
         ...extraFields()
       })
     })
@@ -143,8 +142,8 @@ export class TypeBoxToGraphql {
     return Object.entries(this.enumNames).find(([, named]) => [...named].sort().join() === key)?.[0]
   }
 
-  private outputFields (schema: JsonSchema, parentName: string): GraphQLFieldConfigMap<unknown, GraphqlContext> {
-    const fields: GraphQLFieldConfigMap<unknown, GraphqlContext> = {}
+  private outputFields (schema: JsonSchema, parentName: string): GraphQLFieldConfigMap<unknown, Context> {
+    const fields: GraphQLFieldConfigMap<unknown, Context> = {}
     const required = new Set(schema.required ?? [])
     for (const [field, property] of Object.entries(schema.properties ?? {})) {
       fields[field] = this.outputField(property, `${parentName}${capitalized(field)}`, field, required.has(field))
@@ -154,7 +153,7 @@ export class TypeBoxToGraphql {
 
   private outputField (
     property: JsonSchema, nameIfObject: string, field: string, required: boolean
-  ): GraphQLFieldConfig<unknown, GraphqlContext> {
+  ): GraphQLFieldConfig<unknown, Context> {
     const { schema, nullable } = withoutNull(property)
     const base = this.output(schema, nameIfObject, field)
     return { type: required && !nullable ? new GraphQLNonNull(base) : base, description: property.description }

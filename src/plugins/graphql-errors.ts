@@ -1,16 +1,19 @@
 import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
-import type { TSchema } from '@sinclair/typebox'
-import AjvCompiler from '@fastify/ajv-compiler'
 import {
-  errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue
-} from '../../errors.js'
-import { validationMessages } from '../../plugins/error-responses.js'
+  errorCodeOf, isCodedError, Messages, type ErrorCode, type ValidationIssue
+} from '../errors.js'
+import { validationMessages } from './error-responses.js'
 
 /** Codes beyond REST's (docs/api.md#error-codes): those the automatic-persisted-query protocol expects. */
 export type GraphqlErrorCode = ErrorCode | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_SUPPORTED'
 
-/** A query refused before it runs: too deep, too costly. */
+/*
+ * GraphQL's errors in the service's vocabulary, beside REST's (error-responses.ts): the same codes
+ * and messages, validation failures worded by the same table, internals never shown.
+ */
+
+/** A query refused before it runs: too large, too deep, too costly. */
 export class QueryRefusedError extends GraphQLError {
   constructor (message: string, extensions: Record<string, unknown>) {
     super(message, { extensions: { code: 'BAD_REQUEST', ...extensions } })
@@ -132,23 +135,5 @@ export function graphqlErrorFormatter (
       ...(ran ? { data: execution.data ?? null } : {}),
       errors: errors.map(error => formatGraphqlError(error, log, hideSuggestions)) as unknown as GraphQLError[]
     }
-  }
-}
-
-const compileValidator = AjvCompiler()(
-  {}, { customOptions: { allErrors: true, verbose: true, coerceTypes: false } } as never
-)
-
-/**
- * A REST body schema as a GraphQL argument's validator: the same rules (bounds, blank texts,
- * formats), failing with the same phrases, so `input` of a mutation is checked exactly as the
- * body of the matching route.
- */
-export function inputValidator<T> (schema: TSchema, root = 'input'): (value: unknown) => T {
-  type Validate = ((value: unknown) => boolean) & { errors?: ValidationIssue[] | null }
-  const validate = compileValidator({ schema } as never) as unknown as Validate
-  return value => {
-    if (!validate(value)) throw new ValidationError(root, validate.errors ?? [])
-    return value as T
   }
 }
