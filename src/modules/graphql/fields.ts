@@ -11,7 +11,7 @@ import type { GraphqlContext } from './context.js'
 import { readArguments } from './arguments.js'
 import { formattedSubscriptionError } from '../../plugins/graphql-errors.js'
 import type { TypeBoxToGraphql } from '../../schemas/graphql.js'
-import { QUERY_QUOTE_COST, type FieldCost } from './guard.js'
+import { listCost, QUERY_QUOTE_COST } from './guard.js'
 import { selects, withReadAssets } from './loaders.js'
 import { nullWhereNotFound, orFalse } from './not-found.js'
 
@@ -36,7 +36,6 @@ const pageArgs: GraphQLFieldConfigArgumentMap = {
   limit: { type: GraphQLInt, defaultValue: GRAPHQL_PAGE_SIZE, description: `Page size, 1 to ${MAX_PAGE_SIZE}` },
   offset: { type: GraphQLInt, defaultValue: 0, description: PageQuerySchema.properties.offset.description }
 }
-const pageCost: FieldCost = { items: GRAPHQL_PAGE_SIZE, pageArgument: 'limit' }
 const idArg = { id: { type: new GraphQLNonNull(GraphQLID) } }
 
 /** A list that is never null of items that are never null. */
@@ -61,7 +60,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       type: listOf(type.Portfolio),
       description: 'Portfolios, optionally of one user (x-api-key)',
       args: { userId: { type: GraphQLID }, ...pageArgs },
-      extensions: { cost: pageCost },
+      extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
         const query = readArguments.portfolios(args)
         return await ctx.domain.portfolios.list(ctx.access, query, query)
@@ -88,7 +87,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       type: listOf(type.PortfolioAsset),
       description: 'Assets, optionally of one portfolio and one type (x-api-key)',
       args: { portfolioId: { type: GraphQLID }, type: { type: types.enumOf(AssetTypeSchema) }, ...pageArgs },
-      extensions: { cost: pageCost },
+      extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
         const query = readArguments.assets(args)
         return await ctx.domain.assets.list(ctx.access, query, query)
@@ -99,7 +98,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       type: type.AssetQuote,
       description: 'The current quote of a ticker; null when the provider has none (x-api-key)',
       args: { symbol: { type: new GraphQLNonNull(GraphQLString) } },
-      extensions: { cost: { base: QUERY_QUOTE_COST } satisfies FieldCost }
+      extensions: { complexity: QUERY_QUOTE_COST }
     },
     stats: {
       type: new GraphQLNonNull(type.SystemStats),
@@ -115,7 +114,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       type: listOf(type.ExcludedTransaction),
       description: 'Excluded transactions of one client; a client principal sees only its own (Bearer token)',
       args: { clientId: { type: new GraphQLNonNull(GraphQLID) } },
-      extensions: { cost: { items: GRAPHQL_PAGE_SIZE } satisfies FieldCost },
+      extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
         const query = readArguments.excludedTransactions(args)
         return await ctx.domain.exclusions.list(ctx.access, query.client_id, query)

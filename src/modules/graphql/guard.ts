@@ -1,17 +1,19 @@
 import { GraphQLError, Kind, visit, type DocumentNode, type GraphQLSchema } from 'graphql'
-import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity'
+import {
+  fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator, type ComplexityEstimatorArgs
+} from 'graphql-query-complexity'
 import { createAssetInput, updateAssetInput } from '../../domain/assets.js'
 import { readArguments } from './arguments.js'
 import { QueryRefusedError } from '../../plugins/graphql-errors.js'
 
 /**
- * The cost model of a field, in its `extensions.cost`: its own cost, and how many items a list
- * field stands for — the value of its `pageArgument` when the query gives one, else `items`.
+ * The cost of a list field (graphql-query-complexity's `complexity` extension): 1, plus its
+ * selection's cost for each item it stands for — the page its `limit` asks for, else `items`,
+ * an estimate. Other fields cost their `complexity` (1 unless the schema says more: a quote asks
+ * a provider, a dashboard several) plus their selection's.
  */
-export interface FieldCost {
-  base?: number
-  items?: number
-  pageArgument?: string
+export function listCost (items: number): (field: ComplexityEstimatorArgs) => number {
+  return ({ args, childComplexity }) => 1 + (typeof args.limit === 'number' ? args.limit : items) * childComplexity
 }
 
 /**
@@ -64,11 +66,8 @@ const CHECKS_PER_DOCUMENT = 64
  */
 export class OperationGuard {
   private readonly checked = new WeakMap<DocumentNode, DocumentChecks>()
-  private readonly pageArguments: ReadonlySet<string>
 
-  constructor (private readonly schema: GraphQLSchema, private readonly maxCost: number) {
-    this.pageArguments = pageArgumentsOf(schema)
-  }
+  constructor (private readonly schema: GraphQLSchema, private readonly maxCost: number) {}
 
   assertAllowed (document: DocumentNode, variables: Record<string, unknown> = {}, operationName?: string): void {
     let known = this.checked.get(document)
@@ -105,9 +104,8 @@ export class OperationGuard {
     }
     let cost: number
     try {
-      cost = getComplexity({
-        schema: this.schema, query: document, variables, operationName, estimators: [checkArguments, fieldCost]
-      })
+      const estimators = [checkArguments, fieldExtensionsEstimator(), simpleEstimator()]
+      cost = getComplexity({ schema: this.schema, query: document, variables, operationName, estimators })
     } catch (error) {
       // A variable's value its type refuses is the caller's input; a document too large to price is refused.
       if (!(error instanceof GraphQLError) || /number of nodes/.test(error.message)) {
@@ -119,43 +117,20 @@ export class OperationGuard {
     return cost
   }
 
-  /** Variables the checks read: in a page argument, a ruled field's arguments or a directive. */
+  /** Variables the checks read: in a ruled field's arguments (page sizes among them) or a directive. */
   private readVariables (document: DocumentNode): string[] {
     const names = new Set<string>()
     const collect = { Variable: (node: { name: { value: string } }) => { names.add(node.name.value) } }
     visit(document, {
       Field: node => {
         for (const argument of node.arguments ?? []) {
-          if (RULED_NAMES.has(node.name.value) || this.pageArguments.has(argument.name.value)) visit(argument, collect)
+          if (RULED_NAMES.has(node.name.value)) visit(argument, collect)
         }
       },
       Directive: node => { visit(node, collect) }
     })
     return [...names].sort()
   }
-}
-
-/**
- * A field costs its own `base` (1 unless the schema says more: a quote asks a provider, a
- * dashboard several) plus what its selection costs, times the items it stands for — the page a
- * list asks for, or an estimate for unbounded lists.
- */
-const fieldCost: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  const cost = field.extensions.cost as FieldCost | undefined
-  const page = cost?.pageArgument === undefined ? undefined : args[cost.pageArgument]
-  return (cost?.base ?? 1) + (typeof page === 'number' ? page : cost?.items ?? 1) * childComplexity
-}
-
-function pageArgumentsOf (schema: GraphQLSchema): Set<string> {
-  const names = new Set<string>()
-  for (const type of Object.values(schema.getTypeMap())) {
-    if (!('getFields' in type)) continue
-    for (const field of Object.values(type.getFields())) {
-      const cost = field.extensions.cost as FieldCost | undefined
-      if (cost?.pageArgument !== undefined) names.add(cost.pageArgument)
-    }
-  }
-  return names
 }
 
 /** One error carrying every failure: the error handler answers each of them, with 400. */

@@ -76,6 +76,10 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     graphiql: options.devTools,
     // Compiled with graphql-jit from a query's second run on.
     jit: 1,
+    // Mercurius's depth limit, which counts introspection's levels too (the standard
+    // introspection query nests 13). To let that query through, graphql-armor's
+    // `maxDepthRule({ n: MAX_QUERY_DEPTH, ignoreIntrospection: true })` in `validationRules` holds
+    // the same limit on every other field (its message differs from Mercurius's).
     queryDepth: MAX_QUERY_DEPTH,
     graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },
     validationRules: options.devTools ? [] : [NoSchemaIntrospectionCustomRule],

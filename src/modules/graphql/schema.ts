@@ -11,7 +11,7 @@ import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ItemStatusSchema } from '../../store/item-status.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
 import type { GraphqlContext } from './context.js'
-import type { FieldCost } from './guard.js'
+import { listCost } from './guard.js'
 import { listOf, mutationFields, queryFields, subscriptionFields, type Field, type SchemaTypes } from './fields.js'
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
@@ -31,12 +31,12 @@ export function buildGraphqlSchema (): GraphQLSchema {
     quote: {
       type: AssetQuote,
       description: 'The current quote of the asset\'s symbol; null when the provider has none',
-      extensions: { cost: { base: 5 } satisfies FieldCost }
+      extensions: { complexity: 5 }
     },
     dashboard: {
       type: AssetDashboard,
       description: 'Position, monthly history and buys of the asset',
-      extensions: { cost: { base: 25 } satisfies FieldCost }
+      extensions: { complexity: 25 }
     }
   }))
   const PortfolioValue = types.objectType(PortfolioValueSchema)
@@ -44,7 +44,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
     assets: {
       type: listOf(PortfolioAsset),
       description: 'The portfolio\'s assets, oldest first',
-      extensions: { cost: { items: ASSETS_PER_PORTFOLIO_ESTIMATE } satisfies FieldCost }
+      extensions: { complexity: listCost(ASSETS_PER_PORTFOLIO_ESTIMATE) }
     },
     value: {
       type: new GraphQLNonNull(PortfolioValue),
