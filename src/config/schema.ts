@@ -1,5 +1,5 @@
 /**
- * The environment variables the service reads (README, Configuration): names, types, bounds and
+ * The environment variables the service reads (docs/deploy.md#configuration): names, types, bounds and
  * defaults, validated once at start-up by {@link loadConfig} in config.ts.
  */
 import { Type, type Static } from '@sinclair/typebox'
@@ -11,7 +11,7 @@ const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
 /** A path under BACKEND_URL, relative (no leading slash, no dot segments). */
 const UpstreamPath = Type.String({ pattern: '^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$' })
 
-/** Every environment variable (README, Configuration), validated once at start-up. */
+/** Every environment variable (docs/deploy.md#configuration), validated once at start-up. */
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ default: '127.0.0.1', minLength: 1 }),
@@ -73,7 +73,7 @@ export const ConfigSchema = Type.Object({
    */
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
   RATE_LIMIT_REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://.+$' })),
-  /** The most a GraphQL operation may cost (see README, GraphQL). */
+  /** The most a GraphQL operation may cost (docs/api.md#graphql). */
   GRAPHQL_MAX_COST: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 50_000 }),
   /** The longest GraphQL document in UTF-8 bytes, refused before parsing (at most the 1 MiB body limit). */
   GRAPHQL_MAX_DOCUMENT_BYTES: Type.Integer({ minimum: 1024, maximum: 1_048_576, default: 16_384 }),

@@ -98,7 +98,7 @@ function valueOf (quantity: Decimal, price: number): Decimal {
 
 /**
  * The asset dashboard (docs/api.md#resources), computed from the stored lots and the provider's prices
- * (rules and a worked example in the README), in exact decimals (docs/api.md#money):
+ * (rules and a worked example: docs/api.md#the-asset-dashboard), in exact decimals (docs/api.md#money):
  * - invested = Σ lot quantity × lot price (each rounded to cents, as `transactions` shows it);
  *   averagePrice = invested / quantity (8 decimals); grossValue = quantity × lastQuote (cents);
  *   result = grossValue − invested; resultPercentage = result / invested × 100 (2 decimals).

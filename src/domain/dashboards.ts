@@ -70,7 +70,7 @@ async function dashboardOf (
 }
 
 /**
- * Asset dashboards (docs/api.md#resources; rules in the README), behind the API key: position,
+ * Asset dashboards (docs/api.md#the-asset-dashboard), behind the API key: position,
  * monthly history against the benchmark, buys. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {

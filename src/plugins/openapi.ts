@@ -135,7 +135,7 @@ function atLeastOneAsMinProperties (node: JsonObject): JsonObject {
 
 /**
  * Every schema with a `title` becomes a named component referenced with `$ref`, so that client
- * generators give it a type of its own (README, Operating it). Titles are unique: a second, different
+ * generators give it a type of its own (docs/api.md#the-openapi-document). Titles are unique: a second, different
  * schema under a name already taken stops the document.
  */
 function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {

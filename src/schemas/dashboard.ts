@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TimestampOf } from './common.js'
 
-/** An asset's dashboard (docs/api.md#resources; rules in the README, asset dashboard). */
+/** An asset's dashboard (docs/api.md#the-asset-dashboard). */
 export const DashboardSchema = Type.Object({
   basicInfo: Type.Object({
     ticker: Type.String(),

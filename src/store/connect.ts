@@ -67,7 +67,7 @@ function queryLog (engine: StoreEngine, { telemetry, tracer }: ConnectOptions): 
 }
 
 /**
- * `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (`DATABASE_URL`, README Configuration). Each
+ * `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (`DATABASE_URL`, docs/deploy.md#configuration). Each
  * driver is loaded only when used: an instance on one engine does not carry the other in memory.
  */
 export async function connect (url: string, options: ConnectOptions = {}): Promise<Connection> {

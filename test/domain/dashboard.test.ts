@@ -1,7 +1,7 @@
 import t from 'tap'
 import { buildDashboard, longLabel, shortLabel } from '../../src/domain/dashboard.js'
 
-t.test('the README\'s worked example', async t => {
+t.test('docs/api.md\'s worked example', async t => {
   const dashboard = buildDashboard({
     asset: {
       id: 'petr4',
