@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BadRequestError } from '../../errors.js'
-import { requirePrincipal, type Principal } from '../../plugins/auth.js'
+import type { Principal } from '../../domain/access.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { jsonObject, type JsonValue, type QueryValue, type UpstreamRequest } from '../../upstream/client.js'
@@ -78,7 +78,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       response: { 200: BackendHealthSchema, ...errorSchemas(401) }
     }
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     // About the caller's token (how long it lives): no cache keeps it (docs/api.md#caching).
     reply.preventCache()
     const { reachable: connected, durationMs } = await backend.probe(options.paths.health, request.log)
@@ -96,7 +96,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) }
     }
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     // Whose token this is, as the backend says: no cache keeps it.
     reply.preventCache()
     const headers = forwardedHeaders(principal)
@@ -112,7 +112,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       response: relayed
     }
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     const headers = forwardedHeaders(principal)
     const response = await relay.call({ method: 'GET', path: options.paths.profile, headers, log: request.log })
     return relayResponse(reply, response)
@@ -127,7 +127,7 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
       response: relayed
     }
   }, async (request, reply) => {
-    const principal = requirePrincipal(request)
+    const principal = await request.access.principal()
     const path = relativeEndpoint(request.params['*'], { leadingSlash: false })
     const { method, params = {}, headers = {} } = request.body
     const extra: Record<string, string> = {}
