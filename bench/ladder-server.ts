@@ -38,7 +38,7 @@ await app.register(auth, {
   providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' }),
   apiKeys: [LADDER_API_KEY]
 })
-if (has('security headers')) await addSecurityHeaders(app)
+if (has('security headers')) addSecurityHeaders(app)
 if (has('CORS')) await addCors(app, ['https://app.example'])
 if (has('rate limit')) await addRateLimit(app, { rateLimitMax: 1_000_000_000, rateLimitWindowMs: 60_000 })
 if (has('load shedding')) await addShedding(app, 1000)
