@@ -51,6 +51,8 @@ export function rateLimitHeadersOf (headers: Record<string, string | string[] | 
   return found
 }
 
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
 /**
  * Whole seconds an upstream's `Retry-After` asks for (delta-seconds, or an HTTP date from now);
  * `undefined` when it sent none or one that reads as neither.
@@ -58,7 +60,8 @@ export function rateLimitHeadersOf (headers: Record<string, string | string[] | 
 export function retryAfterSecondsOf (rateLimitHeaders: Record<string, string>, nowMs = Date.now()): number | undefined {
   const value = rateLimitHeaders['retry-after']?.trim() ?? ''
   if (/^\d{1,9}$/.test(value)) return Number(value)
-  const at = Date.parse(value)
+  // The date form senders must use (RFC 9110's IMF-fixdate): Date.parse alone reads "1.5" as a date.
+  const at = HTTP_DATE.test(value) ? Date.parse(value) : Number.NaN
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - nowMs) / 1000))
 }
 

@@ -57,12 +57,15 @@ t.test('an ownership lookup the aggregator rate-limits is the caller\'s 429 with
   t.equal(token.statusCode, 201, 'a connect token for the item too')
 })
 
-t.test('an ownership lookup that fails (5xx, timeout) is 502/504 and is not remembered', async t => {
+t.test('an ownership lookup that fails (5xx, a refused key, timeout) is 502/504 and is not remembered', async t => {
   const { state, accounts } = await setup(t, { AGGREGATOR_TIMEOUT_MS: '500' })
   state.answer = res => { sendJson(res, 503, { code: 503, message: 'maintenance' }) }
   const down = await accounts()
   t.equal(down.statusCode, 502)
   t.equal(down.json().code, 'UPSTREAM_UNAVAILABLE')
+  state.answer = res => { sendJson(res, 401, { code: 401, message: 'Invalid API key' }) }
+  const refused = await accounts()
+  t.equal(refused.statusCode, 502, 'the service\'s own key refused, even renewed: not the client\'s fault')
   // Never answered: the 500 ms timeout is the subject.
   const hanging: ServerResponse[] = []
   t.teardown(() => { for (const res of hanging) res.destroy() })
