@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { buildDataApp, forEachEngine } from '../../helper.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
-import { ITEM_EVENTS, legacyWebhookEvents, sdkWebhookEvents } from '../../fixtures/pluggy-shapes.js'
+import {
+  ITEM_EVENTS, ITEM_STATUSES, UNCOMMON_EXECUTION_STATUSES, legacyWebhookEvents, sdkWebhookEvents
+} from '../../fixtures/pluggy-shapes.js'
 import { DIGEST_WINDOW_MS, WEBHOOK_BODY_LIMIT } from '../../../src/modules/aggregator/index.js'
 import type { App } from '../../../src/app.js'
-import { credentials, lookups } from './verification-helpers.js'
+import { credentials, lookups, waitFor, webhook } from './verification-helpers.js'
 
 const post = async (app: App, payload: Record<string, unknown>) =>
   await app.inject({ method: 'POST', url: '/aggregator/webhook', payload })
@@ -87,4 +89,33 @@ forEachEngine(t, 'the webhook body limit holds the largest plausible transaction
   t.equal(await app.store.aggregatorEvents.count(), 1)
   await app.close()
   t.equal(pluggy.received.filter(r => r.path.startsWith('/items/')).length, 0, 'not an item event: no item read')
+})
+
+forEachEngine(t, 'every Item status is verified and kept, whatever its executionStatus, error, statusDetail or ' +
+  'clientUserId', async (t, engine) => {
+  const pluggy = await startFakePluggy(t)
+  const app = await buildDataApp(t, engine, { AGGREGATOR_URL: pluggy.url, ...credentials })
+  const statusDetail = { accounts: { isUpdated: true, lastUpdatedAt: '2026-01-15T12:00:00.000Z' }, transactions: null }
+  const items = ITEM_STATUSES.map((status, n) => ({
+    id: `item-${n}`,
+    status,
+    executionStatus: UNCOMMON_EXECUTION_STATUSES[n % UNCOMMON_EXECUTION_STATUSES.length] ?? 'SUCCESS',
+    owner: n % 2 === 0 ? `client-${n}` : null
+  }))
+  for (const { id, status, executionStatus, owner } of items) {
+    pluggy.items.set(id, owner)
+    pluggy.itemStatuses.set(id, status)
+    pluggy.itemFields.set(id, {
+      executionStatus,
+      error: status === 'LOGIN_ERROR' ? { code: 'INVALID_CREDENTIALS', message: 'wrong', providerMessage: 'x' } : null,
+      statusDetail: executionStatus === 'PARTIAL_SUCCESS' ? statusDetail : null
+    })
+    await webhook(app, id, status === 'LOGIN_ERROR' ? 'item/error' : 'item/updated')
+  }
+  const kept = async (): Promise<boolean> =>
+    (await Promise.all(items.map(async ({ id }) => await app.store.aggregatorEvents.item(id)))).every(Boolean)
+  await waitFor(t, 'every item verified', kept)
+  for (const { id, status, owner } of items) {
+    t.match(await app.store.aggregatorEvents.item(id), { status, clientUserId: owner, deletedAt: null }, `${status}`)
+  }
 })
