@@ -27,7 +27,7 @@ export function isDeletionEvent (event: string): boolean {
 }
 
 /** The last status of an item: its deletion, confirmed by the aggregator (`status: null`). */
-export function isFinalStatus (status: ItemStatus): boolean {
+function isFinalStatus (status: ItemStatus): boolean {
   return status.status === null && isDeletionEvent(status.event)
 }
 

@@ -127,9 +127,10 @@ export class ItemOwnership {
 
   /**
    * A lookup made for the check. "Unknown" is never "nobody's" (docs/aggregator.md): the
-   * aggregator's 429 is the caller's 429 with its `Retry-After`; a 5xx, a 401/403 after the key
-   * was renewed (the service's key refused), any other status, or a 200 that is not a JSON object
-   * is 502; a timeout 504 (thrown by the client).
+   * aggregator's 429 is the caller's 429 with its `Retry-After`; a 5xx, a 401 left after the key
+   * was renewed (the service's key refused), a 408, a 2xx/3xx other than a 200 with a JSON object
+   * is 502; a timeout 504 (thrown by the client). Another 4xx (a malformed id, a 403 about the
+   * item) refuses the id: 403 for the caller, not cached.
    */
   private async fetch (path: string, { log, principal }: Asker): Promise<Lookup> {
     const response = await this.aggregator.call({ method: 'GET', path, log, principal })

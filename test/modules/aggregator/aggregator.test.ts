@@ -86,6 +86,13 @@ t.test('POST /aggregator relays GET fields as the query and other methods\' as t
     payload: { endpoint: '/connectors', method: 'GET', filter: { a: 1 } }
   })
   t.equal(nested.statusCode, 400, 'a GET field that is not a scalar is refused')
+  const listOfObjects = await app.inject({
+    method: 'POST',
+    url: '/aggregator',
+    headers: user,
+    payload: { endpoint: '/connectors', method: 'GET', ids: [1, 2], filter: [{ a: 1 }] }
+  })
+  t.equal(listOfObjects.statusCode, 400, '…and so is a list of anything but strings and numbers')
   t.equal(pluggy.authCalls(), 1, 'one /auth for several calls')
 })
 
