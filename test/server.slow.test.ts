@@ -124,6 +124,29 @@ t.test('a bad value stops start-up naming the variable', async t => {
   t.match(err(), /PORT/)
 })
 
+t.test('a misspelt variable is a warning at start naming the one it likely stands for, in development too', async t => {
+  const child = run(serverEntry, {
+    NODE_ENV: 'development',
+    PORT: '0',
+    SHUTDOWN_DRAIN_MS: '0',
+    CORS_ORIGIN: 'https://app.example',
+    DATBASE_URL: 'postgres://bff:database-password@db/bff'
+  })
+  const { out, exit } = collect(child)
+  await listening(child)
+  child.kill('SIGTERM')
+  t.equal(await exit, 0)
+  const warnings = out().split('\n').filter(line => line.startsWith('{'))
+    .map(line => JSON.parse(line) as { level: number, msg: string, variable?: string, intended?: string })
+    .filter(line => line.level === 40)
+  t.match(warnings, [
+    { variable: 'CORS_ORIGIN', intended: 'CORS_ORIGINS', msg: /^CORS_ORIGIN is not a variable of the service/ },
+    { variable: 'DATBASE_URL', intended: 'DATABASE_URL', msg: /did you mean DATABASE_URL\?$/ }
+  ])
+  t.equal(warnings.length, 2)
+  t.notMatch(out(), 'database-password', 'never the value')
+})
+
 t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {
   const child = run(serverEntry, { NODE_ENV: 'test', PORT: '0', JWT_SECRET: tymon.secret, API_KEYS: 'k' })
   const { exit } = collect(child)
