@@ -20,6 +20,9 @@ t.test('edit distance: insertions, deletions, replacements and swaps of neighbou
   t.equal(editDistance('HOME', 'HOST'), 2, 'two replacements')
   t.equal(editDistance('', 'PORT'), 4)
   t.equal(editDistance('ABC', 'CA'), 3, 'optimal string alignment: a swapped pair is not edited again')
+  t.equal(editDistance('HOME', 'HOST', 1), 2, 'past a limit: the limit plus one')
+  t.equal(editDistance('SOME_PLATFORM_VARIABLE', 'AGGREGATOR_CLIENT_ID', 2), 3)
+  t.equal(editDistance('DATBASE_URL', 'DATABASE_URL', 2), 1, 'within it: the distance')
 })
 
 t.test('a variable one slip away from the service\'s is named with the one it likely stands for', async t => {
@@ -39,6 +42,8 @@ t.test('a variable one slip away from the service\'s is named with the one it li
     QUOTE_PROVIDER: 'QUOTES_PROVIDER',
     GRAPHQL_MAX_COSTS: 'GRAPHQL_MAX_COST'
   }, 'two edits in names longer than 8 characters')
+  t.same(intended({ METRICS_POST: '9464' }), { METRICS_POST: 'METRICS_PORT' },
+    'as near to two: the first of the service\'s list')
   t.same(intended({ HOME: '/root', PGHOST: 'db', PGPORT: '5432', HOSTNAME: 'pod-1' }), {},
     'a short name takes one edit only: HOME is not HOST, PGPORT not PORT')
   t.same(misspeltVariables({ PROT: undefined, CORS_ORIGIN: '' }, SERVICE_VARIABLES).map(found => found.variable),
