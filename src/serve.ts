@@ -48,6 +48,7 @@ async function start (): Promise<void> {
   })
   app.log.info({ configuration: configurationSummary(config) }, 'configuration')
   for (const warning of configurationWarnings(config)) app.log.warn(warning)
+  for (const { message, ...names } of config.misspellings) app.log.warn(names, message)
   deferIdleClose(app.server)
 
   // On SIGTERM or SIGINT (or an uncaught error): /ready answers 503 from now on; after the drain

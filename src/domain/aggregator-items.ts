@@ -1,4 +1,4 @@
-import type { ItemStatus, ItemStatusFeed } from '../store/item-status.js'
+import { untilItemDeleted, type ItemStatus, type ItemStatusFeed } from '../store/item-status.js'
 import type { JsonValue, QueryValue } from '../upstream/client.js'
 import type { Access, Principal } from './access.js'
 import type { ItemOwnership } from './item-ownership.js'
@@ -31,9 +31,12 @@ export class AggregatorItemService {
     return principal
   }
 
-  /** The item's verified status each time a webhook about it arrives at any instance. */
+  /**
+   * The item's verified status each time a webhook about it arrives at any instance, until the
+   * item is deleted: that last status (`status: null`, `event: 'item/deleted'`) ends the subscription.
+   */
   async subscribe (access: Access, itemId: string, log: Log): Promise<AsyncIterableIterator<ItemStatus>> {
     await this.mayUse(access, itemId, log)
-    return this.feed.subscribe(itemId)
+    return untilItemDeleted(this.feed.subscribe(itemId))
   }
 }
