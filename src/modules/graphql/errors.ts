@@ -3,7 +3,7 @@ import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from '
 import type { TSchema } from '@sinclair/typebox'
 import AjvCompiler from '@fastify/ajv-compiler'
 import {
-  errorCodeOf, isCodedError, Messages, ValidationError, type ErrorCode, type ValidationIssue
+  errorCodeOf, isCodedError, isStoreUnavailable, Messages, ValidationError, type ErrorCode, type ValidationIssue
 } from '../../errors.js'
 import { validationMessages } from '../../plugins/error-responses.js'
 
@@ -54,7 +54,7 @@ export function formatGraphqlError (
   }
   if (original !== undefined && isCodedError(original)) {
     const status = original.statusCode ?? 500
-    if (status >= 500) log.warn({ err: original }, original.message)
+    if (status >= 500 && !isStoreUnavailable(original)) log.warn({ err: original }, original.message)
     return {
       message: original.message,
       ...located,
