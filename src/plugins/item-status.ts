@@ -6,6 +6,7 @@ import {
   redisItemStatusFeed,
   type ItemStatusFeed
 } from '../item-status.js'
+import { dependencyHealth } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,11 +23,12 @@ export interface ItemStatusPluginOptions {
 }
 
 async function itemStatus (app: FastifyInstance, options: ItemStatusPluginOptions): Promise<void> {
+  const health = dependencyHealth(app, 'item_status_feed')
   const feed =
     options.redisUrl !== undefined
-      ? await redisItemStatusFeed(options.redisUrl, app.log)
+      ? await redisItemStatusFeed(options.redisUrl, app.log, health)
       : options.postgresUrl !== undefined
-        ? await postgresItemStatusFeed(options.postgresUrl, app.log)
+        ? await postgresItemStatusFeed(options.postgresUrl, app.log, health)
         : localItemStatusFeed()
   app.log.debug({ transport: feed.transport }, 'item status feed ready')
   app.decorate('itemStatus', feed)
