@@ -99,14 +99,16 @@ const NOTHING_CHANGED = { changes: 0, lastInsertRowid: 0 }
  * are kept by SQL text (bounded; schema changes happen only in migrations, before serving).
  *
  * A fault of the file (full, read-only, an I/O error, removed) becomes `storeUnavailable` (503)
- * and is reported; any statement that succeeds reports the store back. SQLite rolls a
+ * and is reported; a write that succeeds reports the store back. SQLite rolls a
  * transaction back by itself when the disk is full: Kysely's own `rollback` after it is then
  * skipped, so the caller sees the fault rather than "no transaction is active".
  */
 function guarded (
   database: BetterSqlite, health: DependencyHealth | undefined, gone: () => Error | undefined
 ): SqliteDatabase {
-  const run = <T>(work: () => T): T => {
+  // Only a write committed shows the file takes writes again: reads, and writes of a transaction
+  // that then fails, succeed on a full disk.
+  const run = <T>(work: () => T, write = false): T => {
     const removed = gone()
     if (removed !== undefined) {
       health?.down(removed)
@@ -114,7 +116,7 @@ function guarded (
     }
     try {
       const result = work()
-      health?.up()
+      if (write && !database.inTransaction) health?.up()
       return result
     } catch (error) {
       if (!isSqliteUnavailable(error)) throw error
@@ -131,11 +133,12 @@ function guarded (
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
         const prepared = run(() => database.prepare(text))
         const rollback = text === 'rollback'
+        const write = !prepared.reader && !rollback && text !== 'begin'
         statement = {
           reader: prepared.reader,
-          all: parameters => run(() => prepared.all(parameters)),
+          all: parameters => run(() => prepared.all(parameters), write),
           run: parameters =>
-            rollback && !database.inTransaction ? NOTHING_CHANGED : run(() => prepared.run(parameters)),
+            rollback && !database.inTransaction ? NOTHING_CHANGED : run(() => prepared.run(parameters), write),
           iterate: parameters => run(() => prepared.iterate(parameters))
         }
         statements.set(text, statement)
