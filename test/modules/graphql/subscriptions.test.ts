@@ -1,65 +1,16 @@
 import { Writable } from 'node:stream'
-import type { AddressInfo } from 'node:net'
 import t, { type Test } from 'tap'
-import { createClient, type Client } from 'graphql-ws'
-import WebSocket from 'ws'
-import type { App } from '../../../src/app.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { NEEDS_REDIS, startRedis } from '../../fixtures/redis.js'
 import {
   aggregatorConfig,
+  subscribe,
   subscribed,
-  SUBSCRIPTION,
   webhook,
+  wsClient,
   type Delivery
 } from '../../fixtures/item-subscriptions.js'
 import { buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
-
-/** A `graphql-transport-ws` client of `app`, with `connectionParams` as a browser would send its token. */
-async function wsClient (
-  t: Test, app: App, connectionParams: Record<string, string>, onNonLazyError?: (error: unknown) => void
-): Promise<Client> {
-  const address = app.server.listening
-    ? `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
-    : await app.listen({ port: 0, host: '127.0.0.1' })
-  const client = createClient({
-    url: `${address.replace('http', 'ws')}/graphql`,
-    webSocketImpl: WebSocket,
-    connectionParams,
-    retryAttempts: 0,
-    lazy: false,
-    onNonLazyError
-  })
-  t.teardown(async () => { await client.dispose() })
-  return client
-}
-
-/**
- * Subscribes and collects what arrives; `started` resolves once the subscription is in place
- * on the server (after which a webhook must reach it), `next(n)` once `n` deliveries came.
- */
-function subscribe (client: Client, itemId: string) {
-  const deliveries: Delivery[] = []
-  const waiters: Array<{ count: number, resolve: () => void }> = []
-  let ended: ((error?: unknown) => void) | undefined
-  const done = new Promise<unknown>(resolve => { ended = resolve })
-  const stop = client.subscribe<Delivery['data']>({ query: SUBSCRIPTION, variables: { itemId } }, {
-    next: value => {
-      deliveries.push(value as Delivery)
-      for (const waiter of waiters.filter(entry => deliveries.length >= entry.count)) waiter.resolve()
-    },
-    error: error => { ended?.(error) },
-    complete: () => { ended?.() }
-  })
-  return {
-    deliveries,
-    stop,
-    done,
-    next: async (count: number) => {
-      if (deliveries.length < count) await new Promise<void>(resolve => waiters.push({ count, resolve }))
-    }
-  }
-}
 
 /**
  * Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at
