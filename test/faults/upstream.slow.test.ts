@@ -35,7 +35,7 @@ t.test('an upstream that resets, hangs, answers garbage or 500 under 100 concurr
   laravel.on('/api/reset', (_request, response) => { response.socket?.destroy() })
   laravel.on('/api/hang', () => { /* never answers */ })
   laravel.on('/api/garbage', (_request, response) => {
-    response.writeHead(200, { 'content-type': 'application/json' }).end('<html>Whoops, looks like something went wrong.')
+    response.writeHead(200, { 'content-type': 'application/json' }).end('<html>Whoops, something went wrong.')
   })
   laravel.on('/api/fail', (_request, response) => { sendJson(response, 500, { message: 'Server Error' }) })
   const app = await buildTestApp(t, {
@@ -90,6 +90,6 @@ t.test('an upstream that resets, hangs, answers garbage or 500 under 100 concurr
   }
   t.ok(sockets <= baselineSockets, `open descriptors ${sockets}, ${baselineSockets} before the faults`)
   const heap = await heapMb()
-  t.ok(heap - baselineHeap < 10, `heap ${baselineHeap.toFixed(1)} MB before, ${heap.toFixed(1)} MB after 400 failed relays`)
+  t.ok(heap - baselineHeap < 10, `heap ${baselineHeap.toFixed(1)} MB before, ${heap.toFixed(1)} MB after 400 failures`)
   t.equal((await app.inject({ method: 'GET', url: '/auth/health' })).statusCode, 200)
 })

@@ -15,7 +15,7 @@ function capturingLog (): { log: ReturnType<typeof Fastify>['log'], lines: Array
   return { log: Fastify({ logger: { level: 'info', stream } }).log, lines }
 }
 
-t.test('an outage is one warning and one recovery line, whatever the number of failures; the gauge follows', async t => {
+t.test('an outage is one warning and one recovery line, however many failures; the gauge follows', async t => {
   const { log, lines } = capturingLog()
   const telemetry = new PrometheusTelemetry()
   const health = new DependencyHealth('store', log, telemetry)

@@ -113,7 +113,7 @@ t.test('a collector that goes away under load costs no request: its loss is one 
   const app = await buildTestApp(t, {
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, METRICS_PORT: '0', RATE_LIMIT_MAX: '100000000'
   },
-    { logger: { level: 'info', stream } })
+  { logger: { level: 'info', stream } })
   const spanExport = (): Array<Record<string, unknown>> => lines.filter(line => line.dependency === 'span_export')
   const load = async (until: () => boolean): Promise<number[]> => {
     const statuses: number[] = []

@@ -51,9 +51,10 @@ function fill (dir: string): string {
   return filler
 }
 
-const post = (url: string, payload: Record<string, unknown>): InjectOptions => ({ method: 'POST', url, headers: apiKey(), payload })
+const post = (url: string, payload: Record<string, unknown>): InjectOptions =>
+  ({ method: 'POST', url, headers: apiKey(), payload })
 
-testNeeding(t, 'the disk full: writes answer 503 STORE_UNAVAILABLE, nothing half-written, and resume once space returns',
+testNeeding(t, 'the disk full: writes answer 503 STORE_UNAVAILABLE, nothing half-written, resumed once space returns',
   [NEEDS_ROOT], async t => {
     const dir = mount(t, '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs')
     const { stream, lines } = logLines()
@@ -142,11 +143,12 @@ t.test('the checkpointer thread failing is reported once and started again with 
   // The worker opens a file in a folder that does not exist yet: it fails at once, and again until the folder exists.
   const checkpointer = startCheckpointer(database, join(folder, 'bff.sqlite'), health)
   t.teardown(() => checkpointer.stop())
-  for (let attempt = 0; attempt < 200 && lines.length === 0; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+  const wait = async (): Promise<void> => { await new Promise(resolve => setTimeout(resolve, 25)) }
+  for (let attempt = 0; attempt < 200 && lines.length === 0; attempt++) await wait()
   t.match(lines, [{ msg: 'dependency unavailable', dependency: 'sqlite_checkpointer' }])
   t.equal(database.pragma('wal_autocheckpoint', { simple: true }), 1000, 'SQLite\'s own checkpoints are back meanwhile')
   mkdirSync(folder)
-  for (let attempt = 0; attempt < 400 && lines.length < 2; attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+  for (let attempt = 0; attempt < 400 && lines.length < 2; attempt++) await wait()
   t.match(lines, [{ msg: 'dependency unavailable' }, { msg: 'dependency available again' }])
   t.equal(database.pragma('wal_autocheckpoint', { simple: true }), 8192, 'the thread checkpoints again')
 })

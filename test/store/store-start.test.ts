@@ -31,7 +31,7 @@ async function rejection (promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection')
 }
 
-t.test('SQLite that cannot be opened is one line naming DATABASE_URL; a missing folder is refused when asked', async t => {
+t.test('SQLite that cannot open is one line naming DATABASE_URL; a missing folder is refused when asked', async t => {
   const directory = await rejection(Store.open('sqlite:/tmp'))
   t.type(directory, StoreOpenError)
   t.match(directory, { message: /^Cannot open the database of DATABASE_URL \(sqlite\): [^\n]+$/ })
