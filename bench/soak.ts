@@ -127,10 +127,10 @@ function procStatus (pid: number, field: string): number {
   return Number(match?.[1] ?? NaN) / 1024
 }
 
-async function metric (metricsUrl: string, name: string): Promise<number> {
-  const text = await (await fetch(`${metricsUrl}/metrics`)).text()
-  const line = text.split('\n').find(candidate => candidate.startsWith(`${name} `))
-  return Number(line?.split(' ')[1] ?? NaN)
+/** One scrape of the service's metrics (one: prom-client restarts its event-loop histogram at each). */
+async function scrape (metricsUrl: string): Promise<(name: string) => number> {
+  const lines = (await (await fetch(`${metricsUrl}/metrics`)).text()).split('\n')
+  return name => Number(lines.find(line => line.startsWith(`${name} `))?.split(' ')[1] ?? NaN)
 }
 
 async function soak (engine: string): Promise<boolean> {
@@ -185,13 +185,14 @@ async function soak (engine: string): Promise<boolean> {
   while (Date.now() < deadline) {
     const result = await run(service.url, requests, SAMPLE_SECONDS, rate)
     errors += result.errors + result.non2xx
+    const metric = await scrape(metricsUrl)
     const sample: Sample = {
       minute: (samples.length + 1) * SAMPLE_SECONDS / 60,
       requestsPerSecond: result.requests.average,
       p99Ms: result.latency.p99,
       rssMiB: procStatus(pid, 'VmRSS'),
-      heapMiB: await metric(metricsUrl, 'nodejs_heap_size_used_bytes') / 2 ** 20,
-      eventLoopP99Ms: await metric(metricsUrl, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+      heapMiB: metric('nodejs_heap_size_used_bytes') / 2 ** 20,
+      eventLoopP99Ms: metric('nodejs_eventloop_lag_p99_seconds') * 1000,
       descriptors: readdirSync(`/proc/${pid}/fd`).length
     }
     samples.push(sample)
