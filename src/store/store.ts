@@ -38,9 +38,9 @@ const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
 
 /** One line for the operator: the driver's reason, never the URL (it may hold a password). */
 function openFailure (url: string, error: unknown): StoreOpenError {
-  const engine = isPostgresUrl(url) ? 'postgres' : 'sqlite'
+  const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
   const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
-  return new StoreOpenError(`Cannot open the database of DATABASE_URL (${engine}): ${reason}`)
+  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${reason}`)
 }
 
 /**
