@@ -150,6 +150,7 @@ export async function redisItemStatusFeed (
     connection.on('ready', () => { reports.ready(connection) })
   }
   subscriber.on('message', (_channel: string, message: string) => { local.deliverMessage(message, log) })
+  /* c8 ignore next 3 -- it waits for a connection (no retry limit): it fails only if the feed closes first */
   subscriber.subscribe(ITEM_STATUS_CHANNEL).catch((error: unknown) => {
     log.warn({ err: error }, 'item status feed: not subscribed')
   })

@@ -139,6 +139,7 @@ function guarded (
           all: parameters => run(() => prepared.all(parameters), write),
           run: parameters =>
             rollback && !database.inTransaction ? NOTHING_CHANGED : run(() => prepared.run(parameters), write),
+          /* c8 ignore next -- Kysely iterates only for a streamed query (`.stream()`), which the store never asks */
           iterate: parameters => run(() => prepared.iterate(parameters))
         }
         statements.set(text, statement)
