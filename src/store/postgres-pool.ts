@@ -142,7 +142,7 @@ class GuardedClient implements PostgresPoolClient {
     if (sql === 'begin' || sql.startsWith('start transaction')) this.inTransaction = true
     else if (sql === 'commit' || sql === 'rollback') this.inTransaction = false
     try {
-      const result = await this.client.query(sql, [...parameters])
+      const result = await this.client.query(sql, parameters as unknown[])
       this.pool.answered()
       return result as unknown as PostgresQueryResult<R>
     } catch (error) {
