@@ -29,15 +29,16 @@ function median (values: number[]): number {
 /**
  * What may grow, from the first third to the last third (medians, so one garbage collection or
  * one slow interval decides nothing): memory a little (V8 sizes its heap to the load for a while),
- * descriptors not at all beyond a few, latency and event-loop delay not by half.
+ * descriptors not at all beyond a few, latency and event-loop delay not twofold — on the shared
+ * two-core machine one 15 s interval's p99 ranged from 31 to 475 ms under the same load.
  */
 type Measure = keyof Omit<Sample, 'minute' | 'requestsPerSecond'>
 const ALLOWANCES: Array<{ measure: Measure, absolute: number, ratio: number, words: string }> = [
   { measure: 'rssMiB', absolute: 32, ratio: 1.2, words: '+20 % and +32 MiB' },
   { measure: 'heapMiB', absolute: 16, ratio: 1.25, words: '+25 % and +16 MiB' },
   { measure: 'descriptors', absolute: 10, ratio: 1, words: '+10' },
-  { measure: 'p99Ms', absolute: 20, ratio: 1.5, words: '+50 % and +20 ms' },
-  { measure: 'eventLoopP99Ms', absolute: 20, ratio: 1.5, words: '+50 % and +20 ms' }
+  { measure: 'p99Ms', absolute: 50, ratio: 2, words: '×2 and +50 ms' },
+  { measure: 'eventLoopP99Ms', absolute: 50, ratio: 2, words: '×2 and +50 ms' }
 ]
 
 /**

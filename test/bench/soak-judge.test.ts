@@ -24,8 +24,9 @@ t.test('steady growth fails the measure that grew, and only it', async t => {
   t.same(grown(judge(samples(30, { rssMiB: 3 }), 2)), ['rssMiB'], '3 MiB a minute')
   t.same(grown(judge(samples(30, { heapMiB: 2 }), 2)), ['heapMiB'])
   t.same(grown(judge(samples(30, { descriptors: 1 }), 2)), ['descriptors'], 'a descriptor a minute')
-  t.same(grown(judge(samples(30, { p99Ms: 2 }), 2)), ['p99Ms'])
-  t.same(grown(judge(samples(30, { eventLoopP99Ms: 2 }), 2)), ['eventLoopP99Ms'])
+  t.same(grown(judge(samples(30, { p99Ms: 4 }), 2)), ['p99Ms'])
+  t.same(grown(judge(samples(30, { eventLoopP99Ms: 4 }), 2)), ['eventLoopP99Ms'])
+  t.same(grown(judge(samples(30, { p99Ms: 1 }), 2)), [], 'a drift within noise (+20 ms over the run) is not growth')
 })
 
 t.test('the warm-up is left out, but a run too short for it is judged whole', async t => {
