@@ -86,12 +86,15 @@ export const SERVICE_NODE_FLAGS = [
 
 /**
  * Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers; its stdout goes to
- * `logFile` when given.
+ * `logFile` when given. `nodeFlags` come after the image's.
  */
-export async function startService (env: Record<string, string>, logFile?: string): Promise<Service> {
+export async function startService (
+  env: Record<string, string>, logFile?: string, nodeFlags: string[] = []
+): Promise<Service> {
   const port = await freePort()
   const [command, args] = pinned(0, process.execPath, [
     ...SERVICE_NODE_FLAGS,
+    ...nodeFlags,
     `${ROOT}dist/server.js`
   ])
   const child = spawn(command, args, {

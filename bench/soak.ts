@@ -137,7 +137,6 @@ async function soak (engine: string): Promise<boolean> {
   const db = await database(engine)
   const upstream = await startHelper('fake-upstream.ts', 1)
   const metricsPort = await freePort()
-  if (LEAK > 0) process.env.SERVICE_NODE_FLAGS = `--import=${ROOT}bench/soak-leak.mjs`
   const logDir = mkdtempSync(join(tmpdir(), 'bff-soak-log-'))
   const service = await startService({
     DATABASE_URL: db.url,
@@ -151,7 +150,7 @@ async function soak (engine: string): Promise<boolean> {
     METRICS_PORT: String(metricsPort),
     LOG_LEVEL: 'info',
     SOAK_LEAK_MB_PER_MINUTE: String(LEAK)
-  }, join(logDir, 'service.log'))
+  }, join(logDir, 'service.log'), LEAK > 0 ? [`--import=${ROOT}bench/soak-leak.mjs`] : [])
   const pid = service.child.pid ?? 0
   const metricsUrl = `http://127.0.0.1:${metricsPort}`
   const token = mintToken({

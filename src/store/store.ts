@@ -82,7 +82,7 @@ export class Store {
     const store = new Store(new StoreHandle(connection.db, connection.engine), connection.release)
     const { pool } = connection
     try {
-      await store.prepare(url, options)
+      await store.prepare(url)
       if (options.demoData === true) await store.demo.loadOnce()
       options.health?.up()
       return store
@@ -99,7 +99,7 @@ export class Store {
   }
 
   /** Migrations, on PostgreSQL through a connection of their own. */
-  private async prepare (url: string, options: StoreOptions): Promise<void> {
+  private async prepare (url: string): Promise<void> {
     if (this.engine === 'postgres') {
       const { migrationPool } = await import('./postgres-pool.js')
       const pool = migrationPool(url)
@@ -124,13 +124,14 @@ export class Store {
     let lastReason = ''
     const attempts = retry(handleAll, { backoff: new ExponentialBackoff(START_BACKOFF) })
     attempts.onRetry(event => {
-      if (!('error' in event) || isPostgresConnectionFailure(event.error)) return
-      const reason = String((event.error as Error | undefined)?.message)
-      if (reason !== lastReason) options.log?.error({ err: event.error }, 'store cannot start: retrying')
+      const error = 'error' in event ? event.error : undefined
+      if (isPostgresConnectionFailure(error)) return
+      const reason = String((error as Error | undefined)?.message)
+      if (reason !== lastReason) options.log?.error({ err: error }, 'store cannot start: retrying')
       lastReason = reason
     })
     attempts.execute(async () => {
-      await this.prepare(url, options)
+      await this.prepare(url)
       pool.accept()
       if (options.demoData === true) await this.demo.loadOnce()
     }, this.starting.signal).then(() => {
