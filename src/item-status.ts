@@ -4,6 +4,7 @@ import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { TimestampOf } from './schemas/common.js'
 import type { DependencyHealth } from './observability/dependencies.js'
+import type { ClientConfig as PostgresClientConfig } from 'pg'
 
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
@@ -168,16 +169,17 @@ export async function redisItemStatusFeed (
 const RECONNECT_BACKOFF = { initialDelay: 500, maxDelay: 5000 }
 
 /**
- * Many instances through PostgreSQL `LISTEN/NOTIFY` on the service's own database: one
- * connection per instance listens (and notifies), made again with capped backoff whenever it is
- * lost (or not there at start: an instance starts without it). Statuses published while it is
+ * Many instances through PostgreSQL `LISTEN/NOTIFY` on the service's own database (`connection`:
+ * pg's settings, the store's timeouts): one connection per instance listens (and notifies), made
+ * again with capped backoff whenever it is lost (or not there at start: an instance starts
+ * without it). Statuses published while it is
  * down are not replayed: the next webhook brings the next one.
  */
 export async function postgresItemStatusFeed (
-  url: string, log: FastifyBaseLogger, health?: DependencyHealth
+  connection: PostgresClientConfig, log: FastifyBaseLogger, health?: DependencyHealth
 ): Promise<ItemStatusFeed> {
-  const [{ default: pg }, { connectionSettings }, { ExponentialBackoff, handleAll, retry }] = await Promise.all([
-    import('pg'), import('./store/postgres-pool.js'), import('cockatiel')
+  const [{ default: pg }, { ExponentialBackoff, handleAll, retry }] = await Promise.all([
+    import('pg'), import('cockatiel')
   ])
   const local = new LocalDelivery()
   const closing = new AbortController()
@@ -187,7 +189,7 @@ export async function postgresItemStatusFeed (
   reconnect.onRetry(event => { if ('error' in event) health?.down(event.error) })
 
   async function listen (): Promise<void> {
-    const next = new pg.Client(connectionSettings(url))
+    const next = new pg.Client(connection)
     next.on('notification', message => {
       if (message.channel === ITEM_STATUS_CHANNEL) local.deliverMessage(message.payload ?? '', log)
     })

@@ -29,7 +29,7 @@ testNeeding(t, 'the LISTEN connection ended by the server comes back by itself; 
     const name = `bff-feed-${process.pid}`
     url.searchParams.set('application_name', name)
     const { log, health, lines } = watched()
-    const feed = await postgresItemStatusFeed(url.href, log, health)
+    const feed = await postgresItemStatusFeed({ connectionString: url.href }, log, health)
     t.teardown(() => feed.close())
     const received = feed.subscribe('item-1')
     await feed.publish(status)
@@ -50,7 +50,9 @@ testNeeding(t, 'the LISTEN connection ended by the server comes back by itself; 
 
 t.test('a LISTEN connection not made at start does not stop the start; publish fails until it is', async t => {
   const { log, health, lines } = watched()
-  const feed = await postgresItemStatusFeed(`postgres://bff@127.0.0.1:${await closedPort(t)}/bff`, log, health)
+  const feed = await postgresItemStatusFeed({
+    connectionString: `postgres://bff@127.0.0.1:${await closedPort(t)}/bff`
+  }, log, health)
   await t.rejects(feed.publish(status), /connection down/)
   t.match(lines, [{ msg: 'dependency unavailable', dependency: 'item_status_feed' }])
   await feed.close()

@@ -7,6 +7,7 @@ import {
   type ItemStatusFeed
 } from '../item-status.js'
 import { dependencyHealth } from './metrics.js'
+import { connectionSettings } from '../store/postgres-settings.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,7 +29,7 @@ async function itemStatus (app: FastifyInstance, options: ItemStatusPluginOption
     options.redisUrl !== undefined
       ? await redisItemStatusFeed(options.redisUrl, app.log, health)
       : options.postgresUrl !== undefined
-        ? await postgresItemStatusFeed(options.postgresUrl, app.log, health)
+        ? await postgresItemStatusFeed(connectionSettings(options.postgresUrl), app.log, health)
         : localItemStatusFeed()
   app.log.debug({ transport: feed.transport }, 'item status feed ready')
   app.decorate('itemStatus', feed)

@@ -5,9 +5,8 @@ import { storeUnavailable } from '../errors.js'
 import type { DependencyHealth } from '../observability/dependencies.js'
 import type { PoolState } from '../observability/telemetry.js'
 import { isPoolWaitTimeout, isPostgresConnectionFailure } from './outage.js'
+import { connectionSettings } from './postgres-settings.js'
 
-/** A new connection that takes longer is given up: the request is answered 503 rather than left hanging. */
-export const CONNECT_TIMEOUT_MS = 2000
 /**
  * A statement unanswered this long is given up and its connection closed: a database host that
  * vanished without closing its connections (a failover, a partition) would otherwise hold them
@@ -22,11 +21,6 @@ export interface GuardedPoolOptions {
   health?: DependencyHealth
 }
 
-/** pg's connection settings shared by the service's pool and the start-up's migration pool. */
-export function connectionSettings (url: string): pg.PoolConfig {
-  return { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true }
-}
-
 /**
  * The PostgreSQL pool the store's Kysely runs on, made to survive the database's restarts
  * (docs/deploy.md#failure-modes):
@@ -34,7 +28,7 @@ export function connectionSettings (url: string): pg.PoolConfig {
  * - every connection has an `error` listener, idle or in use: a connection the server ends is
  *   removed from the pool and reported, never an unhandled `error` event that ends the process;
  * - a connection that cannot be made, and a statement whose connection was lost, are answered as
- *   `storeUnavailable` (503 with `Retry-After`) in {@link CONNECT_TIMEOUT_MS} at most;
+ *   `storeUnavailable` (503 with `Retry-After`) within the connect timeout (2 s) at most;
  * - a read (`select`) outside a transaction whose connection was ended under it runs once more on
  *   a fresh connection; a write is never repeated, since it may have committed;
  * - after a failed connection, new connections wait for a circuit breaker (cockatiel) with capped
