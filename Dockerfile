@@ -17,15 +17,16 @@ RUN npm run build && npm prune --omit=dev
 
 FROM node:24.21.0-bookworm-slim
 # Production requires DATABASE_URL and QUOTES_PROVIDER (start-up is refused without them):
-# postgres://… for many instances, or the SQLite file on the volume below for a single one.
+# postgres://… for many instances, or a SQLite file on the volume below for a single one
+# (DATABASE_URL=sqlite:/var/lib/bff/bff.sqlite; never in ./data/, the development folder).
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-# A writable place for the SQLite default; with DATABASE_URL=postgres://… nothing is written here.
-RUN mkdir -p /app/data && chown node:node /app/data
-VOLUME ["/app/data"]
+# A writable place for a SQLite file; with DATABASE_URL=postgres://… nothing is written here.
+RUN mkdir -p /var/lib/bff && chown node:node /var/lib/bff
+VOLUME ["/var/lib/bff"]
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+process.env.PORT+'/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -39,6 +39,7 @@ async function start (): Promise<void> {
   })
   app.log.info({ configuration: configurationSummary(config) }, 'configuration')
   for (const warning of configurationWarnings(config)) app.log.warn(warning)
+  for (const { message, ...names } of config.misspellings) app.log.warn(names, message)
   const closeIdleConnections = app.server.closeIdleConnections.bind(app.server)
   app.server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
 

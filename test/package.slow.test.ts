@@ -1,11 +1,12 @@
-import t, { type Test } from 'tap'
-import { execFile, spawn } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import t from 'tap'
+import { execFile } from 'node:child_process'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { imageCommand, tymon } from './helper.js'
+import { copyProject, startServer } from './fixtures/processes.js'
 
 /**
  * The project as others get it: `npm pack`'s tarball installed in a host app, the start scripts
@@ -40,12 +41,7 @@ let built: Promise<string> | undefined
 /** A copy of the project with node_modules linked, built once by its own `npm run build`. */
 async function builtCopy (): Promise<string> {
   built ??= (async () => {
-    const copy = join(scratch, 'project')
-    const entries = ['package.json', 'package-lock.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src']
-    for (const entry of entries) {
-      cpSync(join(root, entry), join(copy, entry), { recursive: true })
-    }
-    symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'))
+    const copy = copyProject(join(scratch, 'project'))
     await run('npm', ['run', '--silent', 'build'], copy)
     return copy
   })()
@@ -213,9 +209,9 @@ t.test('dist/server.js serves on production dependencies alone, as in the image 
   await run('npm', ['ci', '--omit=dev', ...INSTALL], image)
   cpSync(join(copy, 'dist'), join(image, 'dist'), { recursive: true })
   const [, ...args] = imageCommand()
-  const server = await startServer(t, process.execPath, args, image, productionEnv(image))
-  t.equal((await fetch(`${server}/ready`)).status, 200)
-  const created = await fetch(`${server}/portfolios`, {
+  const server = await startServer(t, process.execPath, args, image, { ...toolEnv, ...productionEnv(image) })
+  t.equal((await fetch(`${server.url}/ready`)).status, 200)
+  const created = await fetch(`${server.url}/portfolios`, {
     method: 'POST',
     headers: { 'x-api-key': 'env-key', 'content-type': 'application/json' },
     body: '{"name":"Image","userId":"i"}'
@@ -237,39 +233,6 @@ function productionEnv (dir: string): Record<string, string> {
   }
 }
 
-/** Starts a command in a process group of its own, returns the base URL it listens on, stops the group at the end. */
-async function startServer (
-  t: Test, command: string, args: string[], cwd: string, env: Record<string, string>
-): Promise<string> {
-  const child = spawn(command, args, {
-    cwd, env: { ...toolEnv, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe']
-  })
-  let exited = false
-  const exit = new Promise<void>(resolve => child.on('exit', () => { exited = true; resolve() }))
-  t.teardown(async () => {
-    if (exited || child.pid === undefined) return
-    process.kill(-child.pid, 'SIGTERM')
-    const killer = setTimeout(() => {
-      if (!exited && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL')
-    }, 10_000)
-    await exit
-    clearTimeout(killer)
-  })
-  let out = ''
-  let err = ''
-  child.stderr.on('data', chunk => { err += String(chunk) })
-  return await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', chunk => {
-      out += String(chunk)
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (match?.[1] !== undefined) resolve(match[1])
-    })
-    child.on('exit', code => {
-      reject(new Error(`${command} ${args.join(' ')} exited ${String(code)} before listening: ${err}${out}`))
-    })
-  })
-}
-
 t.test('npm start, start:prod and dev read .env in the project directory; the environment wins over it', async t => {
   t.equal(pkg.scripts.start, `npm run build && ${pkg.scripts['start:prod']}`, 'npm start is the build, then start:prod')
   const copy = await builtCopy()
@@ -278,8 +241,9 @@ t.test('npm start, start:prod and dev read .env in the project directory; the en
   writeFileSync(join(copy, '.env'), Object.entries(dotenv).map(([name, value]) => `${name}=${value}`).join('\n') + '\n')
   for (const script of ['start:prod', 'dev']) {
     await t.test(`npm run ${script}`, async t => {
-      const server = await startServer(t, 'npm', ['run', '--silent', script], copy, { RATE_LIMIT_MAX: '55' })
-      const create = async (key: string) => await fetch(`${server}/portfolios`, {
+      const env = { ...toolEnv, RATE_LIMIT_MAX: '55' }
+      const server = await startServer(t, 'npm', ['run', '--silent', script], copy, env)
+      const create = async (key: string) => await fetch(`${server.url}/portfolios`, {
         method: 'POST',
         headers: { 'x-api-key': key, 'content-type': 'application/json' },
         body: JSON.stringify({ name: script, userId: 'dotenv' })

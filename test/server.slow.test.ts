@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { request } from 'node:http'
@@ -48,6 +48,20 @@ function collect (
 
 const listening = listeningPort
 
+interface LogLine { level: number, msg: string, [field: string]: unknown }
+
+/** Waits until `child` listens, stops it with SIGTERM (exit 0), and gives what it printed and its log lines. */
+async function startAndStop (
+  t: Test, child: ChildProcessWithoutNullStreams
+): Promise<{ out: () => string, lines: LogLine[] }> {
+  const { out, exit } = collect(child)
+  await listening(child)
+  child.kill('SIGTERM')
+  t.equal(await exit, 0, 'exit 0 on SIGTERM')
+  const lines = out().split('\n').filter(line => line.startsWith('{')).map(line => JSON.parse(line) as LogLine)
+  return { out, lines }
+}
+
 t.test('production without secrets refuses to start with a one-line reason', async t => {
   const child = run(serverEntry, { NODE_ENV: 'production' })
   const { err, exit } = collect(child)
@@ -74,12 +88,7 @@ t.test('start-up logs a configuration summary without secrets, and warns of offl
     CORS_ORIGINS: 'https://app.example',
     SHUTDOWN_DRAIN_MS: '0'
   })
-  const { out, exit } = collect(child)
-  await listening(child)
-  child.kill('SIGTERM')
-  t.equal(await exit, 0)
-  const lines = out().split('\n').filter(line => line.startsWith('{'))
-    .map(line => JSON.parse(line) as { level: number, msg: string, configuration?: unknown })
+  const { out, lines } = await startAndStop(t, child)
   const summaries = lines.filter(line => line.msg === 'configuration')
   t.equal(summaries.length, 1, 'one summary line')
   t.match(summaries[0], {
@@ -157,6 +166,24 @@ t.test('a bad value stops start-up naming the variable', async t => {
   const { err, exit } = collect(child)
   t.equal(await exit, 1)
   t.match(err(), /PORT/)
+})
+
+t.test('a misspelt variable is a warning at start naming the one it likely stands for, in development too', async t => {
+  const child = run(serverEntry, {
+    NODE_ENV: 'development',
+    PORT: '0',
+    SHUTDOWN_DRAIN_MS: '0',
+    CORS_ORIGIN: 'https://app.example',
+    DATBASE_URL: 'postgres://bff:database-password@db/bff'
+  })
+  const { out, lines } = await startAndStop(t, child)
+  const warnings = lines.filter(line => line.level === 40)
+  t.match(warnings, [
+    { variable: 'CORS_ORIGIN', intended: 'CORS_ORIGINS', msg: /^CORS_ORIGIN is not a variable of the service/ },
+    { variable: 'DATBASE_URL', intended: 'DATABASE_URL', msg: /did you mean DATABASE_URL\?$/ }
+  ])
+  t.equal(warnings.length, 2)
+  t.notMatch(out(), 'database-password', 'never the value')
 })
 
 t.test('SIGTERM lets an in-flight request finish, then exits 0', async t => {

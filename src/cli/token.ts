@@ -33,6 +33,8 @@ function main (): void {
   }
   if (values.type !== 'user' && values.type !== 'client') throw new ConfigError('--type must be user or client')
   const config = loadConfig(process.env, { devSecrets: () => loadOrCreateDevSecrets('data') })
+  // A misspelt JWT_SECRET would sign with another secret: say so beside the token (which alone goes to stdout).
+  for (const { message } of config.misspellings) process.stderr.write(`warning: ${message}\n`)
   const ttlSeconds = values.ttl === undefined ? config.env.JWT_TTL : Number(values.ttl)
   if (!Number.isInteger(ttlSeconds) || ttlSeconds <= 0) {
     throw new ConfigError('--ttl must be a positive number of seconds')

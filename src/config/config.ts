@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import envSchema from 'env-schema'
 import { ConfigSchema, type ConfigValues } from './schema.js'
+import { DEVELOPMENT_FOLDER, inDevelopmentFolder } from './development-folder.js'
+import { misspeltVariables, type Misspelling } from './misspellings.js'
 import { providerConfig } from '../tokens.js'
 import type { AuthPluginOptions } from '../plugins/auth.js'
 import type { MetricsPluginOptions } from '../plugins/metrics.js'
@@ -25,6 +27,8 @@ export type Environment = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
 export interface AppConfig {
   /** Every variable, validated and defaulted. */
   env: Environment
+  /** Variables of the environment that look like one of the service's but are not: each is a warning at start. */
+  misspellings: Misspelling[]
   /** Development-only routes exist (outside production: docs/api.md#development-only-routes). */
   devRoutes: boolean
   /** After SIGTERM, how long `/ready` says 503 while the instance still serves. */
@@ -60,6 +64,8 @@ export interface LoadConfigOptions {
   devSecrets?: () => DevSecrets
   /** Called with the development secrets actually used, so the caller can print them. */
   onDevSecrets?: (secrets: Partial<DevSecrets>) => void
+  /** What a relative `sqlite:` file is relative to (the process's working directory by default). */
+  workingDirectory?: string
 }
 
 /** A configuration that cannot start the service; its message is one line naming the variable. */
@@ -91,8 +97,26 @@ function configProblems (error: Error & { errors?: ConfigIssue[] }): string {
   }).join('; ')
 }
 
-/** Validates `env` (only what it is given, never `process.env` by itself) against {@link ConfigSchema}. */
+const SERVICE_VARIABLES = Object.keys(ConfigSchema.properties)
+
+/**
+ * Validates `env` (only what it is given, never `process.env` by itself) against {@link ConfigSchema},
+ * and finds its variables that look like misspellings of the service's. A refusal names them too:
+ * `Production requires DATABASE_URL` is clearer with `DATBASE_URL … did you mean DATABASE_URL?`.
+ */
 export function loadConfig (env: Record<string, string | undefined>, options: LoadConfigOptions = {}): AppConfig {
+  const misspellings = misspeltVariables(env, SERVICE_VARIABLES)
+  try {
+    return { ...validatedConfig(env, options), misspellings }
+  } catch (error) {
+    if (!(error instanceof ConfigError) || misspellings.length === 0) throw error
+    throw new ConfigError(`${error.message}; ${misspellings.map(({ message }) => message).join('; ')}`)
+  }
+}
+
+function validatedConfig (
+  env: Record<string, string | undefined>, options: LoadConfigOptions
+): Omit<AppConfig, 'misspellings'> {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
   let values: ConfigValues
   try {
@@ -115,6 +139,11 @@ export function loadConfig (env: Record<string, string | undefined>, options: Lo
       missing.push('BRAPI_TOKEN (QUOTES_PROVIDER=brapi)')
     }
     if (missing.length > 0) throw new ConfigError(`Production requires ${missing.join(', ')}`)
+    // A copied development `.env` must not start production on the demo store beside the development secrets.
+    if (inDevelopmentFolder(values.DATABASE_URL, options.workingDirectory ?? process.cwd())) {
+      throw new ConfigError(`DATABASE_URL must not be in ./${DEVELOPMENT_FOLDER}/ in production: that folder holds ` +
+        'the development store and secrets')
+    }
     if ((values.JWT_SECRET ?? '').length < MIN_PRODUCTION_SECRET_LENGTH) {
       throw new ConfigError(`JWT_SECRET must be at least ${MIN_PRODUCTION_SECRET_LENGTH} characters in production`)
     }
@@ -149,7 +178,7 @@ function trustHops (hops: number): (address: string, hop: number) => boolean {
 }
 
 /** Each plugin's options from the variables: the one place where they are split and combined. */
-function pluginOptions (env: Environment): AppConfig {
+function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
   const production = env.NODE_ENV === 'production'
   const devRoutes = !production
   const sharedRedisUrl = env.RATE_LIMIT_REDIS_URL ?? env.REDIS_URL

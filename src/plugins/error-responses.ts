@@ -12,7 +12,13 @@ import {
   UNSUPPORTED_MEDIA_TYPE_MESSAGE,
   type ErrorCode
 } from '../errors.js'
-import { StringEnum } from '../schemas/common.js'
+import {
+  RelayedBodySchema,
+  RelayedJsonSchema,
+  RelayedTextSchema,
+  StringEnum,
+  UpstreamBodySchema
+} from '../schemas/common.js'
 import { NO_STORE } from '../http/cache-control.js'
 import { validationMessages } from './validation-messages.js'
 
@@ -182,19 +188,29 @@ const ErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties
  */
 const RelayedErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties: true })
 
-/** What an upstream answered with an error status, relayed byte for byte: any JSON, its own fields and types. */
-export const UpstreamErrorBodySchema = Type.Unknown({
-  title: 'UpstreamErrorBody',
-  description: 'The upstream\'s own answer with this status, relayed byte for byte ' +
-    '(any JSON: Pluggy\'s `{code: 403, message, …}`, Laravel\'s `{message, errors}`…)'
-})
+/** A response of the OpenAPI document (an error status's answer, or a relay's) by media type. */
+function documentedContent (description: string, json: unknown, other?: unknown): unknown {
+  const content = { 'application/json': { schema: json } }
+  return { description, content: other === undefined ? content : { ...content, '*/*': { schema: other } } }
+}
+
+const RELAYED = 'The upstream\'s own answer with this status, relayed byte for byte'
 
 /**
  * The OpenAPI document shows the body the service itself answers, every field present; on a
- * relay route, for a status both may answer, that body or the upstream's.
+ * relay route, for a status both may answer, that body or the upstream's (a JSON object, or for
+ * an error status any other content). A relayed answer has a named type in every case, so that
+ * client generators type it (docs/api.md#relays).
  */
-export function documentedErrorSchema (schema: unknown): unknown {
-  if (schema === RelayedErrorResponseSchema) return { anyOf: [ErrorBodySchema, UpstreamErrorBodySchema] }
+export function documentedResponseSchema (status: string, schema: unknown): unknown {
+  if (schema === RelayedErrorResponseSchema) {
+    return documentedContent(RELAYED, { anyOf: [ErrorBodySchema, RelayedBodySchema] }, RelayedTextSchema)
+  }
+  if (schema === UpstreamBodySchema) {
+    return status.startsWith('4')
+      ? documentedContent(RELAYED, RelayedBodySchema, RelayedTextSchema)
+      : documentedContent(RELAYED, RelayedJsonSchema)
+  }
   return schema === ErrorResponseSchema ? ErrorBodySchema : schema
 }
 

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { documentedErrorSchema, ErrorBodySchema } from './error-responses.js'
+import { documentedResponseSchema, ErrorBodySchema } from './error-responses.js'
 
 export const SECURITY_SCHEMES = {
   bearerAuth: {
@@ -76,7 +76,7 @@ function documentedSchema (schema: FastifySchema & { hide?: boolean }, shed: boo
   if (schema.hide === true) return schema
   const own = Object.entries(schema.response ?? {}).map(([status, response]) => [
     status,
-    documentedErrorSchema(response)
+    documentedResponseSchema(status, response)
   ])
   return {
     ...schema,
@@ -156,13 +156,13 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
 
 type WithSchema = Record<string, { schema?: unknown }>
 
-const UPSTREAM_ERROR_BODY = { $ref: '#/components/schemas/UpstreamErrorBody' }
+const RELAYED_BODY = { $ref: '#/components/schemas/RelayedBody' }
 const RELAYED_TOO = 'or the upstream\'s own answer with this status, relayed byte for byte'
 
 /** A response whose body is ErrorBody or the upstream's (see relayedErrorSchemas). */
 function relaysUpstream (response: { content?: WithSchema }): boolean {
   return Object.values(response.content ?? {}).some(({ schema }) => isObject(schema) && Array.isArray(schema.anyOf) &&
-    schema.anyOf.some(branch => JSON.stringify(branch) === JSON.stringify(UPSTREAM_ERROR_BODY)))
+    schema.anyOf.some(branch => JSON.stringify(branch) === JSON.stringify(RELAYED_BODY)))
 }
 interface DocumentedOperation {
   summary?: string

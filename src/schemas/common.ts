@@ -58,5 +58,39 @@ export function trimmed<T extends string | null | undefined> (value: T): T {
   return (typeof value === 'string' ? value.trim() : value) as T
 }
 
-/** A relayed answer: the upstream's status and JSON body, as received (docs/api.md#relays). */
+/**
+ * A relayed answer: the upstream's status and body, as received (docs/api.md#relays). Never
+ * serialized (the relay sends the upstream's bytes); the OpenAPI document shows it as
+ * {@link RelayedJsonSchema}, or for a 4xx {@link RelayedBodySchema} or {@link RelayedTextSchema}.
+ */
 export const UpstreamBodySchema = Type.Unknown({ description: 'The upstream body, as received' })
+
+/** An upstream's JSON object relayed as received, for the OpenAPI document: a type client generators can name. */
+export const RelayedBodySchema = Type.Object({}, {
+  title: 'RelayedBody',
+  additionalProperties: true,
+  description: 'The upstream\'s own JSON object, relayed byte for byte with its fields and types ' +
+    '(Pluggy\'s `{code: 403, message, …}`, Laravel\'s `{message, errors}`…); the service\'s own ErrorBody has a ' +
+    'string `code`'
+})
+
+/** Any JSON an upstream answered a relay with: most often an object, a list or nothing at all being possible. */
+export const RelayedJsonSchema = Type.Union([
+  RelayedBodySchema,
+  Type.Array(Type.Unknown()),
+  Type.String(),
+  Type.Number(),
+  Type.Boolean(),
+  Type.Null()
+], {
+  title: 'RelayedJson',
+  description: 'The upstream\'s own JSON, relayed byte for byte: most often an object (RelayedBody), ' +
+    'possibly a list or a single value; no body at all when the upstream sent none (204, 304)'
+})
+
+/** An upstream's answer with an error status that is not JSON, relayed as received with its own content type. */
+export const RelayedTextSchema = Type.String({
+  title: 'RelayedText',
+  description: 'The upstream\'s own answer with an error status when it is not JSON (plain text, an HTML page), ' +
+    'relayed byte for byte with its own Content-Type'
+})

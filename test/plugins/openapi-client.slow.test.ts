@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import t from 'tap'
 import openapiTS, { astToString } from 'openapi-typescript'
+import ts from 'typescript'
 import { buildTestApp, TEST_API_KEYS } from '../helper.js'
 import { clientTsconfig } from '../fixtures/client-tsconfig.js'
 
@@ -39,6 +40,8 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   )
 
   await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(document as never)))
+  const untyped = unknownResponses(join(dir, 'api.ts'))
+  t.equal(untyped.length, 0, `every answer has a type a frontend can narrow: unknown are ${untyped.join(', ')}`)
   await copyFile(new URL('../fixtures/generated-client/client.ts', import.meta.url), join(dir, 'client.ts'))
   await writeFile(join(dir, 'tsconfig.json'), clientTsconfig(['client.ts', 'api.ts']))
   const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(
@@ -58,6 +61,40 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   t.same(result.conditional, { pollStatus: 304, editStatus: 200, staleCode: 'PRECONDITION_FAILED' },
     'If-None-Match and If-Match')
 })
+
+/**
+ * The responses whose body openapi-typescript typed `unknown` (or `any`), as `operation status
+ * media type`: a body a frontend cannot narrow. A union with `unknown` is `unknown` too, so an
+ * `ErrorBody | <anything untyped>` counts.
+ */
+function unknownResponses (file: string): string[] {
+  const program = ts.createProgram([file], { strict: true, noEmit: true, skipLibCheck: true, types: [] })
+  const checker = program.getTypeChecker()
+  const source = program.getSourceFile(file)
+  const module = source === undefined ? undefined : checker.getSymbolAtLocation(source)
+  const operations = module === undefined
+    ? undefined
+    : checker.getExportsOfModule(module).find(symbol => symbol.name === 'operations')
+  if (operations === undefined) throw new Error('the generated types have no `operations`')
+  const member = (type: ts.Type, name: string): ts.Type | undefined => {
+    const symbol = type.getProperty(name)
+    return symbol === undefined ? undefined : checker.getTypeOfSymbol(symbol)
+  }
+  const untyped: string[] = []
+  for (const operation of checker.getDeclaredTypeOfSymbol(operations).getProperties()) {
+    const responses = member(checker.getTypeOfSymbol(operation), 'responses')
+    for (const status of responses?.getProperties() ?? []) {
+      const content = member(checker.getTypeOfSymbol(status), 'content')
+      for (const media of content?.getProperties() ?? []) {
+        const body = checker.getTypeOfSymbol(media)
+        if ((body.flags & (ts.TypeFlags.Unknown | ts.TypeFlags.Any)) !== 0) {
+          untyped.push(`${operation.name} ${status.name} ${media.name}`)
+        }
+      }
+    }
+  }
+  return untyped
+}
 
 /** What the generated client's run answers (typed here by hand: its own types exist only once generated). */
 interface ClientRun {
@@ -82,13 +119,14 @@ interface DocumentedResponse {
   content?: Record<string, { schema: { $ref?: string, anyOf?: Array<{ $ref?: string }> } }>
 }
 const RELAYED_ERRORS = ['400', '401', '403', '413', '415', '429']
+const RELAYED_TEXT = { $ref: '#/components/schemas/RelayedText' }
 
 t.test('every operation has a unique camelCase operationId and every entity is a named component', async t => {
   const app = await buildTestApp(t)
   const document = (await app.inject({ method: 'GET', url: '/docs/json' })).json() as {
     servers?: unknown[]
     paths: Record<string, Record<string, { operationId?: string, responses: Record<string, DocumentedResponse> }>>
-    components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }> }> }
+    components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }>, type?: string }> }
   }
   t.ok((document.servers ?? []).length > 0, 'servers')
   const ids = Object.values(document.paths).flatMap(path => Object.values(path).map(operation => operation.operationId))
@@ -128,8 +166,9 @@ t.test('every operation has a unique camelCase operationId and every entity is a
         // A relay route's 4xx that the service also answers itself: ErrorBody or the upstream's own body.
         const relayed = RELAY_OPERATIONS.includes(`${method} ${path}`) && RELAYED_ERRORS.includes(status)
         if (relayed) {
-          const both = [{ $ref: '#/components/schemas/ErrorBody' }, { $ref: '#/components/schemas/UpstreamErrorBody' }]
-          t.same(schema?.anyOf, both, `${method} ${path} ${status} is an ErrorBody or the upstream's body`)
+          const both = [{ $ref: '#/components/schemas/ErrorBody' }, { $ref: '#/components/schemas/RelayedBody' }]
+          t.same(schema?.anyOf, both, `${method} ${path} ${status} is an ErrorBody or the upstream's JSON object`)
+          t.same(response.content?.['*/*']?.schema, RELAYED_TEXT, `${method} ${path} ${status} or its other content`)
           t.match(response.description, /relayed byte for byte/, `${method} ${path} ${status} says so`)
         } else {
           t.equal(schema?.$ref, '#/components/schemas/ErrorBody', `${method} ${path} ${status} is an ErrorBody`)
@@ -137,7 +176,21 @@ t.test('every operation has a unique camelCase operationId and every entity is a
       }
     }
   }
-  t.ok(document.components.schemas.UpstreamErrorBody, 'component UpstreamErrorBody')
+  for (const operation of RELAY_OPERATIONS) {
+    const [method = '', path = ''] = operation.split(' ')
+    const responses = document.paths[path]?.[method]?.responses ?? {}
+    t.same(responses['4XX']?.content, {
+      'application/json': { schema: { $ref: '#/components/schemas/RelayedBody' } },
+      '*/*': { schema: RELAYED_TEXT }
+    }, `${operation}: any other 4xx is the upstream's JSON object or other content`)
+    if (responses['2XX'] === undefined) continue
+    for (const wildcard of ['2XX', '3XX']) {
+      const json = { 'application/json': { schema: { $ref: '#/components/schemas/RelayedJson' } } }
+      t.same(responses[wildcard]?.content, json, `${operation}: a ${wildcard} is the upstream's JSON`)
+    }
+  }
+  t.match(document.components.schemas.RelayedBody, { type: 'object', additionalProperties: true },
+    'RelayedBody: an object, the upstream\'s own fields')
   t.equal(
     document.paths['/portfolios/{id}']?.get?.responses['200']?.content?.['application/json']?.schema.$ref,
     '#/components/schemas/PortfolioDetail'
