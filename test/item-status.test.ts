@@ -1,24 +1,14 @@
-import { Writable } from 'node:stream'
 import t from 'tap'
-import Fastify from 'fastify'
 import pg from 'pg'
 import { postgresItemStatusFeed } from '../src/item-status.js'
 import { DependencyHealth } from '../src/observability/dependencies.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from './helper.js'
 import { closedPort } from './fixtures/fake-server.js'
+import { capturedLog } from './fixtures/captured-log.js'
 
-type Log = ReturnType<typeof Fastify>['log']
-
-function watched (): { log: Log, health: DependencyHealth, lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  const log = Fastify({ logger: { level: 'info', stream } }).log
-  return { log, health: new DependencyHealth('item_status_feed', log), lines }
+function watched (): ReturnType<typeof capturedLog> & { health: DependencyHealth } {
+  const captured = capturedLog()
+  return { ...captured, health: new DependencyHealth('item_status_feed', captured.log) }
 }
 
 const status = { itemId: 'item-1', status: 'UPDATED', event: 'item/updated', updatedAt: new Date().toISOString() }

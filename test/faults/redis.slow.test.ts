@@ -1,9 +1,9 @@
-import { Writable } from 'node:stream'
 import t from 'tap'
 import type { App } from '../../src/app.js'
 import { bearer, buildTestApp, testNeeding, userToken } from '../helper.js'
 import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
 import { startFakePluggy } from '../fixtures/fake-pluggy.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 import { aggregatorConfig, subscribe, subscribed, webhook, wsClient } from '../fixtures/item-subscriptions.js'
 
 /*
@@ -26,13 +26,7 @@ testNeeding(t, 'Redis killed and started under load: limits fail open then apply
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('item-1', 'client-a')
   pluggy.itemStatuses.set('item-1', 'UPDATING')
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
+  const { stream, lines } = capturedLog()
   const shared = {
     ...aggregatorConfig(pluggy), REDIS_URL: redis.url, RATE_LIMIT_MAX: '5', AGGREGATOR_REQUESTS_PER_MINUTE: '1000'
   }

@@ -1,22 +1,10 @@
-import { Writable } from 'node:stream'
 import t from 'tap'
-import Fastify from 'fastify'
+import { capturedLog } from '../fixtures/captured-log.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { PrometheusTelemetry } from '../../src/observability/telemetry.js'
 
-function capturingLog (): { log: ReturnType<typeof Fastify>['log'], lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { log: Fastify({ logger: { level: 'info', stream } }).log, lines }
-}
-
 t.test('an outage is one warning and one recovery line, however many failures; the gauge follows', async t => {
-  const { log, lines } = capturingLog()
+  const { log, lines } = capturedLog()
   const telemetry = new PrometheusTelemetry()
   const health = new DependencyHealth('store', log, telemetry)
   const gauge = async (): Promise<string> => (await telemetry.registry.metrics())
@@ -42,7 +30,7 @@ t.test('an outage is one warning and one recovery line, however many failures; t
 })
 
 t.test('without metrics it only logs', async t => {
-  const { log, lines } = capturingLog()
+  const { log, lines } = capturedLog()
   const health = new DependencyHealth('span_export', log)
   health.down('a reason that is not an Error')
   health.up()

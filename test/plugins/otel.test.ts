@@ -2,6 +2,7 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { startFake } from '../fixtures/fake-server.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 import { apiKey, bearer, buildTestApp, userToken } from '../helper.js'
 
 interface OtlpSpan { traceId: string, spanId: string, parentSpanId?: string, name: string, kind: number }
@@ -103,13 +104,7 @@ t.test('a collector that goes away under load costs no request: its loss is one 
     if (collector.away) response.socket?.destroy()
     else response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
   })
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
+  const { stream, lines } = capturedLog()
   const app = await buildTestApp(t, {
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, METRICS_PORT: '0', RATE_LIMIT_MAX: '100000000'
   },

@@ -1,11 +1,10 @@
-import { Writable } from 'node:stream'
 import t, { type Test } from 'tap'
-import Fastify from 'fastify'
 import pg from 'pg'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { GuardedPool } from '../../src/store/postgres-pool.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 
 /*
  * The pool against a real server: sessions are ended with pg_terminate_backend, as a restart or a
@@ -13,14 +12,8 @@ import { closedPort } from '../fixtures/fake-server.js'
  */
 
 function watched (): { health: DependencyHealth, lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { health: new DependencyHealth('store', Fastify({ logger: { level: 'info', stream } }).log), lines }
+  const { log, lines } = capturedLog()
+  return { health: new DependencyHealth('store', log), lines }
 }
 
 function poolOn (t: Test, name: string, size = 2): { pool: GuardedPool, lines: Array<Record<string, unknown>> } {

@@ -1,32 +1,21 @@
-import { Writable } from 'node:stream'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import SqliteDatabase from 'better-sqlite3'
-import Fastify, { type InjectOptions } from 'fastify'
+import type { InjectOptions } from 'fastify'
 import { Store } from '../../src/store/store.js'
 import { startCheckpointer } from '../../src/store/checkpointer.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { apiKey, buildTestApp, testNeeding } from '../helper.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 
 /*
  * SQLite's faults under a running app. The disk is really full: a 4 MiB tmpfs mounted for the
  * test (root can mount one here and in CI; elsewhere the test is skipped with that reason).
  */
 const NEEDS_ROOT = process.getuid?.() === 0 ? '' : 'root, to mount a small tmpfs and a read-only bind mount'
-
-function logLines (): { stream: Writable, lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { stream, lines }
-}
 
 function mount (t: Test, ...args: string[]): string {
   const dir = mkdtempSync(join(tmpdir(), 'bff-mount-'))
@@ -57,7 +46,7 @@ const post = (url: string, payload: Record<string, unknown>): InjectOptions =>
 testNeeding(t, 'the disk full: writes answer 503 STORE_UNAVAILABLE, nothing half-written, resumed once space returns',
   [NEEDS_ROOT], async t => {
     const dir = mount(t, '-t', 'tmpfs', '-o', 'size=4m', 'tmpfs')
-    const { stream, lines } = logLines()
+    const { stream, lines } = capturedLog()
     const app = await buildTestApp(t, { DATABASE_URL: `sqlite:${join(dir, 'bff.sqlite')}` },
       { logger: { level: 'info', stream } })
     const portfolio = (await app.inject(post('/portfolios', { name: 'Cheia', userId: 'full' }))).json<{ id: string }>()
@@ -94,7 +83,7 @@ testNeeding(t, 'the disk full: writes answer 503 STORE_UNAVAILABLE, nothing half
 
 t.test('the database file removed under a running app: 503 and not ready, one line, no crash', async t => {
   const file = join(mkdtempSync(join(tmpdir(), 'bff-removed-')), 'bff.sqlite')
-  const { stream, lines } = logLines()
+  const { stream, lines } = capturedLog()
   const app = await buildTestApp(t, { DATABASE_URL: `sqlite:${file}` }, { logger: { level: 'info', stream } })
   t.equal((await app.inject(post('/portfolios', { name: 'antes', userId: 'removed' }))).statusCode, 201)
   unlinkSync(file)
@@ -129,14 +118,8 @@ testNeeding(t, 'a read-only database file at start is one line naming DATABASE_U
 })
 
 t.test('the checkpointer thread failing is reported once and started again with backoff until it runs', async t => {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  const health = new DependencyHealth('sqlite_checkpointer', Fastify({ logger: { level: 'info', stream } }).log)
+  const { log, lines } = capturedLog()
+  const health = new DependencyHealth('sqlite_checkpointer', log)
   const folder = join(mkdtempSync(join(tmpdir(), 'bff-checkpointer-')), 'later')
   const database = new SqliteDatabase(':memory:')
   t.teardown(() => database.close())

@@ -1,26 +1,14 @@
-import { Writable } from 'node:stream'
 import { createServer, connect as connectTcp, type Socket } from 'node:net'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import Fastify from 'fastify'
 import pg from 'pg'
 import { Store, StoreOpenError } from '../../src/store/store.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
-
-function capture (): { log: ReturnType<typeof Fastify>['log'], lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = []
-  const stream = new Writable({
-    write (chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
-      done()
-    }
-  })
-  return { log: Fastify({ logger: { level: 'info', stream } }).log, lines }
-}
+import { capturedLog } from '../fixtures/captured-log.js'
 
 async function rejection (promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -49,7 +37,7 @@ t.test('SQLite that cannot open is one line naming DATABASE_URL; a missing folde
 t.test('PostgreSQL unreachable at start: an error without waitForDatabase, a store answering 503 with it', async t => {
   const url = `postgres://bff@127.0.0.1:${await closedPort(t)}/bff`
   t.match(await rejection(Store.open(url)), { name: 'StoreOpenError', message: /\(postgres\): .*ECONNREFUSED/ })
-  const { log, lines } = capture()
+  const { log, lines } = capturedLog()
   const waiting = await Store.open(url, { waitForDatabase: true, log, health: new DependencyHealth('store', log) })
   t.match(await rejection(waiting.ping()), { code: 'BFF_STORE_UNAVAILABLE', cause: { code: 'ECONNREFUSED' } })
   t.match(lines, [{ msg: 'dependency unavailable', dependency: 'store' }])
@@ -89,7 +77,7 @@ testNeeding(t, 'waiting for PostgreSQL at start: a refused database is logged on
   const url = new URL(real.href)
   url.port = String(proxy.port)
   url.pathname = `/${database}`
-  const { log, lines } = capture()
+  const { log, lines } = capturedLog()
   const store = await Store.open(url.href, { waitForDatabase: true, log, health: new DependencyHealth('store', log) })
   t.match(await rejection(store.ping()), { code: 'BFF_STORE_UNAVAILABLE' }, 'not ready while the server is away')
 
