@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
 import type { Store } from '../src/store/store.js'
+import { mintToken, providerConfig } from '../src/tokens.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -131,6 +132,19 @@ export async function startService (
       await exited
     }
   }
+}
+
+/** A user's token as tymon/jwt-auth mints them, issued by the upstream stub at `upstreamUrl`. */
+export function benchUserToken (secret: string, upstreamUrl: string, ttlSeconds = 3600): string {
+  return mintToken({
+    secret,
+    algorithm: 'HS256',
+    type: 'user',
+    sub: 1,
+    issuer: `${upstreamUrl}/api/login`,
+    ttlSeconds,
+    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
+  })
 }
 
 export interface Figures {

@@ -20,9 +20,8 @@ import autocannon, { type Request } from 'autocannon'
 import { createClient } from 'graphql-ws'
 import WebSocket from 'ws'
 import pg from 'pg'
-import { mintToken, providerConfig } from '../src/tokens.js'
 import { Store } from '../src/store/store.js'
-import { freePort, median, pinSelf, ROOT, startHelper, startService, table } from './lib.js'
+import { benchUserToken, freePort, median, pinSelf, ROOT, startHelper, startService, table } from './lib.js'
 import { judge, type Sample } from './soak-judge.js'
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30)
@@ -153,15 +152,7 @@ async function soak (engine: string): Promise<boolean> {
   }, join(logDir, 'service.log'), LEAK > 0 ? [`--import=${ROOT}bench/soak-leak.mjs`] : [])
   const pid = service.child.pid ?? 0
   const metricsUrl = `http://127.0.0.1:${metricsPort}`
-  const token = mintToken({
-    secret: SECRET,
-    algorithm: 'HS256',
-    type: 'user',
-    sub: 1,
-    issuer: `${upstream.url}/api/login`,
-    ttlSeconds: 4 * 3600,
-    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
-  })
+  const token = benchUserToken(SECRET, upstream.url, 4 * 3600)
   // The open subscription: held for the whole run, as a dashboard tab left open.
   const subscriptions = createClient({
     url: `${service.url.replace('http', 'ws')}/graphql`,

@@ -15,6 +15,8 @@ import { connectionSettings } from './postgres-settings.js'
 const STATEMENT_TIMEOUT_MS = 10_000
 /** After a failed connection, new ones are tried again after 100 ms, doubling (jittered) up to 2 s. */
 const RECONNECT_BACKOFF = { initialDelay: 100, maxDelay: 2000 }
+/** How long the connections of a server shutting down may still answer after the first was lost. */
+const LOSS_SETTLES_MS = 1000
 
 export interface GuardedPoolOptions {
   size: number
@@ -48,6 +50,8 @@ export class GuardedPool implements PostgresPool {
 
   private lastConnectFailure: unknown
   private refusedBecause: unknown
+  /** When a connection was last lost: only one made after it shows the database is back. */
+  private lostAt = 0
 
   constructor (url: string, options: GuardedPoolOptions) {
     this.size = options.size
@@ -85,7 +89,7 @@ export class GuardedPool implements PostgresPool {
     }
     let guarded = this.clients.get(client)
     if (guarded === undefined) {
-      guarded = new GuardedClient(client, this)
+      guarded = new GuardedClient(client, this, Date.now())
       this.clients.set(client, guarded)
     }
     return guarded
@@ -100,11 +104,18 @@ export class GuardedPool implements PostgresPool {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount }
   }
 
-  answered (): void {
-    this.health?.up()
+  /**
+   * A statement answered on a connection made at `connectedAt`. During a shutdown the old
+   * connections still answer for a moment after the first is lost: the store is back once a
+   * connection made since answers, or an older one a second after the loss (one connection ended
+   * alone), so that an outage is one line, not one per such answer.
+   */
+  answered (connectedAt: number): void {
+    if (connectedAt > this.lostAt || Date.now() - this.lostAt > LOSS_SETTLES_MS) this.health?.up()
   }
 
   lost (error: unknown): void {
+    this.lostAt = Date.now()
     this.health?.down(error)
   }
 }
@@ -119,7 +130,9 @@ class GuardedClient implements PostgresPoolClient {
   private inTransaction = false
   private lostWith: Error | undefined
 
-  constructor (private readonly client: pg.PoolClient, private readonly pool: GuardedPool) {}
+  constructor (
+    private readonly client: pg.PoolClient, private readonly pool: GuardedPool, private readonly connectedAt: number
+  ) {}
 
   query<R> (sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>
   query<R> (cursor: PostgresCursor<R>): PostgresCursor<R>
@@ -137,7 +150,7 @@ class GuardedClient implements PostgresPoolClient {
     else if (sql === 'commit' || sql === 'rollback') this.inTransaction = false
     try {
       const result = await this.client.query(sql, parameters as unknown[])
-      this.pool.answered()
+      this.pool.answered(this.connectedAt)
       return result as unknown as PostgresQueryResult<R>
     } catch (error) {
       if (!isPostgresConnectionFailure(error)) throw error
