@@ -32,7 +32,8 @@ export interface GuardedPoolOptions {
  * - a connection that cannot be made, and a statement whose connection was lost, are answered as
  *   `storeUnavailable` (503 with `Retry-After`) within the connect timeout (2 s) at most;
  * - a read (`select`) outside a transaction whose connection was ended under it runs once more on
- *   a fresh connection; a write is never repeated, since it may have committed;
+ *   a fresh connection (idle ones the same event ended are passed over); a write is never
+ *   repeated, since it may have committed;
  * - after a failed connection, new connections wait for a circuit breaker (cockatiel) with capped
  *   exponential backoff: requests meanwhile fail at once instead of each knocking at a database
  *   that is restarting, and idle connections still serve;
@@ -131,7 +132,7 @@ class GuardedClient implements PostgresPoolClient {
   private lostWith: Error | undefined
 
   constructor (
-    private readonly client: pg.PoolClient, private readonly pool: GuardedPool, private readonly connectedAt: number
+    private readonly client: pg.PoolClient, private readonly pool: GuardedPool, readonly connectedAt: number
   ) {}
 
   query<R> (sql: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>
@@ -154,16 +155,19 @@ class GuardedClient implements PostgresPoolClient {
       return result as unknown as PostgresQueryResult<R>
     } catch (error) {
       if (!isPostgresConnectionFailure(error)) throw error
+      const failedAt = Date.now()
       this.lostWith = error as Error
       this.pool.lost(error)
       const timedOut = (error as Error).message.startsWith('Query read timeout')
       if (!retry || this.inTransaction || timedOut || !isRead(sql)) throw storeUnavailable(error)
-      // Once more on another connection (the pool gives a fresh one: this one is not back in it), and only once.
-      const fresh = await this.pool.connect()
+      // Once more on another connection (this one is not back in the pool). An idle one the same
+      // event ended may not be known dead yet: its failure does not count, a connection made since
+      // gets the one try. At most one per connection of the pool.
+      const next = await this.pool.connect()
       try {
-        return await fresh.run<R>(sql, parameters, false)
+        return await next.run<R>(sql, parameters, next.connectedAt <= failedAt)
       } finally {
-        fresh.release()
+        next.release()
       }
     }
   }
