@@ -74,6 +74,12 @@ export const AggregatorNotConfiguredError = createError(
   'Agregador não configurado',
   503
 )
+/** The aggregator refused this service's credentials from where it runs (Pluggy's IP allowlist): an operator's fix. */
+export const AggregatorRefusedError = createError(
+  'BFF_AGGREGATOR_REFUSED',
+  'Agregador recusou as credenciais deste serviço',
+  503
+)
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 /** The same 404 for a feminine noun: `new NotFoundFeminineError('Exclusão')` → 'Exclusão não encontrada'. */
 export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>(
@@ -156,6 +162,7 @@ const CODE_OF_ERROR: Record<string, ErrorCode> = {
   BFF_STORE_UNAVAILABLE: 'STORE_UNAVAILABLE',
   BFF_DRAINING: 'DRAINING',
   BFF_AGGREGATOR_NOT_CONFIGURED: 'NOT_CONFIGURED',
+  BFF_AGGREGATOR_REFUSED: 'NOT_CONFIGURED',
   BFF_NOT_FOUND: 'NOT_FOUND',
   BFF_FORBIDDEN: 'FORBIDDEN',
   BFF_BAD_REQUEST: 'BAD_REQUEST',

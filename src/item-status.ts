@@ -21,6 +21,42 @@ export type ItemStatus = Static<typeof ItemStatusSchema>
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', value => !Number.isNaN(Date.parse(value)))
 const isItemStatus = TypeCompiler.Compile(ItemStatusSchema)
 
+/** The events that delete an item: Pluggy's `item/deleted`, and the same in the dotted shape (`item.deleted`). */
+const DELETION_EVENTS = new Set(['item/deleted', 'item.deleted'])
+
+export function isDeletionEvent (event: string): boolean {
+  return DELETION_EVENTS.has(event)
+}
+
+/** The last status of an item: its deletion, confirmed by the aggregator (`status: null`). */
+function isFinalStatus (status: ItemStatus): boolean {
+  return status.status === null && isDeletionEvent(status.event)
+}
+
+/**
+ * A subscription that ends with the item: the final status is delivered, then the iterator is
+ * done and its listener freed at once (a GraphQL subscription then completes).
+ */
+export function untilItemDeleted (statuses: AsyncIterableIterator<ItemStatus>): AsyncIterableIterator<ItemStatus> {
+  let ended = false
+  const end = async (): Promise<IteratorResult<ItemStatus>> => {
+    ended = true
+    await statuses.return?.()
+    return { done: true, value: undefined }
+  }
+  const iterator: AsyncIterableIterator<ItemStatus> = {
+    next: async () => {
+      if (ended) return { done: true, value: undefined }
+      const result = await statuses.next()
+      if (result.done !== true && isFinalStatus(result.value)) await end()
+      return result
+    },
+    return: end,
+    [Symbol.asyncIterator]: () => iterator
+  }
+  return iterator
+}
+
 /**
  * Item statuses fanned out to every instance: `publish` on the instance that verified a webhook,
  * `subscribe` on whichever instance holds the subscriber's connection.

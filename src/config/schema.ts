@@ -47,7 +47,8 @@ export const ConfigSchema = Type.Object({
   AGGREGATOR_WEBHOOK_SECRET: Type.Optional(Type.String({ minLength: 1 })),
   AGGREGATOR_ALLOWED_PATHS: Type.String({
     pattern: '^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$',
-    default: '/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans'
+    default: '/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans,' +
+      '/bills,/consents'
   }),
   AGGREGATOR_ALLOWED_METHODS: Type.String({
     pattern: '^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$',

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ItemStatus, ItemStatusFeed } from '../item-status.js'
+import { untilItemDeleted, type ItemStatus, type ItemStatusFeed } from '../item-status.js'
 import type { Access } from './access.js'
 
 /** Who owns an aggregator item, asked of the aggregator (cached briefly): ForbiddenError unless `clientId`. */
@@ -14,10 +14,13 @@ export interface ItemOwners {
 export class AggregatorItemService {
   constructor (private readonly owners: ItemOwners, private readonly feed: Pick<ItemStatusFeed, 'subscribe'>) {}
 
-  /** The item's verified status each time a webhook about it arrives at any instance. */
+  /**
+   * The item's verified status each time a webhook about it arrives at any instance, until the
+   * item is deleted: that last status (`status: null`, `event: 'item/deleted'`) ends the subscription.
+   */
   async subscribe (access: Access, itemId: string, log: FastifyBaseLogger): Promise<AsyncIterableIterator<ItemStatus>> {
     const principal = await access.principal()
     if (principal.type === 'client') await this.owners.assertOwner(principal.id, itemId, log)
-    return this.feed.subscribe(itemId)
+    return untilItemDeleted(this.feed.subscribe(itemId))
   }
 }

@@ -60,6 +60,8 @@ export interface AggregatorItemsTable {
   client_user_id: string | null
   last_event: string
   updated_at: string
+  /** When the aggregator confirmed the item deleted (migration 8); null while it exists. */
+  deleted_at: string | null
 }
 
 /**

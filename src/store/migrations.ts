@@ -198,6 +198,12 @@ const migrations: Record<string, Migration> = {
         .column('expires_at')
         .execute()
     }
+  },
+  '0008-deleted-aggregator-items': {
+    /** An item the aggregator confirmed deleted keeps its row, marked (docs/aggregator.md). */
+    async up (db: Kysely<unknown>) {
+      await db.schema.alterTable('aggregator_items').addColumn('deleted_at', 'text').execute()
+    }
   }
 }
 

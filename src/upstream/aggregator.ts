@@ -1,18 +1,45 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { AggregatorNotConfiguredError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
+import {
+  AggregatorNotConfiguredError,
+  AggregatorRefusedError,
+  UpstreamUnavailableError,
+  rateLimitedFor,
+  withRetryAfter
+} from '../errors.js'
 import type { KeyedBudget, SharedBudget } from './budget.js'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
-import { jsonObject, type UpstreamClient, type UpstreamRequest, type UpstreamResponse } from './client.js'
+import {
+  jsonObject,
+  retryAfterSecondsOf,
+  type UpstreamClient,
+  type UpstreamRequest,
+  type UpstreamResponse
+} from './client.js'
 import type { RelayClient, RelayedResponse } from './relay.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
 const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
-/** Renew this long before expiry, so no request leaves with a key about to lapse. */
+/**
+ * Renewed this long before its `exp` (docs/aggregator.md): the clocks here and at the aggregator
+ * may differ by minutes, and a key must not lapse on its way. At most a quarter of the key's
+ * life, so that a short-lived key still serves most of it rather than being exchanged per call.
+ */
 const RENEWAL_MARGIN_MS = 5 * 60 * 1000
+/** Pluggy's 429s say `Retry-After: 60` ("always 60", its rate-limit page): the wait when a refusal names none. */
+const DEFAULT_REFUSAL_SECONDS = 60
 
 interface CachedKey {
   value: string
+  /** Its `exp`, in ms. */
   expiresAt: number
+  /** When it is due for renewal: `exp` less the margin. */
+  renewAt: number
+}
+
+/** An exchange the aggregator refused for a while (429, 403): until then callers get its answer, nothing is sent. */
+interface Refusal {
+  untilMs: number
+  answer: (seconds: number) => Error
 }
 
 /** `exp` of a JWT-shaped key, read without verification (only to plan the renewal). */
@@ -55,11 +82,14 @@ export interface AggregatorApiOptions {
 
 /**
  * The aggregator behind its API key: `POST /auth {clientId, clientSecret}` → `apiKey`, sent as
- * `X-API-KEY`. The key is cached and renewed before it expires and once after a 401/403; all
- * concurrent callers share one renewal in flight. Every request, key exchanges included, spends
- * from `budget` (the aggregator's own limit is per source IP, shared by every instance): past it
- * the caller gets a 429 and nothing is sent. {@link call} goes through got and parses the answer
- * for the service; {@link relay} through undici, keeping the bytes for the caller.
+ * `X-API-KEY`. The key is cached and renewed before its `exp` (less a margin), and once more
+ * after a 401 (Pluggy's "your API key is wrong") or a 403 with a key due for renewal — never
+ * for a 403 about a resource. All concurrent callers share one exchange in flight, and an
+ * exchange refused with 429 or 403 is not tried again before its `Retry-After`. Every request,
+ * key exchanges included, spends from `budget` (the aggregator's own limit is per source IP,
+ * shared by every instance): past it the caller gets a 429 and nothing is sent. {@link call}
+ * goes through got and parses the answer for the service; {@link relay} through undici, keeping
+ * the bytes for the caller.
  */
 export class AggregatorApi {
   readonly client: UpstreamClient
@@ -71,6 +101,7 @@ export class AggregatorApi {
   private readonly now: () => number
   private key: CachedKey | undefined
   private renewal: Promise<CachedKey> | undefined
+  private refusal: Refusal | undefined
 
   constructor (options: AggregatorApiOptions) {
     this.client = options.client
@@ -114,8 +145,8 @@ export class AggregatorApi {
   }
 
   /**
-   * A request with the API key over got (docs/api.md#relays applies); renews the key once and retries
-   * once if it was refused.
+   * A request with the API key over got (docs/api.md#relays applies); renews the key and retries
+   * once if the answer says the key is no longer good.
    */
   async call (request: AggregatorRequest): Promise<UpstreamResponse> {
     return await this.withCurrentKey(request, async keyed => await this.send(keyed))
@@ -134,9 +165,18 @@ export class AggregatorApi {
   ): Promise<T> {
     const key = await this.currentKey(request.log)
     const response = await send(this.withKey(request, key.value))
-    if (response.status !== 401 && response.status !== 403) return response
+    if (!this.keyRefused(response.status, key)) return response
     const renewed = await this.renew(key, request.log)
     return await send(this.withKey(request, renewed.value))
+  }
+
+  /**
+   * Whether an answer is about the key: a 401 is (Pluggy's error codes: "your API key is wrong");
+   * a 403 only once the key is due for renewal (as Pluggy's Java SDK renews only an expired
+   * key), otherwise it is about the resource (another application's item, an IP not allowed).
+   */
+  private keyRefused (status: number, key: CachedKey): boolean {
+    return status === 401 || (status === 403 && key.renewAt <= this.now())
   }
 
   private withKey (request: AggregatorRequest, apiKey: string): AggregatorRequest {
@@ -145,7 +185,7 @@ export class AggregatorApi {
 
   private async currentKey (log: FastifyBaseLogger): Promise<CachedKey> {
     const key = this.key
-    const usable = key !== undefined && key.expiresAt - RENEWAL_MARGIN_MS > this.now()
+    const usable = key !== undefined && key.renewAt > this.now()
     this.telemetry.cache('aggregator_key', usable)
     if (usable) return key
     return await this.renew(key, log)
@@ -160,6 +200,10 @@ export class AggregatorApi {
 
   private async exchange (log: FastifyBaseLogger): Promise<CachedKey> {
     if (this.credentials === undefined) throw new AggregatorNotConfiguredError()
+    const refused = this.refusal
+    if (refused !== undefined && refused.untilMs > this.now()) {
+      throw refused.answer(Math.ceil((refused.untilMs - this.now()) / 1000))
+    }
     const response = await this.send({
       method: 'POST',
       path: 'auth',
@@ -168,11 +212,35 @@ export class AggregatorApi {
     })
     const apiKey = jsonObject(response.body)?.apiKey
     if (response.status !== 200 || typeof apiKey !== 'string' || apiKey.length === 0) {
-      // The status alone: the body of a refused exchange is no business of the caller's.
-      log.error({ upstream: 'aggregator', status: response.status }, 'aggregator refused the API key exchange')
-      throw new UpstreamUnavailableError()
+      // The status and Pluggy's constant (CLIENT_IP_NOT_ALLOWED…), never the body: it is no business of the caller's.
+      const codeDescription = jsonObject(response.body)?.codeDescription
+      const constant = typeof codeDescription === 'string' && /^[A-Z_]{1,64}$/.test(codeDescription)
+        ? codeDescription
+        : undefined
+      log.error({ upstream: 'aggregator', status: response.status, codeDescription: constant },
+        'aggregator refused the API key exchange')
+      throw this.refused(response)
     }
-    this.key = { value: apiKey, expiresAt: expiryOf(apiKey, this.now()) }
+    this.refusal = undefined
+    const now = this.now()
+    const expiresAt = expiryOf(apiKey, now)
+    const margin = Math.min(RENEWAL_MARGIN_MS, Math.max(0, expiresAt - now) / 4)
+    this.key = { value: apiKey, expiresAt, renewAt: expiresAt - margin }
     return this.key
+  }
+
+  /**
+   * What a refused exchange answers: a 429 is 429 and a 403 (Pluggy's IP allowlist) is 503, both
+   * with the aggregator's `Retry-After` (60 s when it names none), remembered until then; any
+   * other refusal (wrong credentials, an answer without a key) is 502, and the next call tries again.
+   */
+  private refused (response: UpstreamResponse): Error {
+    if (response.status !== 429 && response.status !== 403) return new UpstreamUnavailableError()
+    const seconds = retryAfterSecondsOf(response.rateLimitHeaders, this.now()) ?? DEFAULT_REFUSAL_SECONDS
+    const answer = response.status === 429
+      ? rateLimitedFor
+      : (wait: number) => withRetryAfter(new AggregatorRefusedError(), wait)
+    this.refusal = { untilMs: this.now() + seconds * 1000, answer }
+    return answer(seconds)
   }
 }

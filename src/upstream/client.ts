@@ -28,7 +28,7 @@ export interface UpstreamRequest {
 export interface UpstreamResponse {
   /** 200–499: a 5xx never leaves {@link UpstreamClient.call}. */
   status: number
-  /** The parsed JSON body; `undefined` when the upstream sent none. */
+  /** The parsed JSON body; `undefined` when the upstream sent none, or a 4xx whose body is not JSON. */
   body: JsonValue | undefined
   durationMs: number
   /** The upstream's rate-limit headers (`Retry-After`, `RateLimit-*`), which a relay passes on. */
@@ -49,6 +49,20 @@ export function rateLimitHeadersOf (headers: Record<string, string | string[] | 
     }
   }
   return found
+}
+
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/
+
+/**
+ * Whole seconds an upstream's `Retry-After` asks for (delta-seconds, or an HTTP date from now);
+ * `undefined` when it sent none or one that reads as neither.
+ */
+export function retryAfterSecondsOf (rateLimitHeaders: Record<string, string>, nowMs = Date.now()): number | undefined {
+  const value = rateLimitHeaders['retry-after']?.trim() ?? ''
+  if (/^\d{1,9}$/.test(value)) return Number(value)
+  // The date form senders must use (RFC 9110's IMF-fixdate): Date.parse alone reads "1.5" as a date.
+  const at = HTTP_DATE.test(value) ? Date.parse(value) : Number.NaN
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - nowMs) / 1000))
 }
 
 export interface UpstreamClientOptions {
@@ -169,9 +183,9 @@ export class UpstreamClient {
 
   /**
    * Sends one request and applies docs/api.md#relays in one place: a 2xx–4xx answer is returned as
-   * received; a 5xx (logged with its size and a masked excerpt, never returned: it may hold a
-   * debug trace), a refused or reset connection, an oversized or non-JSON body are 502; a
-   * timeout is 504.
+   * received (a 4xx whose body is not JSON without its body); a 5xx (logged with its size and a
+   * masked excerpt, never returned: it may hold a debug trace), a refused or reset connection, an
+   * oversized body or a 2xx/3xx that is not JSON are 502; a timeout is 504.
    */
   async call (request: UpstreamRequest): Promise<UpstreamResponse> {
     const url = this.url(request.path)
@@ -234,6 +248,8 @@ export class UpstreamClient {
     try {
       return { status, body: JSON.parse(text) as JsonValue, durationMs, rateLimitHeaders }
     } catch {
+      // A refusal's status says what happened (Pluggy's 429 can be plain text); a success must be JSON.
+      if (status >= 400) return { status, body: undefined, durationMs, rateLimitHeaders }
       log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
       throw new UpstreamUnavailableError()
     }

@@ -25,9 +25,12 @@ export interface RelayedResponse {
   status: number
   /** The body's bytes as received; empty when the upstream sent none. */
   raw: Buffer
-  /** The upstream's content type when it names JSON (`application/json; charset=utf-8`…), else `application/json`. */
+  /**
+   * A JSON body: the upstream's content type when it names JSON (`application/json; charset=utf-8`…),
+   * else `application/json`. A 4xx that is not JSON: the upstream's own (`application/octet-stream` if none).
+   */
   contentType: string
-  /** The same body parsed (it was checked to be JSON); `undefined` when there was none. */
+  /** The same body parsed; `undefined` when there was none, or for a 4xx whose body is not JSON. */
   body: JsonValue | undefined
   durationMs: number
   /** The upstream's rate-limit headers (`Retry-After`, `RateLimit-*`), which a relay passes on. */
@@ -55,6 +58,8 @@ const TIMEOUT_CODES = new Set([
 ])
 const TOO_LARGE_CODE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE'
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i
+/** The policy of a relayed body that is not JSON: nothing in it loads, runs or submits. */
+const NOT_JSON_POLICY = "default-src 'none'; sandbox"
 
 function codeOf (error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code
@@ -75,8 +80,9 @@ type Failure = 'timeout' | 'too-large' | 'refused'
  * connections, at most 256): several times cheaper per call than got, which the service keeps
  * for its own calls. The same rules as {@link UpstreamClient.call}: URLs built from the
  * configured base and checked, a timeout over the whole call (504), redirects never followed
- * (undici does not), a 5xx, refused or reset connection, a body over the size limit or not
- * JSON are 502, one immediate retry of a GET whose connection was reset before it was answered.
+ * (undici does not), a 5xx, refused or reset connection, a body over the size limit, a
+ * 2xx/3xx that is not JSON are 502 (a 4xx passes whatever its body), one immediate retry of a
+ * GET whose connection was reset before it was answered.
  */
 export class RelayClient {
   readonly name: UpstreamName
@@ -189,6 +195,11 @@ export class RelayClient {
       const parsed = JSON.parse(raw.toString('utf8')) as JsonValue
       return { status, raw, contentType, body: parsed, durationMs, rateLimitHeaders }
     } catch {
+      // A refusal passes as it came (Pluggy answers a 429 in plain text); a success must be JSON.
+      if (status >= 400) {
+        const received = type ?? 'application/octet-stream'
+        return { status, raw, contentType: received, body: undefined, durationMs, rateLimitHeaders }
+      }
       log.warn({ upstream: this.name, status, path: url.pathname }, 'upstream answered with a body that is not JSON')
       throw new UpstreamUnavailableError()
     }
@@ -222,7 +233,7 @@ function traceparentOf (span: Span): string {
 
 /**
  * Answers with the upstream's status and body bytes, as received (no body when it sent none),
- * with its JSON content type and rate-limit headers. A Buffer skips the route's response
+ * with its content type and rate-limit headers. A Buffer skips the route's response
  * serializer: whatever the schema says for this status (an error status the service also
  * answers itself has the ErrorBody schema), the caller gets the upstream's own bytes.
  *
@@ -233,5 +244,7 @@ function traceparentOf (span: Span): string {
 export function relayResponse (reply: FastifyReply, response: RelayedResponse): FastifyReply {
   reply.code(response.status).headers(response.rateLimitHeaders).preventCache()
   if (response.raw.length === 0) return reply.send()
+  // Bytes that are not JSON (a 4xx's text or page): a browser that opened them could run nothing.
+  if (response.body === undefined) reply.header('content-security-policy', NOT_JSON_POLICY)
   return reply.header('content-type', response.contentType).send(response.raw)
 }

@@ -39,7 +39,9 @@ t.test('documented defaults', async t => {
     '/identity',
     '/connectors',
     '/categories',
-    '/loans'
+    '/loans',
+    '/bills',
+    '/consents'
   ])
   t.same(config.modules.aggregator.allowedMethods, ['GET'])
   t.same(config.protection.corsOrigins, [])

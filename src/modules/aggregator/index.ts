@@ -53,7 +53,17 @@ const FORBIDDEN_PATHS = ['/auth', '/webhooks', '/connect_token']
 /** A connect token lives 30 minutes (Pluggy's documentation); the aggregator does not say so in its answer. */
 export const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
 export const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
-const WEBHOOK_BODY_LIMIT = 64 * 1024
+/**
+ * A `transactions/updated|deleted` event lists every id it names (pluggy-node `webhook.ts`):
+ * 39 bytes per UUID in the array, 294 around them. 1 MiB holds 26 879 ids; the largest
+ * plausible event, a year of a busy business account (20 000 ids), is 780 KB (docs/aggregator.md).
+ */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024
+/**
+ * How long an event without `eventId` is taken for a redelivery of the same payload: the
+ * sender's burst of immediate retries, not the hours it may retry later (docs/aggregator.md).
+ */
+export const DIGEST_WINDOW_MS = 5 * 60 * 1000
 
 function sha256 (text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest()
@@ -72,6 +82,23 @@ function canonicalJson (value: unknown): string {
 /** Idempotency key: the sender's `eventId` (Pluggy's id of a delivery), else a digest of the whole payload. */
 export function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
+}
+
+/** Events about an item itself (`item/updated`, the dotted `item.updated`…): the only ones that have the item read. */
+function isItemEvent (event: string): boolean {
+  return event.startsWith('item/') || event.startsWith('item.')
+}
+
+/**
+ * A GET field as Pluggy's SDK sends it: a list (`ids`, `countries`, `types`) is one
+ * comma-joined value (pluggy-node `mapToQueryString`); an object is refused.
+ */
+function queryValue (key: string, value: JsonValue): QueryValue {
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value
+  if (Array.isArray(value) && value.every(item => typeof item === 'string' || typeof item === 'number')) {
+    return value.join(',')
+  }
+  throw new BadRequestError(`${key} must be a string, number, boolean or a list of strings or numbers in a GET`)
 }
 
 /** A principal's key in the per-principal budgets: a user and a client of the same id are two callers. */
@@ -146,17 +173,14 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     const upstream: AggregatorRequest = { method, path, log: request.log, principal: principalKey(principal) }
     if (method === 'GET') {
       const query: Record<string, QueryValue> = {}
-      for (const [key, value] of Object.entries(fields)) {
-        if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
-          throw new BadRequestError(`${key} must be a string, number or boolean in a GET`)
-        }
-        query[key] = value
-      }
+      for (const [key, value] of Object.entries(fields)) query[key] = queryValue(key, value)
       upstream.query = query
     } else {
       upstream.json = fields
     }
-    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, fields, request.log)
+    // What is sent is what is checked: a list of item ids is one value that names no item of the client's.
+    const sent = upstream.query ?? fields
+    if (principal.type === 'client') await ownership.assertMayReach(principal.id, path, sent, request.log)
     return relayResponse(reply, await aggregator.relay(upstream))
   })
 
@@ -222,7 +246,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       summary: 'Receives aggregator events (stored once each)',
       security: [{ webhookSecret: [] }],
       body: WebhookBodySchema,
-      response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 503) }
+      response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 413, 503) }
     },
     onRequest: [verifyWebhookSecret],
     bodyLimit: WEBHOOK_BODY_LIMIT
@@ -233,12 +257,17 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
       eventKey: webhookEventKey(body),
       event: body.event,
       itemId,
-      payload: JSON.stringify(body)
+      payload: JSON.stringify(body),
+      // An eventId names one delivery for good; a digest only a burst of redeliveries.
+      ...(body.eventId === undefined ? { keyHeldForMs: DIGEST_WINDOW_MS } : {})
     })
     const outcome = stored ? 'webhook event stored' : 'webhook redelivery acknowledged'
     request.log.info({ event: body.event, itemId, stored }, outcome)
     // The sender hears back at once; the item is checked after (a redelivery is not checked twice).
-    if (stored && itemId !== null) verifications.afterWebhook(itemId, body.event, request.log)
+    // Other events (transactions/*, connector/*, payments) are kept as sent: no item to read.
+    if (stored && itemId !== null && isItemEvent(body.event)) {
+      verifications.afterWebhook(itemId, body.event, request.log)
+    }
     return { received: true as const }
   })
 }

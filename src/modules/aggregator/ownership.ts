@@ -1,6 +1,8 @@
-import { ForbiddenError, UpstreamUnavailableError } from '../../errors.js'
+import { ForbiddenError, UpstreamUnavailableError, rateLimitedFor } from '../../errors.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
-import { jsonObject, type JsonValue, type QueryValue } from '../../upstream/client.js'
+import {
+  jsonObject, retryAfterSecondsOf, type JsonObject, type JsonValue, type QueryValue
+} from '../../upstream/client.js'
 import { underPrefix } from '../../upstream/endpoint.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { NO_TELEMETRY, type Telemetry } from '../../observability/telemetry.js'
@@ -11,15 +13,25 @@ const UNSCOPED = 'Informe o item (itemId ou accountId) desta consulta'
 /** Reference data of the aggregator, the same for every caller. */
 const PUBLIC_PREFIXES = ['/connectors', '/categories']
 /** Resources that carry the `itemId` they belong to. */
-const ITEM_RESOURCES = /^\/(accounts|investments|loans|identity)\/([^/]+)/
+const ITEM_RESOURCES = /^\/(accounts|investments|loans|identity|consents)\/([^/]+)/
 const TRANSACTION = /^\/(?:v2\/)?transactions\/([^/]+)/
 const ITEM = /^\/items\/([^/]+)/
+/** A credit card bill carries neither its account nor its item (pluggy-node `CreditCardBills`): no owner to check. */
+const UNOWNED_RESOURCE = /^\/bills\/[^/]+/
 
 const CACHE_TTL_MS = 60_000
 const CACHE_MAX_ENTRIES = 10_000
+/** Pluggy's 429s say `Retry-After: 60` (its rate-limit page): the wait when one names none. */
+const DEFAULT_RETRY_AFTER_SECONDS = 60
 
-function field (body: JsonValue | undefined, name: string): string | undefined {
-  const value = jsonObject(body)?.[name]
+/**
+ * What a lookup learnt: the resource, `none` when the aggregator has no such resource (404), or
+ * `refused` when it refused the id otherwise (another 4xx: a malformed id, another's resource).
+ */
+type Lookup = JsonObject | 'none' | 'refused'
+
+function field (found: Lookup, name: string): string | undefined {
+  const value = typeof found === 'string' ? undefined : found[name]
   return typeof value === 'string' ? value : undefined
 }
 
@@ -69,6 +81,7 @@ export class ItemOwnership {
     path: string, fields: Record<string, QueryValue | JsonValue>, asker: Asker
   ): Promise<string[] | 'public'> {
     if (PUBLIC_PREFIXES.some(prefix => underPrefix(path, prefix))) return 'public'
+    if (UNOWNED_RESOURCE.test(path)) throw new ForbiddenError(NOT_YOUR_ITEM)
     const items: string[] = []
     const item = ITEM.exec(path)?.[1]
     if (item !== undefined) items.push(item)
@@ -95,28 +108,44 @@ export class ItemOwnership {
     return itemId
   }
 
+  /**
+   * The item's `clientUserId` (null: nobody's). Only what the aggregator said about the item is
+   * cached — the item itself, or its 404 — never an answer that says nothing about the owner.
+   */
   private async ownerOf (itemId: string, asker: Asker): Promise<string | null> {
     const cached = this.owners.get(itemId)
     const fresh = cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS
     this.telemetry.cache('item_ownership', fresh)
     if (fresh) return cached.owner
-    const owner = field(await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker), 'clientUserId') ?? null
+    const found = await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker)
+    const owner = field(found, 'clientUserId') ?? null
+    if (found === 'refused') return owner
     if (this.owners.size >= CACHE_MAX_ENTRIES) this.owners.clear()
     this.owners.set(itemId, { owner, at: Date.now() })
     return owner
   }
 
   /**
-   * A lookup made for the check; a resource the aggregator does not show is nobody's. A 200
-   * that is not a JSON object is garbage: 502, never a guess at the owner.
+   * A lookup made for the check. "Unknown" is never "nobody's" (docs/aggregator.md): the
+   * aggregator's 429 is the caller's 429 with its `Retry-After`; a 5xx, a 401 left after the key
+   * was renewed (the service's key refused), a 408, a 2xx/3xx other than a 200 with a JSON object
+   * is 502; a timeout 504 (thrown by the client). Another 4xx (a malformed id, a 403 about the
+   * item) refuses the id: 403 for the caller, not cached.
    */
-  private async fetch (path: string, { log, principal }: Asker): Promise<JsonValue | undefined> {
+  private async fetch (path: string, { log, principal }: Asker): Promise<Lookup> {
     const response = await this.aggregator.call({ method: 'GET', path, log, principal })
-    if (response.status !== 200) return undefined
-    if (jsonObject(response.body) === undefined) {
-      log.warn({ upstream: 'aggregator', path }, 'aggregator answered a lookup with something other than an object')
+    const { status } = response
+    if (status === 404) return 'none'
+    if (status === 429) {
+      log.warn({ upstream: 'aggregator', path }, 'aggregator rate-limited an ownership lookup')
+      throw rateLimitedFor(retryAfterSecondsOf(response.rateLimitHeaders) ?? DEFAULT_RETRY_AFTER_SECONDS)
+    }
+    if (status >= 400 && status !== 401 && status !== 408) return 'refused'
+    const object = status === 200 ? jsonObject(response.body) : undefined
+    if (object === undefined) {
+      log.warn({ upstream: 'aggregator', path, status }, 'aggregator answered a lookup with no usable object')
       throw new UpstreamUnavailableError()
     }
-    return response.body
+    return object
   }
 }

@@ -1,8 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { ItemStatusFeed } from '../../item-status.js'
+import { isDeletionEvent, type ItemStatus, type ItemStatusFeed } from '../../item-status.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
-import { jsonObject } from '../../upstream/client.js'
+import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'
 
 /** What a verification needs: the aggregator, where items are kept, and who hears of them. */
 export interface VerificationDeps {
@@ -23,10 +23,9 @@ export type VerificationOutcome =
 const TRANSIENT_STATUSES = new Set([408, 425, 429])
 const REASON_CHARACTERS = 200
 
-/** `Retry-After` in seconds (a date is not worth parsing here: the backoff applies instead). */
+/** A wait in seconds, as milliseconds; `undefined` when there is none. */
 function retryAfterMs (seconds: unknown): number | undefined {
-  const value = typeof seconds === 'string' && /^\d+$/.test(seconds.trim()) ? Number(seconds) : seconds
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value * 1000 : undefined
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined
 }
 
 function failed (reason: string, wait: number | undefined): VerificationOutcome {
@@ -42,11 +41,21 @@ function failure (error: unknown): VerificationOutcome {
   return failed(reason, retryAfterMs(retryAfterSeconds))
 }
 
+/** Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way. */
+async function publish (deps: VerificationDeps, status: ItemStatus, log: FastifyBaseLogger): Promise<void> {
+  await deps.itemStatus.publish(status).catch((error: unknown) => {
+    const message = 'webhook item verified and saved, but its status did not reach subscribers'
+    log.warn({ err: error, itemId: status.itemId, event: status.event }, message)
+  })
+}
+
 /**
  * A webhook is a notice, not a fact (OWASP API10): whoever holds the secret could claim any
  * status. The item is read from the aggregator (`GET /items/{id}`, with the cached key) and
  * its own status and `clientUserId` are kept; an item the aggregator does not know changes
- * nothing. One attempt: the caller decides what a failure leads to.
+ * nothing — unless the event said it was deleted: the 404 confirms it, the item is marked
+ * deleted and its subscribers hear a last status (`null`). One attempt: the caller decides
+ * what a failure leads to.
  */
 export async function verifyItem (
   deps: VerificationDeps, itemId: string, event: string, log: FastifyBaseLogger
@@ -54,12 +63,19 @@ export async function verifyItem (
   try {
     const response = await deps.aggregator.call({ method: 'GET', path: `items/${encodeURIComponent(itemId)}`, log })
     const item = jsonObject(response.body)
+    if (response.status === 404 && isDeletionEvent(event)) {
+      const { updatedAt } = await deps.items.markItemDeleted(itemId, event)
+      log.info({ itemId, event }, 'webhook item deletion verified')
+      await publish(deps, { itemId, status: null, event, updatedAt }, log)
+      return { result: 'verified' }
+    }
     if (response.status === 404) {
       log.warn({ itemId, event }, 'webhook about an item the aggregator does not know: no item changed')
       return { result: 'settled' }
     }
     if (TRANSIENT_STATUSES.has(response.status)) {
-      return failed(`aggregator answered ${response.status}`, retryAfterMs(response.rateLimitHeaders['retry-after']))
+      const wait = retryAfterMs(retryAfterSecondsOf(response.rateLimitHeaders))
+      return failed(`aggregator answered ${response.status}`, wait)
     }
     if (response.status !== 200 || typeof item?.status !== 'string') {
       log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
@@ -69,11 +85,7 @@ export async function verifyItem (
     const status = item.status
     const { updatedAt } = await deps.items.saveVerifiedItem({ itemId, status, clientUserId, lastEvent: event })
     log.info({ itemId, event, itemStatus: status }, 'webhook item verified')
-    // Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way.
-    await deps.itemStatus.publish({ itemId, status, event, updatedAt }).catch((error: unknown) => {
-      const message = 'webhook item verified and saved, but its status did not reach subscribers'
-      log.warn({ err: error, itemId, event }, message)
-    })
+    await publish(deps, { itemId, status, event, updatedAt }, log)
     return { result: 'verified' }
   } catch (error) {
     return failure(error)

@@ -4,6 +4,7 @@ import type { Test } from 'tap'
 import type { App } from '../../../src/app.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET } from '../../fixtures/fake-pluggy.js'
 import { sendJson, type FakeServer } from '../../fixtures/fake-server.js'
+import { pluggyItem } from '../../fixtures/pluggy-shapes.js'
 
 /** Helpers shared by the webhook verification suites. */
 
@@ -55,8 +56,9 @@ export function answersInTurn (...answers: Array<(res: ServerResponse) => void |
 export const fails = (status = 500) => (res: ServerResponse) => {
   sendJson(res, status, { code: status, message: 'down' })
 }
-export const item = (id: string, status = 'UPDATED', clientUserId = 'client-1') =>
-  (res: ServerResponse) => { sendJson(res, 200, { id, status, clientUserId }) }
+/** A whole Item as Pluggy answers it (pluggy-shapes.ts). */
+export const item = (id: string, status = 'UPDATED', clientUserId: string | null = 'client-1') =>
+  (res: ServerResponse) => { sendJson(res, 200, pluggyItem(id, { status, clientUserId })) }
 
 export async function webhook (
   app: App, itemId: string, event = 'item/updated', eventId = `${itemId}-${event}`
