@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from 'fastify'
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { TimestampOf } from './schemas/common.js'
-import type { DependencyHealth } from './observability/dependencies.js'
 import type { ClientConfig as PostgresClientConfig } from 'pg'
 
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
@@ -147,10 +146,19 @@ export function localItemStatusFeed (): ItemStatusFeed {
 }
 
 /**
- * Reports one dependency made of several connections: up once every one of them is ready, down
- * as soon as one fails (each change logged once by {@link DependencyHealth}).
+ * Where the feed's connections report: the plugin gives the app's `DependencyHealth`
+ * (observability), which logs each change once and sets `bff_dependency_up`.
  */
-function connectionsHealth (health: DependencyHealth | undefined, count: number): {
+export interface FeedHealth {
+  up: () => void
+  down: (error: unknown) => void
+}
+
+/**
+ * Reports one dependency made of several connections: up once every one of them is ready, down
+ * as soon as one fails.
+ */
+function connectionsHealth (health: FeedHealth | undefined, count: number): {
   ready: (connection: object) => void
   failed: (connection: object, error: unknown) => void
 } {
@@ -174,7 +182,7 @@ function connectionsHealth (health: DependencyHealth | undefined, count: number)
  * away a publish fails at once (verifications go on; their statuses are not pushed).
  */
 export async function redisItemStatusFeed (
-  url: string, log: FastifyBaseLogger, health?: DependencyHealth
+  url: string, log: FastifyBaseLogger, health?: FeedHealth
 ): Promise<ItemStatusFeed> {
   const { Redis } = await import('ioredis')
   const local = new LocalDelivery()
@@ -212,7 +220,7 @@ const RECONNECT_BACKOFF = { initialDelay: 500, maxDelay: 5000 }
  * down are not replayed: the next webhook brings the next one.
  */
 export async function postgresItemStatusFeed (
-  connection: PostgresClientConfig, log: FastifyBaseLogger, health?: DependencyHealth
+  connection: PostgresClientConfig, log: FastifyBaseLogger, health?: FeedHealth
 ): Promise<ItemStatusFeed> {
   const [{ default: pg }, { ExponentialBackoff, handleAll, retry }] = await Promise.all([
     import('pg'), import('cockatiel')
