@@ -5,6 +5,7 @@ import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
 import type { Store } from '../src/store/store.js'
+import { mintToken, providerConfig } from '../src/schemas/tokens.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -86,12 +87,15 @@ export const SERVICE_NODE_FLAGS = [
 
 /**
  * Starts the built service (`dist/server.js`) with `env`, on core 0, and waits until it answers; its stdout goes to
- * `logFile` when given.
+ * `logFile` when given. `nodeFlags` come after the image's.
  */
-export async function startService (env: Record<string, string>, logFile?: string): Promise<Service> {
+export async function startService (
+  env: Record<string, string>, logFile?: string, nodeFlags: string[] = []
+): Promise<Service> {
   const port = await freePort()
   const [command, args] = pinned(0, process.execPath, [
     ...SERVICE_NODE_FLAGS,
+    ...nodeFlags,
     `${ROOT}dist/server.js`
   ])
   const child = spawn(command, args, {
@@ -128,6 +132,19 @@ export async function startService (env: Record<string, string>, logFile?: strin
       await exited
     }
   }
+}
+
+/** A user's token as tymon/jwt-auth mints them, issued by the upstream stub at `upstreamUrl`. */
+export function benchUserToken (secret: string, upstreamUrl: string, ttlSeconds = 3600): string {
+  return mintToken({
+    secret,
+    algorithm: 'HS256',
+    type: 'user',
+    sub: 1,
+    issuer: `${upstreamUrl}/api/login`,
+    ttlSeconds,
+    providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
+  })
 }
 
 export interface Figures {

@@ -6,11 +6,10 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs'
 import { cpus, totalmem, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { mintToken } from '../src/schemas/tokens.js'
-import { providerConfig } from '../src/schemas/tokens.js'
 import { Store } from '../src/store/store.js'
 import {
   addBenchAssets,
+  benchUserToken,
   cpuSeconds,
   load,
   median,
@@ -53,15 +52,7 @@ const upstream = await startHelper('fake-upstream.ts', 1)
 const service = await startService({
   DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url, LOG_LEVEL: 'info'
 }, join(dir, 'service.log'))
-const token = mintToken({
-  secret: SECRET,
-  algorithm: 'HS256',
-  type: 'user',
-  sub: 1,
-  issuer: `${upstream.url}/api/login`,
-  ttlSeconds: 3600,
-  providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
-})
+const token = benchUserToken(SECRET, upstream.url)
 const bearer = { authorization: `Bearer ${token}` }
 const pick = (): string => ids[Math.floor(Math.random() * ids.length)] ?? ''
 

@@ -11,7 +11,7 @@ import lifecycle from './plugins/lifecycle.js'
 import lingeringClose from './plugins/lingering-close.js'
 import { echoRequestId, requestId } from './observability/logging.js'
 import { AJV_OPTIONS, schemaCompilers } from './plugins/schema-compilers.js'
-import metrics from './plugins/metrics.js'
+import metrics, { dependencyHealth } from './plugins/metrics.js'
 import { tracedChildLogger, tracedChildLoggerWith } from './observability/trace.js'
 import auth from './plugins/auth.js'
 import store from './plugins/store.js'
@@ -70,6 +70,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     app.addHook('onClose', async () => { await tracing.shutdown() })
   }
   await app.register(metrics, config.metrics)
+  tracing?.reportExports(dependencyHealth(app, 'span_export'))
   await app.register(sensible)
   await app.register(errorResponses)
   await app.register(lifecycle)

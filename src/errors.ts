@@ -51,6 +51,23 @@ export const OverloadedError = createError(
   503
 )
 export const StoreUnavailableError = createError('BFF_STORE_UNAVAILABLE', 'Banco de dados indisponível', 503)
+/** What a client waits before retrying a request the store could not serve: about one reconnection attempt. */
+const STORE_RETRY_AFTER_SECONDS = 2
+
+/**
+ * The store is unreachable, full or read-only (docs/deploy.md#failure-modes): 503 with
+ * `Retry-After`, its driver's error kept as `cause` for the logs.
+ */
+export function storeUnavailable (
+  cause: unknown
+): InstanceType<typeof StoreUnavailableError> & { retryAfterSeconds: number } {
+  return withRetryAfter(new StoreUnavailableError({ cause }), STORE_RETRY_AFTER_SECONDS)
+}
+
+/** The store's outage is logged once by the store itself: a request it fails is not logged again. */
+export function isStoreUnavailable (error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'BFF_STORE_UNAVAILABLE'
+}
 export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)
 export const AggregatorNotConfiguredError = createError(
   'BFF_AGGREGATOR_NOT_CONFIGURED',

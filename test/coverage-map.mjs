@@ -8,7 +8,9 @@ const IN_PROCESS_SLOW = [
   'test/plugins/docs-browser.slow.test.ts',
   'test/plugins/openapi-client.slow.test.ts',
   'test/modules/graphql/client.slow.test.ts',
-  'test/modules/graphql/subscriptions-browser.slow.test.ts'
+  'test/modules/graphql/subscriptions-browser.slow.test.ts',
+  'test/faults/redis.slow.test.ts',
+  'test/faults/upstream.slow.test.ts'
 ]
 
 export default testFile =>

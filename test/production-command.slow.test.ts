@@ -1,6 +1,6 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -23,6 +23,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'bff-production-'))
 t.teardown(() => { rmSync(scratch, { recursive: true, force: true }) })
 const project = copyProject(join(scratch, 'project'))
 copyFileSync(join(project, '.env.example'), join(project, '.env'))
+// The operator's volume exists: production never creates a missing folder for its SQLite file.
+mkdirSync(join(scratch, 'volume'))
 
 /** npm and node as an operator's shell has them: the PATH (Node 24 first) and HOME, nothing of the tests. */
 const shellEnv = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }

@@ -126,6 +126,41 @@ t.test('an unreachable database stops start-up with one line naming DATABASE_URL
   t.notMatch(err(), 'secret-password')
 })
 
+t.test('a SQLite path that cannot be opened stops start-up with one line naming DATABASE_URL, no stack', async t => {
+  const child = run(serverEntry, { NODE_ENV: 'test', JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'sqlite:/tmp' })
+  const { err, exit } = collect(child)
+  t.equal(await exit, 1)
+  t.match(err().trim().split('\n'), [/^Cannot open the database of DATABASE_URL \(sqlite\): \S.*$/])
+  t.equal(err().trim().split('\n').length, 1, 'one line')
+})
+
+t.test('a SQLite file in a missing folder: created in development, refused in production', async t => {
+  const folder = join(mkdtempSync(join(tmpdir(), 'bff-folder-')), 'missing', 'deeper')
+  const production = run(serverEntry, {
+    NODE_ENV: 'production',
+    JWT_SECRET: tymon.secret,
+    API_KEYS: 'k',
+    QUOTES_PROVIDER: 'offline',
+    DATABASE_URL: `sqlite:${folder}/bff.sqlite`
+  })
+  const refused = collect(production)
+  t.equal(await refused.exit, 1)
+  t.equal(refused.err().trim(),
+    `Cannot open the database of DATABASE_URL (sqlite): the folder ${folder} does not exist`)
+
+  const development = run(serverEntry, {
+    NODE_ENV: 'development',
+    PORT: '0',
+    JWT_SECRET: tymon.secret,
+    API_KEYS: 'k',
+    DATABASE_URL: `sqlite:${folder}/bff.sqlite`
+  })
+  const created = collect(development)
+  await listening(development)
+  development.kill('SIGTERM')
+  t.equal(await created.exit, 0, 'started on a folder it made')
+})
+
 t.test('a bad value stops start-up naming the variable', async t => {
   const child = run(serverEntry, { NODE_ENV: 'test', PORT: 'abc', JWT_SECRET: 's', API_KEYS: 'k' })
   const { err, exit } = collect(child)

@@ -39,7 +39,7 @@ export interface AppConfig {
   /** OTLP/HTTP endpoint spans are exported to; no OpenTelemetry at all without one. */
   otlpEndpoint: string | undefined
   auth: AuthPluginOptions
-  store: { url: string, demoData: boolean }
+  store: { url: string, demoData: boolean, createFolder: boolean, waitForDatabase: boolean }
   protection: ProtectionPluginOptions
   upstreams: UpstreamsPluginOptions
   quotes: QuotesPluginOptions
@@ -179,7 +179,8 @@ function trustHops (hops: number): (address: string, hop: number) => boolean {
 
 /** Each plugin's options from the variables: the one place where they are split and combined. */
 function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
-  const devRoutes = env.NODE_ENV !== 'production'
+  const production = env.NODE_ENV === 'production'
+  const devRoutes = !production
   const sharedRedisUrl = env.RATE_LIMIT_REDIS_URL ?? env.REDIS_URL
   return {
     env,
@@ -205,7 +206,14 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
       authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE
     },
     // Demo portfolios only in development: a test or production store starts empty.
-    store: { url: env.DATABASE_URL, demoData: env.NODE_ENV === 'development' },
+    // Production waits for an unreachable PostgreSQL (not ready) and never creates a SQLite folder
+    // (docs/deploy.md#failure-modes): elsewhere a missing folder is made and a missing server is one line.
+    store: {
+      url: env.DATABASE_URL,
+      demoData: env.NODE_ENV === 'development',
+      createFolder: !production,
+      waitForDatabase: production
+    },
     protection: {
       corsOrigins: commaList(env.CORS_ORIGINS),
       rateLimitMax: env.RATE_LIMIT_MAX,

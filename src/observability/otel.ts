@@ -1,7 +1,12 @@
 import { createRequire } from 'node:module'
 import type { FastifyPluginCallback } from 'fastify'
 import { trace, type Tracer } from '@opentelemetry/api'
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node'
 import type { TraceContext } from './trace.js'
+import type { DependencyHealth } from './dependencies.js'
+
+/** `ExportResultCode.SUCCESS` of @opentelemetry/core, whose enum is not imported for one value. */
+const SUCCESS = 0
 
 /** OpenTelemetry span export, on only with `OTEL_EXPORTER_OTLP_ENDPOINT` (docs/api.md#observability). */
 export interface Tracing {
@@ -12,6 +17,8 @@ export interface Tracing {
   activeTrace: () => TraceContext | undefined
   /** Exports the spans still buffered and stops. */
   shutdown: () => Promise<void>
+  /** Where each export's success or failure is reported, once the app can log (`span_export`). */
+  reportExports: (health: DependencyHealth) => void
 }
 
 export const SERVICE_NAME = 'bff-service'
@@ -40,11 +47,25 @@ export async function startTracing (endpoint: string): Promise<Tracing> {
     import('@opentelemetry/instrumentation'),
     import('@fastify/otel')
   ])
+  // A collector that is away costs the spans of the moment, never the service: the exporter
+  // retries a batch with its own backoff, the processor drops spans past its queue (2 048), and each
+  // export's outcome is reported so that an outage is one log line and `bff_dependency_up`.
+  const exporter = new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` })
+  let health: DependencyHealth | undefined
+  const reporting: SpanExporter = {
+    export: (spans, done) => {
+      exporter.export(spans, result => {
+        if (result.code === SUCCESS) health?.up()
+        else health?.down(result.error ?? new Error('span export failed'))
+        done(result)
+      })
+    },
+    shutdown: async () => { await exporter.shutdown() },
+    forceFlush: async () => { await exporter.forceFlush() }
+  }
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME }),
-    spanProcessors: [
-      new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, '')}/v1/traces` }))
-    ]
+    spanProcessors: [new BatchSpanProcessor(reporting)]
   })
   provider.register()
   const fastifyOtel = new FastifyOtelInstrumentation()
@@ -69,6 +90,7 @@ export async function startTracing (endpoint: string): Promise<Tracing> {
     shutdown: async () => {
       unregister()
       await provider.shutdown()
-    }
+    },
+    reportExports: reportTo => { health = reportTo }
   }
 }

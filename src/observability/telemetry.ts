@@ -22,6 +22,8 @@ export interface Telemetry {
   storeQuery: (seconds: number, failed: boolean) => void
   /** Reports a connection pool's state at each scrape. */
   watchPool: (read: () => PoolState) => void
+  /** A long-lived dependency answers again (`true`) or was lost (`false`). */
+  dependency: (name: string, up: boolean) => void
 }
 
 export interface PoolState {
@@ -40,7 +42,8 @@ export const NO_TELEMETRY: Telemetry = {
   authFailure: nothing,
   shed: nothing,
   storeQuery: nothing,
-  watchPool: nothing
+  watchPool: nothing,
+  dependency: nothing
 }
 
 /** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
@@ -117,6 +120,13 @@ export class PrometheusTelemetry implements Telemetry {
     registers: [this.registry]
   })
 
+  private readonly dependencies = new Gauge({
+    name: 'bff_dependency_up',
+    help: 'Whether a long-lived dependency answered at its last use (1) or was lost (0), by dependency',
+    labelNames: ['dependency'] as const,
+    registers: [this.registry]
+  })
+
   private readonly requestSeries = children((method, route, status) =>
     this.requests.labels(method ?? '', route ?? '', status ?? ''))
 
@@ -156,6 +166,10 @@ export class PrometheusTelemetry implements Telemetry {
 
   storeQuery (seconds: number, failed: boolean): void {
     this.querySeries(failed ? 'error' : 'ok').observe(seconds)
+  }
+
+  dependency (name: string, up: boolean): void {
+    this.dependencies.labels(name).set(up ? 1 : 0)
   }
 
   /** The pool gauge, once {@link watchPool} made it. */

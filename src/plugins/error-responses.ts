@@ -7,6 +7,7 @@ import {
   ERROR_CODES,
   errorCodeOf,
   isCodedError,
+  isStoreUnavailable,
   Messages,
   UNSUPPORTED_MEDIA_TYPE_MESSAGE,
   type ErrorCode
@@ -152,7 +153,8 @@ export function answerError (error: FastifyError, request: FastifyRequest, reply
     request.log.error({ err: error }, 'unhandled error')
     return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
   }
-  if (status >= 500) request.log.warn({ err: error }, error.message)
+  // The store's outage is logged once by the store, not once per request it fails.
+  if (status >= 500 && !isStoreUnavailable(error)) request.log.warn({ err: error }, error.message)
   return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyError } from 'fastify'
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql'
 import {
-  errorCodeOf, isCodedError, Messages, type ErrorCode, type ValidationIssue
+  errorCodeOf, isCodedError, isStoreUnavailable, Messages, type ErrorCode, type ValidationIssue
 } from '../errors.js'
 import { validationMessages } from './error-responses.js'
 
@@ -57,7 +57,7 @@ export function formatGraphqlError (
   }
   if (original !== undefined && isCodedError(original)) {
     const status = original.statusCode ?? 500
-    if (status >= 500) log.warn({ err: original }, original.message)
+    if (status >= 500 && !isStoreUnavailable(original)) log.warn({ err: original }, original.message)
     return {
       message: original.message,
       ...located,

@@ -6,6 +6,8 @@ import {
   redisItemStatusFeed,
   type ItemStatusFeed
 } from '../store/item-status.js'
+import { dependencyHealth } from './metrics.js'
+import { connectionSettings } from '../store/postgres-settings.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -22,11 +24,12 @@ export interface ItemStatusPluginOptions {
 }
 
 async function itemStatus (app: FastifyInstance, options: ItemStatusPluginOptions): Promise<void> {
+  const health = dependencyHealth(app, 'item_status_feed')
   const feed =
     options.redisUrl !== undefined
-      ? await redisItemStatusFeed(options.redisUrl, app.log)
+      ? await redisItemStatusFeed(options.redisUrl, app.log, health)
       : options.postgresUrl !== undefined
-        ? await postgresItemStatusFeed(options.postgresUrl, app.log)
+        ? await postgresItemStatusFeed(connectionSettings(options.postgresUrl), app.log, health)
         : localItemStatusFeed()
   app.log.debug({ transport: feed.transport }, 'item status feed ready')
   app.decorate('itemStatus', feed)

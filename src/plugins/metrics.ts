@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { NO_TELEMETRY, PrometheusTelemetry, type Telemetry } from '../observability/telemetry.js'
+import { DependencyHealth, type DependencyName } from '../observability/dependencies.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,6 +24,11 @@ export interface MetricsPluginOptions {
 /** The telemetry a plugin should report to: the app's, or nothing when the app has none (a host app). */
 export function telemetryOf (app: FastifyInstance): Telemetry {
   return app.hasDecorator('telemetry') ? app.telemetry : NO_TELEMETRY
+}
+
+/** How a plugin's long-lived client reports its dependency: to the app's log and `bff_dependency_up`. */
+export function dependencyHealth (app: FastifyInstance, name: DependencyName): DependencyHealth {
+  return new DependencyHealth(name, app.log, telemetryOf(app))
 }
 
 async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Promise<void> {

@@ -9,7 +9,8 @@ import underPressure from '@fastify/under-pressure'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { OverloadedError, RateLimitedError, withRetryAfter } from '../errors.js'
-import { telemetryOf } from './metrics.js'
+import { dependencyHealth, telemetryOf } from './metrics.js'
+import { sharedCounterRedis } from '../upstream/redis.js'
 import { principalKey } from '../domain/access.js'
 import { NO_STORE } from '../http/cache-control.js'
 
@@ -97,13 +98,10 @@ export async function addRateLimit (
 ): Promise<void> {
   let redis: Redis | undefined
   if (options.rateLimitRedisUrl !== undefined) {
-    const { Redis } = await import('ioredis')
-    // Short timeouts: a slow Redis must not hold requests (the plugin's own advice).
-    redis = new Redis(options.rateLimitRedisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
+    // Short timeouts, no queue: a slow or absent Redis must not hold requests (the plugin's own advice).
+    redis = await sharedCounterRedis(options.rateLimitRedisUrl, dependencyHealth(app, 'rate_limit_redis'))
     const client = redis
-    app.addHook('onClose', async () => {
-      await client.quit()
-    })
+    app.addHook('onClose', async () => { client.disconnect() })
   }
   await app.register(rateLimit, {
     global: true,

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { Store, type StoreOptions } from '../store/store.js'
-import { telemetryOf } from './metrics.js'
+import { dependencyHealth, telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -23,9 +23,9 @@ async function storePlugin (app: FastifyInstance, options: StorePluginOptions): 
   const { url, ...storeOptions } = options
   const store = await Store.open(url, {
     telemetry: telemetryOf(app),
-    onCheckpointerFailure: error => {
-      app.log.error({ err: error }, 'SQLite checkpointer failed: checkpoints are automatic again')
-    },
+    health: dependencyHealth(app, 'store'),
+    checkpointerHealth: dependencyHealth(app, 'sqlite_checkpointer'),
+    log: app.log,
     ...storeOptions
   })
   app.decorate('store', store)

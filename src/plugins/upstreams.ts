@@ -7,7 +7,8 @@ import { AggregatorApi, type AggregatorCredentials } from '../upstream/aggregato
 import {
   localBudget, localKeyedBudget, redisBudget, redisKeyedBudget, type KeyedBudget, type SharedBudget
 } from '../upstream/budget.js'
-import { telemetryOf } from './metrics.js'
+import { dependencyHealth, telemetryOf } from './metrics.js'
+import { sharedCounterRedis } from '../upstream/redis.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -57,9 +58,8 @@ async function aggregatorBudgets (
       principalBudget: perPrincipal === undefined ? undefined : localKeyedBudget(perPrincipal)
     }
   }
-  const { Redis } = await import('ioredis')
-  const redis = new Redis(redisUrl, { connectTimeout: 500, maxRetriesPerRequest: 1 })
-  app.addHook('onClose', async () => { await redis.quit() })
+  const redis = await sharedCounterRedis(redisUrl, dependencyHealth(app, 'aggregator_budget_redis'))
+  app.addHook('onClose', async () => { redis.disconnect() })
   return {
     budget: requestsPerMinute === undefined ? undefined : redisBudget(redis, 'aggregator', requestsPerMinute),
     principalBudget:

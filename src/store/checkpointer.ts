@@ -2,6 +2,7 @@ import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { Database as SqliteDatabase } from 'better-sqlite3'
+import type { DependencyHealth } from '../observability/dependencies.js'
 import type { CheckpointWorkerData } from './checkpoint-worker.js'
 
 /** How often the checkpointer copies committed WAL pages into the database file. */
@@ -33,6 +34,11 @@ export interface Checkpointer {
   stop: () => Promise<void>
 }
 
+/** A failed worker starts again after 1 s, doubling up to 60 s: a disk that stays full costs a thread a minute. */
+const RESTART_DELAY_MS = { first: 1000, max: 60_000 }
+/** A restarted worker that has run this long without failing counts as recovered. */
+const RECOVERED_AFTER_MS = 5 * CHECKPOINT_INTERVAL_MS
+
 /**
  * WAL checkpoints off the event loop. With SQLite's automatic checkpoints, every thousandth page
  * committed makes that commit copy the WAL into the database and fsync both, on the thread that
@@ -40,35 +46,53 @@ export interface Checkpointer {
  * the time. Here a worker thread with a connection of its own copies committed pages every
  * 200 ms, and the serving connection checkpoints only every {@link REWIND_PAGES} pages, finding
  * little left to copy, to rewind the WAL. Commits stay durable across a process crash
- * (`synchronous = NORMAL`, as before). If the worker fails, SQLite's default comes back.
+ * (`synchronous = NORMAL`, as before). If the worker fails (the disk full, the file gone),
+ * SQLite's default comes back and the worker is started again later, with capped backoff.
  */
 export function startCheckpointer (
   database: SqliteDatabase,
   file: string,
-  onFailure: (error: unknown) => void
+  health?: DependencyHealth
 ): Checkpointer {
-  database.pragma(`wal_autocheckpoint = ${REWIND_PAGES}`)
   database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`)
-  const workerData: CheckpointWorkerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS }
-  const worker = new Worker(WORKER_FILE, {
-    workerData,
-    // A thread that only runs checkpoints: a small heap, and none of the process's loaders (a test
-    // runner's would not fit in it; Node strips the types of the source file itself under tsx).
-    execArgv: [],
-    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 }
-  })
-  worker.unref()
-  const exited = new Promise<void>(resolve => worker.once('exit', () => { resolve() }))
-  worker.once('error', error => {
-    if (database.open) database.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
-    onFailure(error)
-  })
+  let stopped = false
+  let restartDelayMs = RESTART_DELAY_MS.first
+  let restart: NodeJS.Timeout | undefined
+  const start = (): { worker: Worker, exited: Promise<void> } => {
+    database.pragma(`wal_autocheckpoint = ${REWIND_PAGES}`)
+    const workerData: CheckpointWorkerData = { file, intervalMs: CHECKPOINT_INTERVAL_MS }
+    const worker = new Worker(WORKER_FILE, {
+      workerData,
+      // A thread that only runs checkpoints: a small heap, and none of the process's loaders (a test
+      // runner's would not fit in it; Node strips the types of the source file itself under tsx).
+      execArgv: [],
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 }
+    })
+    worker.unref()
+    const exited = new Promise<void>(resolve => worker.once('exit', () => { resolve() }))
+    const recovered = setTimeout(() => {
+      restartDelayMs = RESTART_DELAY_MS.first
+      health?.up()
+    }, RECOVERED_AFTER_MS).unref()
+    worker.once('error', error => {
+      clearTimeout(recovered)
+      if (database.open) database.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`)
+      health?.down(error)
+      if (stopped) return
+      restart = setTimeout(() => { if (!stopped && database.open) current = start() }, restartDelayMs).unref()
+      restartDelayMs = Math.min(restartDelayMs * 2, RESTART_DELAY_MS.max)
+    })
+    return { worker, exited }
+  }
+  let current = start()
   return {
     stop: async () => {
+      stopped = true
+      clearTimeout(restart)
       // Held open until the last checkpoint is done and the worker's connection closed.
-      worker.ref()
-      worker.postMessage('stop')
-      await exited
+      current.worker.ref()
+      current.worker.postMessage('stop')
+      await current.exited
     }
   }
 }

@@ -1,14 +1,10 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import {
   Kysely,
   Migrator,
   PostgresDialect,
   SqliteDialect,
   sql,
-  type KyselyConfig,
-  type SqliteDatabase,
-  type SqliteStatement
+  type KyselyConfig
 } from 'kysely'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
@@ -18,15 +14,19 @@ const CLIENT_SPAN = 2 as SpanKind.CLIENT
 const ERROR_STATUS = 2 as SpanStatusCode.ERROR
 import type { Database } from './database.js'
 import { migrationProvider } from './migrations.js'
-import { startCheckpointer } from './checkpointer.js'
+import { openSqlite } from './sqlite.js'
+import type { GuardedPool } from './postgres-pool.js'
+import type { DependencyHealth } from '../observability/dependencies.js'
 
 export type StoreEngine = 'sqlite' | 'postgres'
 
 export interface Connection {
   db: Kysely<Database>
   engine: StoreEngine
-  /** What else to end once `db` is destroyed (SQLite's checkpointer). */
+  /** What else to end once `db` is destroyed (SQLite's checkpointer and file watch). */
   release?: () => Promise<void>
+  /** PostgreSQL's pool, which can refuse every request until the store is migrated (Store.open). */
+  pool?: GuardedPool
 }
 
 export interface ConnectOptions {
@@ -36,8 +36,12 @@ export interface ConnectOptions {
   telemetry?: Telemetry
   /** With span export on: a span per statement. */
   tracer?: Tracer
-  /** SQLite: the WAL checkpointer thread failed (automatic checkpoints are back on). */
-  onCheckpointerFailure?: (error: unknown) => void
+  /** Where the store's outages and recoveries are reported (`bff_dependency_up{dependency="store"}`). */
+  health?: DependencyHealth
+  /** SQLite: where the WAL checkpointer thread's failures and recoveries are reported. */
+  checkpointerHealth?: DependencyHealth
+  /** SQLite: `false` refuses a missing folder for the file (production) rather than create it. */
+  createFolder?: boolean
 }
 
 /**
@@ -66,72 +70,36 @@ function queryLog (engine: StoreEngine, { telemetry, tracer }: ConnectOptions): 
   }
 }
 
+export function isPostgresUrl (url: string): boolean {
+  return url.startsWith('postgres://') || url.startsWith('postgresql://')
+}
+
 /**
  * `sqlite:<file>`, `sqlite::memory:` or `postgres://…` (`DATABASE_URL`, docs/deploy.md#configuration). Each
  * driver is loaded only when used: an instance on one engine does not carry the other in memory.
+ * PostgreSQL's pool connects on first use; SQLite's file is opened here.
  */
 export async function connect (url: string, options: ConnectOptions = {}): Promise<Connection> {
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    const { default: pg } = await import('pg')
-    const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10 })
-    options.telemetry?.watchPool(() => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }))
+  if (isPostgresUrl(url)) {
+    const { GuardedPool } = await import('./postgres-pool.js')
+    const pool = new GuardedPool(url, { size: options.poolSize ?? 10, health: options.health })
+    options.telemetry?.watchPool(() => pool.state())
     return {
       db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }),
-      engine: 'postgres'
+      engine: 'postgres',
+      pool
     }
   }
   if (url.startsWith('sqlite:')) {
-    const { default: SqliteDatabase } = await import('better-sqlite3')
-    const file = url.slice('sqlite:'.length)
-    const memory = file === ':memory:'
-    if (!memory) mkdirSync(dirname(file), { recursive: true })
-    const database = new SqliteDatabase(memory ? ':memory:' : file)
-    // WAL lets readers proceed during a write; NORMAL sync is durable across process crashes.
-    database.pragma('journal_mode = WAL')
-    database.pragma('synchronous = NORMAL')
-    database.pragma('foreign_keys = ON')
-    database.pragma('busy_timeout = 5000')
-    // No memory map: every page of the file a read or an index insert touched stayed in the
-    // process's resident memory (292 MiB of a 200 MB file under creates), for no throughput. Pages
-    // are read into an 8 MiB page cache, over the system's file cache (32 MiB only added to the
-    // resident memory under creates).
-    database.pragma('mmap_size = 0')
-    database.pragma('cache_size = -8192')
-    // Sorts and temporary indexes in memory: a statement that needs one never waits on a file.
-    database.pragma('temp_store = memory')
-    const checkpointer = memory
-      ? undefined
-      : startCheckpointer(database, file, options.onCheckpointerFailure ?? (() => {}))
-    const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(database) }),
-      log: queryLog('sqlite', options)
+    const { database, release } = await openSqlite(url.slice('sqlite:'.length), {
+      health: options.health,
+      checkpointerHealth: options.checkpointerHealth,
+      createFolder: options.createFolder
     })
-    return { db, engine: 'sqlite', ...(checkpointer === undefined ? {} : { release: checkpointer.stop }) }
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), log: queryLog('sqlite', options) })
+    return { db, engine: 'sqlite', ...(release === undefined ? {} : { release }) }
   }
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
-}
-
-const STATEMENT_CACHE_SIZE = 500
-
-/**
- * Kysely prepares every query anew; SQLite's parse and plan then cost more than most of our
- * lookups themselves. The service's queries have a fixed set of shapes, so prepared statements
- * are kept by SQL text (bounded; schema changes happen only in migrations, before serving).
- */
-function withStatementCache (database: SqliteDatabase): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>()
-  return {
-    close: () => { statements.clear(); database.close() },
-    prepare: (text: string) => {
-      let statement = statements.get(text)
-      if (statement === undefined) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
-        statement = database.prepare(text)
-        statements.set(text, statement)
-      }
-      return statement
-    }
-  }
 }
 
 /** Applies pending migrations; safe to run from several instances at once. */

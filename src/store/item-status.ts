@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { TimestampOf } from '../schemas/common.js'
+import type { ClientConfig as PostgresClientConfig } from 'pg'
 
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
@@ -145,71 +146,132 @@ export function localItemStatusFeed (): ItemStatusFeed {
 }
 
 /**
- * Many instances through Redis pub/sub: every instance subscribes to one channel, and a status
- * published by any of them (itself included) reaches each instance's subscribers once.
+ * Where the feed's connections report: the plugin gives the app's `DependencyHealth`
+ * (observability), which logs each change once and sets `bff_dependency_up`.
  */
-export async function redisItemStatusFeed (url: string, log: FastifyBaseLogger): Promise<ItemStatusFeed> {
+export interface FeedHealth {
+  up: () => void
+  down: (error: unknown) => void
+}
+
+/**
+ * Reports one dependency made of several connections: up once every one of them is ready, down
+ * as soon as one fails.
+ */
+function connectionsHealth (health: FeedHealth | undefined, count: number): {
+  ready: (connection: object) => void
+  failed: (connection: object, error: unknown) => void
+} {
+  const ready = new Set<object>()
+  return {
+    ready: connection => {
+      ready.add(connection)
+      if (ready.size === count) health?.up()
+    },
+    failed: (connection, error) => {
+      ready.delete(connection)
+      health?.down(error)
+    }
+  }
+}
+
+/**
+ * Many instances through Redis pub/sub: every instance subscribes to one channel, and a status
+ * published by any of them (itself included) reaches each instance's subscribers once. ioredis
+ * reconnects by itself (50 ms more per attempt, up to 2 s) and subscribes again; while Redis is
+ * away a publish fails at once (verifications go on; their statuses are not pushed).
+ */
+export async function redisItemStatusFeed (
+  url: string, log: FastifyBaseLogger, health?: FeedHealth
+): Promise<ItemStatusFeed> {
   const { Redis } = await import('ioredis')
   const local = new LocalDelivery()
-  const publisher = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1 })
-  const subscriber = new Redis(url, { connectTimeout: 2000 })
+  const publisher = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: 1, enableOfflineQueue: false })
+  // The subscription waits for Redis however long it takes: an instance starts without it.
+  const subscriber = new Redis(url, { connectTimeout: 2000, maxRetriesPerRequest: null })
+  const reports = connectionsHealth(health, 2)
   for (const connection of [publisher, subscriber]) {
-    connection.on('error', (error: Error) => {
-      log.warn({ err: error }, 'item status feed: Redis unavailable')
-    })
+    connection.on('error', (error: Error) => { reports.failed(connection, error) })
+    connection.on('ready', () => { reports.ready(connection) })
   }
   subscriber.on('message', (_channel: string, message: string) => { local.deliverMessage(message, log) })
-  await subscriber.subscribe(ITEM_STATUS_CHANNEL)
+  /* c8 ignore next 3 -- it waits for a connection (no retry limit): it fails only if the feed closes first */
+  subscriber.subscribe(ITEM_STATUS_CHANNEL).catch((error: unknown) => {
+    log.warn({ err: error }, 'item status feed: not subscribed')
+  })
   return {
     transport: 'redis',
     publish: async status => { await publisher.publish(ITEM_STATUS_CHANNEL, JSON.stringify(status)) },
     subscribe: itemId => local.subscribe(itemId),
     subscribers: () => local.subscribers(),
-    close: async () => { await Promise.allSettled([publisher.quit(), subscriber.quit()]) }
+    // Not `quit`: with Redis away it would wait in the queue for a connection that may never come.
+    close: async () => { publisher.disconnect(); subscriber.disconnect() }
   }
 }
 
-const RECONNECT_DELAY_MS = 1000
+/** The LISTEN connection comes back after 500 ms, doubling (jittered) up to 5 s, for as long as it takes. */
+const RECONNECT_BACKOFF = { initialDelay: 500, maxDelay: 5000 }
 
 /**
- * Many instances through PostgreSQL `LISTEN/NOTIFY` on the service's own database: one
- * connection per instance listens (and notifies), reconnecting after a failure. Statuses
- * published while it is down are not replayed: the next webhook brings the next one.
+ * Many instances through PostgreSQL `LISTEN/NOTIFY` on the service's own database (`connection`:
+ * pg's settings, the store's timeouts): one connection per instance listens (and notifies), made
+ * again with capped backoff whenever it is lost (or not there at start: an instance starts
+ * without it). Statuses published while it is
+ * down are not replayed: the next webhook brings the next one.
  */
-export async function postgresItemStatusFeed (url: string, log: FastifyBaseLogger): Promise<ItemStatusFeed> {
-  const { default: pg } = await import('pg')
+export async function postgresItemStatusFeed (
+  connection: PostgresClientConfig, log: FastifyBaseLogger, health?: FeedHealth
+): Promise<ItemStatusFeed> {
+  const [{ default: pg }, { ExponentialBackoff, handleAll, retry }] = await Promise.all([
+    import('pg'), import('cockatiel')
+  ])
   const local = new LocalDelivery()
-  let closed = false
+  const closing = new AbortController()
   let client: InstanceType<typeof pg.Client> | undefined
+  let connecting: InstanceType<typeof pg.Client> | undefined
+  const reconnect = retry(handleAll, { backoff: new ExponentialBackoff(RECONNECT_BACKOFF) })
+  reconnect.onRetry(event => { if ('error' in event) health?.down(event.error) })
 
   async function listen (): Promise<void> {
-    const next = new pg.Client({ connectionString: url })
+    const next = new pg.Client(connection)
     next.on('notification', message => {
       if (message.channel === ITEM_STATUS_CHANNEL) local.deliverMessage(message.payload ?? '', log)
     })
     next.on('error', (error: Error) => {
-      log.warn({ err: error }, 'item status feed: PostgreSQL connection lost')
+      health?.down(error)
+      next.end().catch(() => {})
       if (client !== next) return
       client = undefined
-      next.end().catch(() => {})
-      listenLater()
+      listenUntilDone()
     })
-    await next.connect()
-    await next.query(`LISTEN ${ITEM_STATUS_CHANNEL}`)
+    connecting = next
+    try {
+      await next.connect()
+      await next.query(`LISTEN ${ITEM_STATUS_CHANNEL}`)
+    } catch (error) {
+      await next.end().catch(() => {})
+      throw error
+    } finally {
+      connecting = undefined
+    }
+    if (closing.signal.aborted) {
+      await next.end().catch(() => {})
+      return
+    }
     client = next
+    health?.up()
   }
 
-  function listenLater (): void {
-    setTimeout(() => {
-      if (closed) return
-      listen().catch((error: unknown) => {
-        log.warn({ err: error }, 'item status feed: PostgreSQL reconnection failed')
-        listenLater()
-      })
-    }, RECONNECT_DELAY_MS).unref()
+  function listenUntilDone (): void {
+    reconnect.execute(listen, closing.signal).catch(() => { /* closed while reconnecting */ })
   }
 
-  await listen()
+  // The first attempt is waited for, so a started instance hears what is published next; a
+  // database that is not there yet is waited for in the background.
+  await listen().catch((error: unknown) => {
+    health?.down(error)
+    listenUntilDone()
+  })
   return {
     transport: 'postgres',
     publish: async status => {
@@ -219,8 +281,8 @@ export async function postgresItemStatusFeed (url: string, log: FastifyBaseLogge
     subscribe: itemId => local.subscribe(itemId),
     subscribers: () => local.subscribers(),
     close: async () => {
-      closed = true
-      await client?.end().catch(() => {})
+      closing.abort()
+      await Promise.all([client, connecting].map(async open => { await open?.end().catch(() => {}) }))
     }
   }
 }

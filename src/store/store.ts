@@ -1,5 +1,10 @@
-import { sql } from 'kysely'
-import { connect, migrate, type ConnectOptions, type StoreEngine } from './connect.js'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import type { FastifyBaseLogger } from 'fastify'
+import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
+import { connect, isPostgresUrl, migrate, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
+import type { Database } from './database.js'
+import type { GuardedPool } from './postgres-pool.js'
+import { isPostgresConnectionFailure } from './outage.js'
 import { StoreHandle } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
@@ -18,6 +23,24 @@ export class StoreOpenError extends Error {
 export interface StoreOptions extends ConnectOptions {
   /** Load the demo portfolios on the first start of an empty store. */
   demoData?: boolean
+  /**
+   * PostgreSQL unreachable at start (refused, timed out, starting up): return at once with a store
+   * that answers 503 and becomes ready by itself once the database answers and is migrated,
+   * instead of failing (production: docs/deploy.md#failure-modes). Any other failure still throws.
+   */
+  waitForDatabase?: boolean
+  /** Where a start-up that waits for its database says why it is still waiting. */
+  log?: FastifyBaseLogger
+}
+
+/** While waiting for PostgreSQL at start: a first retry after 1 s, doubling (jittered) up to every 5 s. */
+const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
+
+/** One line for the operator: the driver's reason, never the URL (it may hold a password). */
+function openFailure (url: string, error: unknown): StoreOpenError {
+  const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
+  const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${reason}`)
 }
 
 /**
@@ -34,6 +57,8 @@ export class Store {
   readonly idempotency: IdempotencyRepository
   readonly stats: StatsRepository
   readonly demo: DemoRepository
+  /** Ends a start-up still waiting for its database. */
+  private readonly starting = new AbortController()
 
   private constructor (private readonly handle: StoreHandle, private readonly release?: () => Promise<void>) {
     this.portfolios = new PortfolioRepository(handle)
@@ -48,20 +73,71 @@ export class Store {
 
   /** Connects, migrates, and (when asked) loads the demo data once. */
   static async open (url: string, options: StoreOptions = {}): Promise<Store> {
-    const { db, engine, release } = await connect(url, options)
+    let connection: Connection
     try {
-      await migrate(db, engine)
-      const store = new Store(new StoreHandle(db, engine), release)
+      connection = await connect(url, options)
+    } catch (error) {
+      throw openFailure(url, error)
+    }
+    const store = new Store(new StoreHandle(connection.db, connection.engine), connection.release)
+    const { pool } = connection
+    try {
+      await store.prepare(url)
       if (options.demoData === true) await store.demo.loadOnce()
+      options.health?.up()
       return store
     } catch (error) {
-      await db.destroy().catch(() => {})
-      await release?.()
-      // The driver's reason (refused, unknown host, bad password…), never the URL: it may hold a password.
-      throw new StoreOpenError(
-        `Cannot open the database of DATABASE_URL (${engine}): ${(error as Error).message.split('\n')[0] ?? ''}`
-      )
+      if (options.waitForDatabase !== true || pool === undefined || !isPostgresConnectionFailure(error)) {
+        await store.close().catch(() => {})
+        throw openFailure(url, error)
+      }
+      pool.refuse(error)
+      options.health?.down(error)
+      store.prepareLater(url, options, pool)
+      return store
     }
+  }
+
+  /** Migrations, on PostgreSQL through a connection of their own. */
+  private async prepare (url: string): Promise<void> {
+    if (this.engine === 'postgres') {
+      const { migrationPool } = await import('./postgres-pool.js')
+      const pool = migrationPool(url)
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+      try {
+        await migrate(db, 'postgres')
+      } finally {
+        await db.destroy()
+      }
+    } else {
+      await migrate(this.handle.db, this.engine)
+    }
+  }
+
+  /**
+   * Started with PostgreSQL unreachable: migrations are tried again with capped backoff until they
+   * succeed (then the pool accepts requests) or the store is closed. A failure other than the
+   * database being unreachable (a refused password, a failed migration) is logged each time its
+   * reason changes and tried again all the same: the instance stays alive and not ready.
+   */
+  private prepareLater (url: string, options: StoreOptions, pool: GuardedPool): void {
+    let lastReason = ''
+    const attempts = retry(handleAll, { backoff: new ExponentialBackoff(START_BACKOFF) })
+    attempts.onRetry(event => {
+      const error = 'error' in event ? event.error : undefined
+      if (isPostgresConnectionFailure(error)) return
+      const reason = String((error as Error | undefined)?.message)
+      if (reason !== lastReason) options.log?.error({ err: error }, 'store cannot start: retrying')
+      lastReason = reason
+    })
+    attempts.execute(async () => {
+      await this.prepare(url)
+      pool.accept()
+      if (options.demoData === true) await this.demo.loadOnce()
+    }, this.starting.signal).then(() => {
+      options.health?.up()
+      options.log?.info('store migrated: ready')
+    }, () => { /* closed while waiting */ })
   }
 
   get engine (): StoreEngine {
@@ -69,6 +145,7 @@ export class Store {
   }
 
   async close (): Promise<void> {
+    this.starting.abort()
     await this.handle.db.destroy()
     await this.release?.()
   }

@@ -77,7 +77,8 @@ export function redisKeyedBudget (redis: Redis, name: string, perMinute: number)
         if (!Number.isFinite(count) || !Number.isFinite(remainingMs)) throw new Error('no count from Redis')
         return count > perMinute ? Math.max(1, Math.ceil(remainingMs / 1000)) : undefined
       } catch (error) {
-        log.warn({ err: error, budget: name }, 'shared budget unavailable; counting locally')
+        // Redis's loss is logged once by its connection (bff_dependency_up), not once per call.
+        log.debug({ err: error, budget: name }, 'shared budget unavailable; counting locally')
         return await fallback.take(key, log)
       }
     }

@@ -29,7 +29,7 @@ t.test('documented defaults', async t => {
   })
   t.equal(config.env.JWT_DEFAULT_TYPE, undefined)
   t.equal(config.devRoutes, true)
-  t.same(config.store, { url: 'sqlite:./data/bff.sqlite', demoData: true })
+  t.same(config.store, { url: 'sqlite:./data/bff.sqlite', demoData: true, createFolder: true, waitForDatabase: false })
   t.same(config.modules.aggregator.allowedPaths, [
     '/items',
     '/accounts',

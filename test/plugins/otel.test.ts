@@ -2,6 +2,7 @@ import { Writable } from 'node:stream'
 import t from 'tap'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { startFake } from '../fixtures/fake-server.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 import { apiKey, bearer, buildTestApp, userToken } from '../helper.js'
 
 interface OtlpSpan { traceId: string, spanId: string, parentSpanId?: string, name: string, kind: number }
@@ -90,4 +91,45 @@ t.test('with OTEL_EXPORTER_OTLP_ENDPOINT, the request, its store statements and 
   t.match(freshTrace, /^[0-9a-f]{32}$/)
   t.not(freshTrace, CALLER_TRACE)
   t.ok(spans.some(span => span.traceId === freshTrace && span.kind === SERVER), 'the started trace is the exported one')
+})
+
+t.test('a collector that goes away under load costs no request: its loss is one line and the gauge, ' +
+  'its return another', async t => {
+  // Batches every 50 ms instead of 5 s, so the test sees several exports.
+  process.env.OTEL_BSP_SCHEDULE_DELAY = '50'
+  t.teardown(() => { delete process.env.OTEL_BSP_SCHEDULE_DELAY })
+  const collector = { away: false }
+  const receiver = await startFake(t, (_request, response) => {
+    // Away: every connection is cut before an answer, as a collector that was killed.
+    if (collector.away) response.socket?.destroy()
+    else response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+  })
+  const { stream, lines } = capturedLog()
+  const app = await buildTestApp(t, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, METRICS_PORT: '0', RATE_LIMIT_MAX: '100000000'
+  },
+  { logger: { level: 'info', stream } })
+  const spanExport = (): Array<Record<string, unknown>> => lines.filter(line => line.dependency === 'span_export')
+  const load = async (until: () => boolean): Promise<number[]> => {
+    const statuses: number[] = []
+    for (let round = 0; round < 400 && !until(); round++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, async () =>
+        (await app.inject({ method: 'GET', url: '/auth/health' })).statusCode))
+      statuses.push(...answers)
+      await new Promise(resolve => setTimeout(resolve, 25))
+    }
+    return statuses
+  }
+  await load(() => receiver.received.length > 0)
+  collector.away = true
+  const during = await load(() => spanExport().some(line => line.msg === 'dependency unavailable'))
+  t.same(new Set(during), new Set([200]), `${during.length} requests served while the collector was away`)
+  const gauge = await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text()
+  t.match(gauge, /bff_dependency_up\{dependency="span_export"\} 0/)
+  collector.away = false
+  await load(() => spanExport().some(line => line.msg === 'dependency available again'))
+  t.match(spanExport(), [
+    { level: 40, msg: 'dependency unavailable' },
+    { level: 30, msg: 'dependency available again' }
+  ], 'one line each way')
 })

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DrainingError, StoreUnavailableError } from '../../errors.js'
+import { DrainingError, isStoreUnavailable, storeUnavailable } from '../../errors.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { ProviderConfigSchema } from '../../schemas/auth.js'
 import { StatsSchema } from '../../schemas/stats.js'
@@ -66,11 +66,11 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     }
   }, async request => {
     if (app.lifecycle.draining) throw new DrainingError()
+    // The store logs its own outage once (docs/deploy.md#failure-modes): a balancer's every check is not a line.
     try {
       await app.store.ping()
     } catch (error) {
-      request.log.error({ err: error }, 'store unreachable')
-      throw new StoreUnavailableError()
+      throw isStoreUnavailable(error) ? error : storeUnavailable(error)
     }
     return {
       status: 'ready' as const,
