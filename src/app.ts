@@ -10,7 +10,7 @@ import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
 import lingeringClose from './plugins/lingering-close.js'
 import { echoRequestId, requestId } from './observability/logging.js'
-import { AJV_OPTIONS, schemaCompilers } from './plugins/schema-compilers.js'
+import schemaCompilers from './plugins/schema-compilers.js'
 import metrics, { dependencyHealth } from './plugins/metrics.js'
 import { tracedChildLogger, tracedChildLoggerWith } from './observability/trace.js'
 import auth from './plugins/auth.js'
@@ -56,10 +56,11 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     trustProxy: config.trustProxy,
     ...server,
     frameworkErrors,
-    clientErrorHandler: answerClientError,
-    schemaController: schemaCompilers(),
-    ajv: AJV_OPTIONS
+    clientErrorHandler: answerClientError
   }).withTypeProvider<TypeBoxTypeProvider>()
+
+  // Every route's validators and serializers, before any route; a module finds them here and adds none.
+  await app.register(schemaCompilers)
 
   // JSON only (another content type is 415: docs/api.md#inputs); a text/plain body would also dodge
   // CORS preflight (GHSA-3fjj-p79j-c9hh).

@@ -1,20 +1,10 @@
 import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import AjvCompiler from '@fastify/ajv-compiler'
-import type { FastifyServerOptions } from 'fastify'
+import fp from 'fastify-plugin'
+import type { FastifyInstance, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify'
 
-type BuildValidators = ReturnType<typeof AjvCompiler>
-type ValidatorOptions = Parameters<BuildValidators>[1]
-
-type BuildSerializer = ReturnType<typeof SerializerSelector>
+type ValidatorOptions = Parameters<ReturnType<typeof AjvCompiler>>[1]
 type Serializer = (data: unknown) => string
-
-/**
- * One pool of Ajv instances for every app of the process, keyed by their options and shared schemas
- * (the compiler's own pool key): an app built again with the same options — a test file builds
- * dozens, a host may build several — reuses the validators Ajv already compiled for the same
- * schema objects instead of compiling a hundred routes again.
- */
-const build = AjvCompiler()
 
 /**
  * The service's Ajv options, for every route and every GraphQL argument. Every failed rule makes
@@ -27,6 +17,20 @@ export const AJV_OPTIONS = {
   customOptions: { allErrors: true, verbose: true, coerceTypes: false, validateSchema: false }
 } as const
 
+/**
+ * One Ajv instance per set of options for the whole process (the compiler's own pool): an app
+ * built again — a test file builds dozens, a host may build several, every module mounted in a
+ * host has its own scope — reuses the validators Ajv already compiled for the same schema objects
+ * instead of compiling a hundred routes again. No shared schemas (`addSchema`): the service's
+ * schemas are whole objects, shared by importing them.
+ */
+const build = AjvCompiler()
+const exact = build({}, AJV_OPTIONS as unknown as ValidatorOptions)
+const coercing = build({}, {
+  ...AJV_OPTIONS,
+  customOptions: { ...AJV_OPTIONS.customOptions, coerceTypes: true }
+} as unknown as ValidatorOptions)
+
 /** A validator of the app's own pool, with its options: what a route's body is checked with. */
 export type Validator = ((value: unknown) => boolean) & { errors?: Array<Record<string, unknown>> | null }
 
@@ -35,63 +39,52 @@ export type Validator = ((value: unknown) => boolean) & { errors?: Array<Record<
  * input that does not arrive as a route's body: a GraphQL argument.
  */
 export function compileValidator (schema: object): Validator {
-  const compile = build({}, AJV_OPTIONS as unknown as ValidatorOptions)
-  return compile({ schema, httpPart: 'body' } as never) as unknown as Validator
+  return exact({ schema, httpPart: 'body' } as never) as unknown as Validator
 }
 
 /**
- * Validators: bodies exactly as sent (no coercion: `123` is not a string), but query strings and
- * path parameters — always text on the wire — coerced to the types their schemas declare, so
- * `?limit=` is an integer with integer bounds (`limit must be an integer number`) and documented as one.
+ * Every route's validators: bodies exactly as sent, but query strings and path parameters — always
+ * text on the wire — coerced to the types their schemas declare, so `?limit=` is an integer with
+ * integer bounds (`limit must be an integer number`) and documented as one. The service's own
+ * options, whatever the app's `ajv` server option says: a module mounted in a host validates as
+ * it does in the service. Fastify calls a compiler with the route definition ({schema, method,
+ * url, httpPart}), though the compiler's own types name only the schema.
  */
-const buildValidators: BuildValidators = (externalSchemas, options) => {
-  const exact = build(externalSchemas, options)
-  const coercing = build(externalSchemas, {
-    ...options,
-    customOptions: { ...options?.customOptions, coerceTypes: true }
-  } as ValidatorOptions)
-  // Fastify calls a compiler with the route definition ({schema, method, url, httpPart}), though
-  // the compiler's own types name only the schema.
-  const compile = (route: { httpPart?: string }): ReturnType<ReturnType<BuildValidators>> =>
-    (route.httpPart === 'body' ? exact : coercing)(route as never)
-  return compile as unknown as ReturnType<BuildValidators>
-}
+const validatorCompiler = ((route: { httpPart?: string }) =>
+  (route.httpPart === 'body' ? exact : coercing)(route as never)) as unknown as FastifySchemaCompiler<unknown>
 
 /**
- * Fastify's compilers. Response serializers (fast-json-stringify) are compiled once per schema object rather
- * than once per route and status: every route shares the one error-body schema for its 4xx/5xx
- * answers and many share an entity schema, and each compilation builds an Ajv instance of its
- * own — most of the service's start-up time before this.
+ * Response serializers (fast-json-stringify, its default options), compiled once per schema object
+ * rather than once per route and status: every route shares the one error-body schema for its
+ * 4xx/5xx answers and many share an entity schema, and each compilation builds an Ajv instance of
+ * its own — most of the service's start-up time before this.
  */
-const buildDefault: BuildSerializer = SerializerSelector()
-/** Serializers by the options and shared schemas they were compiled with, then by schema object (as the validators). */
-const serializerPools = new Map<string, WeakMap<object, Serializer>>()
-
-export function schemaCompilers (): NonNullable<FastifyServerOptions['schemaController']> {
-  return {
-    compilersFactory: {
-      buildValidator: buildValidators,
-      buildSerializer: (externalSchemas: unknown, options: unknown) => {
-        const compile = buildDefault(
-          externalSchemas as Parameters<BuildSerializer>[0],
-          options as Parameters<BuildSerializer>[1]
-        )
-        const key = JSON.stringify([externalSchemas, options])
-        let compiled = serializerPools.get(key)
-        if (compiled === undefined) {
-          compiled = new WeakMap<object, Serializer>()
-          serializerPools.set(key, compiled)
-        }
-        return (route: Parameters<typeof compile>[0]) => {
-          const schema = route.schema as object
-          let serializer = compiled.get(schema)
-          if (serializer === undefined) {
-            serializer = compile(route) as Serializer
-            compiled.set(schema, serializer)
-          }
-          return serializer
-        }
-      }
-    }
+const compileSerializer = SerializerSelector()({}, undefined) as unknown as (route: { schema: object }) => Serializer
+const serializers = new WeakMap<object, Serializer>()
+const serializerCompiler = ((route: { schema: object }) => {
+  let serializer = serializers.get(route.schema)
+  if (serializer === undefined) {
+    serializer = compileSerializer(route)
+    serializers.set(route.schema, serializer)
   }
+  return serializer
+}) as unknown as FastifySerializerCompiler<unknown>
+
+const NAME = 'bff-schema-compilers'
+
+/**
+ * The one place an encapsulation context is given the compilers: the app's root (this plugin, as
+ * buildApp registers it) or a module's own scope in a host ({@link ensureSchemaCompilers}).
+ */
+function useSchemaCompilers (app: FastifyInstance): void {
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+}
+
+/** The service's validator and serializer compilers for every route of the app. Register before any route. */
+export default fp(async app => { useSchemaCompilers(app) }, { name: NAME, fastify: '5.x' })
+
+/** Gives a module's scope the service's compilers, unless the app has them at its root already. */
+export function ensureSchemaCompilers (app: FastifyInstance): void {
+  if (!app.hasPlugin(NAME)) useSchemaCompilers(app)
 }
