@@ -17,6 +17,7 @@ export {
   errorSchemas,
   type ErrorBody
 } from './plugins/error-responses.js'
+export { SECURITY_SCHEMES as securitySchemes, type SecurityScheme } from './plugins/openapi.js'
 export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/auth/index.js'
 export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
 export { default as portfoliosPlugin } from './modules/portfolios/index.js'
@@ -34,4 +35,6 @@ export type { QuoteProvider } from './quotes/provider.js'
 export { default as upstreamsPlugin, type UpstreamsPluginOptions } from './plugins/upstreams.js'
 export { default as backendApiPlugin, type BackendApiModuleOptions } from './modules/backend-api/index.js'
 export { default as aggregatorPlugin, type AggregatorModuleOptions } from './modules/aggregator/index.js'
+export { default as itemStatusPlugin, type ItemStatusPluginOptions } from './plugins/item-status.js'
+export { default as lifecyclePlugin } from './plugins/lifecycle.js'
 export * as errors from './errors.js'

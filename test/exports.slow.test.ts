@@ -58,9 +58,12 @@ t.test('the package builds to what package.json exports, with type declarations'
     'storePlugin',
     'quotesPlugin',
     'upstreamsPlugin',
+    'itemStatusPlugin',
+    'lifecyclePlugin',
     'buildApp',
     'loadConfig'
   ]) {
     t.equal(built[name], 'function', `${name} is exported`)
   }
+  t.equal(built.securitySchemes, 'object', 'the OpenAPI security schemes, for hosts that assemble their own document')
 })

@@ -1,18 +1,31 @@
-import t from 'tap'
-import Fastify from 'fastify'
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
 import sensible from '@fastify/sensible'
+import swagger from '@fastify/swagger'
 import {
+  aggregatorPlugin,
   authPlugin,
   authRoutesPlugin,
+  backendApiPlugin,
+  conditionalRequestsPlugin,
+  excludedTransactionsPlugin,
+  idempotencyPlugin,
+  itemStatusPlugin,
+  lifecyclePlugin,
   mintToken,
+  portfolioAssetsPlugin,
   portfoliosPlugin,
   providerConfig,
-  storePlugin,
   quotesPlugin,
-  portfolioAssetsPlugin,
+  securitySchemes,
+  storePlugin,
+  systemPlugin,
+  upstreamsPlugin,
   type AuthPluginOptions
 } from '../src/index.js'
-import { conditionalRequestsPlugin, idempotencyPlugin } from '../src/index.js'
+import { apiKey, assertErrorBody, buildTestApp, testConfig, TEXTS } from './helper.js'
+import { hostRoutes } from './fixtures/host-routes.js'
+import { checkDocument, checkHostRoutes, checkPortfolioRoutes } from './fixtures/reused-routes.js'
 
 /** What a host gives the auth plugin: its own secret and key. */
 const HOST_AUTH: AuthPluginOptions = {
@@ -23,68 +36,191 @@ const HOST_AUTH: AuthPluginOptions = {
   apiKeys: ['host-key']
 }
 
-t.test('a host app registers one domain plugin alone, under its own prefix and store', async t => {
+async function listening (t: Test, app: FastifyInstance): Promise<string> {
+  t.teardown(() => app.close())
+  return await app.listen({ host: '127.0.0.1', port: 0 })
+}
+
+t.test('the reused-route checks hold on the service itself', async t => {
+  const app = await buildTestApp(t)
+  const origin = await app.listen({ host: '127.0.0.1', port: 0 })
+  await checkPortfolioRoutes(t, { origin, path: '/portfolios', key: apiKey()['x-api-key'] ?? '' })
+  await checkDocument(t, await (await fetch(`${origin}/docs/json`)).json() as never, '/portfolios')
+})
+
+t.test('a host mounting the portfolios module gets the service\'s answers and document; its own route keeps ' +
+  'Fastify\'s defaults', async t => {
   const host = Fastify()
-  t.teardown(() => host.close())
-  // The host keeps its own error handler: the plugins set none.
-  host.setErrorHandler((error: { statusCode?: number, message: string }, _request, reply) => {
-    reply.code(error.statusCode ?? 500).send({ hostError: error.message })
-  })
+  await host.register(swagger, { openapi: { info: { title: 'Host app', version: '1.0.0' } } })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
   await host.register(portfoliosPlugin, { prefix: '/api/v2/carteiras' })
-  host.get('/mine', async () => ({ host: true }))
-  await host.ready()
-
-  const created = await host.inject({
-    method: 'POST',
-    url: '/api/v2/carteiras',
-    headers: { 'x-api-key': 'host-key' },
-    payload: { name: 'Host', userId: 'h' }
-  })
-  t.equal(created.statusCode, 201)
-  const read = await host.inject({
-    method: 'GET',
-    url: `/api/v2/carteiras/${created.json().id}`,
-    headers: { 'x-api-key': 'host-key' }
-  })
-  t.equal(read.statusCode, 200)
-  t.match(read.json(), { name: 'Host', totalValue: 0, assets: [] })
-  const refused = await host.inject({ method: 'GET', url: '/api/v2/carteiras', headers: { 'x-api-key': 'nope' } })
-  t.equal(refused.statusCode, 401)
-  t.same(refused.json(), { hostError: 'API key inválida ou ausente' })
-  t.equal(
-    (await host.inject({ method: 'GET', url: '/mine' })).statusCode,
-    200,
-    "the module's API-key hook does not reach host routes"
-  )
-  t.equal(
-    (await host.inject({ method: 'GET', url: '/portfolios' })).statusCode,
-    404,
-    'nothing is mounted where the host did not ask'
-  )
+  hostRoutes(host)
+  const origin = await listening(t, host)
+  await checkPortfolioRoutes(t, { origin, path: '/api/v2/carteiras', key: 'host-key' })
+  await checkHostRoutes(t, origin)
+  const document = host.swagger() as { paths: Record<string, Record<string, { security?: unknown }>> }
+  await checkDocument(t, document, '/api/v2/carteiras')
+  t.same(Object.keys(document.paths['/host/echo'] ?? {}), ['post'])
+  t.equal(document.paths['/host/echo']?.post?.security, undefined, 'the host\'s route is documented as the host has it')
 })
 
-t.test('a module whose dependencies are missing fails at ready()', async t => {
+t.test('a host\'s own error and not-found handlers stay its own; the module answers in its body', async t => {
+  const host = Fastify()
+  host.setErrorHandler((error: { statusCode?: number, message: string }, _request, reply) => {
+    reply.code(error.statusCode ?? 500).send({ hostError: error.message })
+  })
+  host.setNotFoundHandler((_request, reply) => { reply.code(404).send({ hostNotFound: true }) })
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, HOST_AUTH)
+  await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+  hostRoutes(host)
+  await host.ready()
+  t.teardown(() => host.close())
+  const refused = await host.inject({ method: 'GET', url: '/carteiras', headers: { 'x-api-key': 'nope' } })
+  t.equal(refused.statusCode, 401)
+  t.match(refused.json(), { code: 'API_KEY_INVALID', message: TEXTS.apiKeyInvalid })
+  assertErrorBody(t, refused.json(), 401, '/carteiras')
+  t.match((await host.inject({ method: 'GET', url: '/carteiras/a/b' })).json(), { code: 'NOT_FOUND' })
+  t.same((await host.inject({ method: 'POST', url: '/host/echo', payload: {} })).json(),
+    { hostError: "body must have required property 'n'" })
+  t.same((await host.inject({ method: 'GET', url: '/elsewhere' })).json(), { hostNotFound: true })
+  t.same((await host.inject({ method: 'GET', url: '/portfolios' })).json(), { hostNotFound: true },
+    'nothing is mounted where the host did not ask')
+})
+
+const config = testConfig()
+
+interface ModuleCase {
+  name: string
+  /** Where it is mounted; none: at the host's root. */
+  prefix?: string
+  /** A request its guard refuses. */
+  refused: { url: string, method?: 'GET' | 'POST', code: string }
+  mount: (app: FastifyInstance) => PromiseLike<unknown>
+}
+
+/** Each exported module in a host of its own, with the infrastructure it names. */
+const MODULES: ModuleCase[] = [
+  {
+    name: 'authRoutesPlugin',
+    prefix: '/conta',
+    refused: { url: '/conta/profile', code: 'TOKEN_INVALID' },
+    mount: app => app.register(authRoutesPlugin, { prefix: '/conta', ...config.modules.auth })
+  },
+  {
+    name: 'portfolioAssetsPlugin',
+    prefix: '/ativos',
+    refused: { url: '/ativos', code: 'API_KEY_INVALID' },
+    mount: app => app.register(portfolioAssetsPlugin, { prefix: '/ativos' })
+  },
+  {
+    name: 'excludedTransactionsPlugin',
+    prefix: '/exclusoes',
+    refused: { url: '/exclusoes', code: 'TOKEN_INVALID' },
+    mount: app => app.register(excludedTransactionsPlugin, { prefix: '/exclusoes' })
+  },
+  {
+    name: 'backendApiPlugin',
+    prefix: '/laravel',
+    refused: { url: '/laravel/health', code: 'TOKEN_INVALID' },
+    mount: app => app.register(backendApiPlugin, { prefix: '/laravel', ...config.modules.backendApi })
+  },
+  {
+    name: 'aggregatorPlugin',
+    prefix: '/pluggy',
+    refused: { url: '/pluggy/connect_token', method: 'POST', code: 'TOKEN_INVALID' },
+    mount: app => app.register(aggregatorPlugin, { prefix: '/pluggy', ...config.modules.aggregator })
+  },
+  {
+    name: 'systemPlugin, without a prefix',
+    refused: { url: '/stats', code: 'API_KEY_INVALID' },
+    mount: app => app.register(systemPlugin, config.modules.system)
+  }
+]
+
+for (const { name, mount, prefix, refused } of MODULES) {
+  t.test(`${name} carries the error body into its scope, and only there`, async t => {
+    const host = Fastify()
+    t.teardown(() => host.close())
+    await host.register(sensible)
+    await host.register(storePlugin, { url: 'sqlite::memory:' })
+    await host.register(authPlugin, config.auth)
+    await host.register(upstreamsPlugin, config.upstreams)
+    await host.register(quotesPlugin, config.quotes)
+    await host.register(itemStatusPlugin, {})
+    await host.register(lifecyclePlugin)
+    await mount(host)
+    hostRoutes(host)
+    await host.ready()
+    const answer = await host.inject({ method: refused.method ?? 'GET', url: refused.url })
+    t.equal(answer.statusCode, 401)
+    t.match(answer.json(), { code: refused.code })
+    assertErrorBody(t, answer.json(), 401, refused.url)
+    if (prefix !== undefined) {
+      const unknown = await host.inject({ method: 'GET', url: `${prefix}/not/here` })
+      const notFound = { code: 'NOT_FOUND', message: `Cannot GET ${prefix}/not/here` }
+      t.match([unknown.statusCode, unknown.json()], [404, notFound])
+    }
+    t.match((await host.inject({ method: 'GET', url: '/nowhere' })).json(), { message: 'Route GET:/nowhere not found' },
+      'the host\'s 404 elsewhere')
+    const echo = await host.inject({ method: 'POST', url: '/host/echo', payload: { n: 5 } })
+    t.same([echo.statusCode, echo.json()], [200, { n: '5' }], 'the host\'s validation for its route')
+  })
+}
+
+t.test('a host on @fastify/swagger\'s Swagger 2 gets the security definitions the routes name', async t => {
+  const host = Fastify()
+  t.teardown(() => host.close())
+  await host.register(swagger)
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, HOST_AUTH)
+  await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+  await host.ready()
+  const document = host.swagger() as { securityDefinitions: Record<string, unknown>, paths: Record<string, unknown> }
+  t.match(document.securityDefinitions, {
+    apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+    bearerAuth: { type: 'apiKey', in: 'header', name: 'Authorization' }
+  })
+  t.ok(document.paths['/carteiras/{id}'])
+})
+
+t.test('a host\'s own security schemes: the same as the exported ones are kept, a different apiKey stops the ' +
+  'document naming it', async t => {
+  for (const [own, outcome] of [
+    [securitySchemes, 'kept'],
+    [{ apiKey: { type: 'apiKey', in: 'query', name: 'key' } }, 'refused']
+  ] as const) {
+    const host = Fastify()
+    t.teardown(() => host.close())
+    await host.register(swagger, { openapi: { openapi: '3.1.0', components: { securitySchemes: own } } })
+    await host.register(storePlugin, { url: 'sqlite::memory:' })
+    await host.register(authPlugin, HOST_AUTH)
+    await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+    await host.ready()
+    if (outcome === 'kept') {
+      const document = host.swagger() as { components: { securitySchemes: unknown } }
+      t.same(document.components.securitySchemes, securitySchemes)
+    } else {
+      t.throws(() => host.swagger(), /security scheme apiKey differs/)
+    }
+  }
+})
+
+t.test('a module whose dependencies are missing fails when it is registered', async t => {
   const host = Fastify()
   t.teardown(() => host.close())
   await host.register(storePlugin, { url: 'sqlite::memory:' })
-  await t.rejects(async () => {
-    await host.register(portfolioAssetsPlugin)
-    await host.ready()
-  }, /required by 'bff-portfolio-assets'/)
+  await t.rejects(async () => { await host.register(portfolioAssetsPlugin) }, /required by 'bff-portfolio-assets'/)
 })
 
-t.test('the auth routes need @fastify/sensible (preventCache): without it ready() names it; with it, ' +
+t.test('the auth routes need @fastify/sensible (preventCache): without it register() names it; with it, ' +
   'the profile is no-store', async t => {
   const routes = { devRoutes: false, backendUrl: 'http://127.0.0.1:1', jwtAlgorithm: 'HS256' }
   const bare = Fastify()
   t.teardown(() => bare.close())
   await bare.register(authPlugin, HOST_AUTH)
-  await t.rejects(async () => {
-    await bare.register(authRoutesPlugin, routes)
-    await bare.ready()
-  }, /@fastify\/sensible/)
+  await t.rejects(async () => { await bare.register(authRoutesPlugin, routes) }, /@fastify\/sensible/)
 
   const host = Fastify()
   t.teardown(() => host.close())
@@ -151,4 +287,7 @@ t.test('a host registering the idempotency and conditional-request plugins befor
   const read = await host.inject({ method: 'GET', url, headers: { 'x-api-key': 'host-key' } })
   const polled = { 'x-api-key': 'host-key', 'if-none-match': String(read.headers.etag) }
   t.equal((await host.inject({ method: 'GET', url, headers: polled })).statusCode, 304)
+  const invalidKey = { 'x-api-key': 'host-key', 'idempotency-key': 'not a key' }
+  const refused = await host.inject({ method: 'POST', url: '/carteiras', headers: invalidKey, payload: { name: 'H' } })
+  t.match([refused.statusCode, refused.json()], [400, { code: 'VALIDATION_FAILED' }], 'the added header checked alike')
 })

@@ -158,21 +158,34 @@ export function answerError (error: FastifyError, request: FastifyRequest, reply
   return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 
-async function errorResponses (app: FastifyInstance): Promise<void> {
-  app.setErrorHandler(answerError)
-
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0]
-    const body = errorBody(request, 404, 'NOT_FOUND', `Cannot ${request.method} ${path}`)
-    return reply.code(404).header('cache-control', NO_STORE).send(body)
-  })
+/** An unknown route: 404 in the standard body. */
+function answerNotFound (request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const path = request.url.split('?')[0]
+  const body = errorBody(request, 404, 'NOT_FOUND', `Cannot ${request.method} ${path}`)
+  return reply.code(404).header('cache-control', NO_STORE).send(body)
 }
+
+const NAME = 'bff-error-responses'
 
 /**
  * The one error handler and not-found handler of the app: every error leaves in the standard body,
  * with `Cache-Control: no-store`.
  */
-export default fp(errorResponses, { name: 'bff-error-responses', fastify: '5.x' })
+export default fp(async app => {
+  app.setErrorHandler(answerError)
+  app.setNotFoundHandler(answerNotFound)
+}, { name: NAME, fastify: '5.x' })
+
+/**
+ * Gives a module's scope the error handler, and the not-found handler for the paths under its
+ * prefix when it has one of its own (without, the not-found handler would be the host's whole
+ * app's), unless the app has both at its root already.
+ */
+export function ensureErrorResponses (app: FastifyInstance, options: { ownPrefix: boolean }): void {
+  if (app.hasPlugin(NAME)) return
+  app.setErrorHandler(answerError)
+  if (options.ownPrefix) app.setNotFoundHandler(answerNotFound)
+}
 
 /**
  * The error body as a route's response schema: the same fields, none enforced, extra ones

@@ -93,7 +93,9 @@ function documentedSchema (schema: FastifySchema & { hide?: boolean }, shed: boo
  * A route as documented: `/portfolios/` (a module's root to Fastify) as `/portfolios`, the wildcard
  * of `/backend-api/proxy/*` as a parameter named `path` (OpenAPI names must be words).
  */
-function documentedRoute (schema: FastifySchema, url: string, shed: boolean): { schema: FastifySchema, url: string } {
+export function documentedRoute (
+  schema: FastifySchema, url: string, shed: boolean
+): { schema: FastifySchema, url: string } {
   const documented = documentedSchema(schema, shed)
   if (url.endsWith('*') && isObject(documented.params) && isObject(documented.params.properties)) {
     const { '*': wildcard, ...properties } = documented.params.properties
@@ -247,5 +249,8 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
   })
 }
 
+/** The plugin's name: an app that has it documents every route itself (see openapi-host.ts). */
+export const OPENAPI_PLUGIN = 'bff-openapi'
+
 /** OpenAPI 3 from the route schemas (@fastify/swagger), Swagger UI at /docs. Register before the routes. */
-export default fp(openapi, { name: 'bff-openapi', fastify: '5.x' })
+export default fp(openapi, { name: OPENAPI_PLUGIN, fastify: '5.x' })

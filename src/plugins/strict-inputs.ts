@@ -56,7 +56,7 @@ function refuseUndefinedQueryParameters (route: RouteOptions): void {
   }
 }
 
-async function strictInputs (app: FastifyInstance): Promise<void> {
+function refuseLooseInputs (app: FastifyInstance): void {
   app.addHook('onRoute', refuseUndefinedQueryParameters)
 
   // JSON in UTF-8 only (RFC 8259 §8.1): another declared charset is 415 rather than mojibake.
@@ -82,5 +82,17 @@ async function strictInputs (app: FastifyInstance): Promise<void> {
   })
 }
 
+const NAME = 'bff-strict-inputs'
+
 /** Strict inputs (docs/api.md#inputs): unknown query parameters refused, JSON only in UTF-8. Register before routes. */
-export default fp(strictInputs, { name: 'bff-strict-inputs', fastify: '5.x' })
+export default fp(async app => { refuseLooseInputs(app) }, { name: NAME, fastify: '5.x' })
+
+/**
+ * Gives a module's scope the strict inputs, unless the app has them at its root already; there a
+ * text/plain body is 415 too, as the service's root refuses it (src/app.ts).
+ */
+export function ensureStrictInputs (app: FastifyInstance): void {
+  if (app.hasPlugin(NAME)) return
+  refuseLooseInputs(app)
+  if (app.hasContentTypeParser('text/plain')) app.removeContentTypeParser('text/plain')
+}

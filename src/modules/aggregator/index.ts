@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import {
@@ -257,11 +257,10 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   })
 }
 
-export default fp(aggregatorModule, {
+export default reusableModule(aggregatorModule, {
   name: 'bff-aggregator',
   fastify: '5.x',
   // sensible's reply.preventCache: no cache keeps a connect token or a relayed answer (docs/api.md#caching).
   dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-item-status', '@fastify/sensible'],
-  decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'itemStatus'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'itemStatus'] }
 })

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
@@ -206,11 +206,10 @@ function withSlash (base: string): string {
 }
 
 /** Auth routes (docs/api.md#credentials), mounted by the host (the app uses `/auth`). */
-export default fp(authModule, {
+export default reusableModule(authModule, {
   name: 'bff-auth-module',
   fastify: '5.x',
   // sensible's reply.preventCache: no cache keeps an answer with the principal's claims (docs/api.md#caching).
   dependencies: ['bff-auth', '@fastify/sensible'],
-  decorators: { fastify: ['verifyJwt', 'requireUser', 'requireClient'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyJwt', 'requireUser', 'requireClient'] }
 })

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { BadRequestError } from '../../errors.js'
 import type { Principal } from '../../domain/access.js'
@@ -149,11 +149,10 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
   })
 }
 
-export default fp(backendApiModule, {
+export default reusableModule(backendApiModule, {
   name: 'bff-backend-api',
   fastify: '5.x',
   // sensible's reply.preventCache: no cache keeps a relayed or token answer (docs/api.md#caching).
   dependencies: ['bff-auth', 'bff-upstreams', '@fastify/sensible'],
-  decorators: { fastify: ['verifyJwt', 'backendClient', 'backendRelay'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyJwt', 'backendClient', 'backendRelay'] }
 })

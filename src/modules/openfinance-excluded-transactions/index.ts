@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
@@ -60,10 +60,9 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
   })
 }
 
-export default fp(exclusionsModule, {
+export default reusableModule(exclusionsModule, {
   name: 'bff-openfinance-excluded-transactions',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-store'],
-  decorators: { fastify: ['verifyJwt', 'store'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyJwt', 'store'] }
 })

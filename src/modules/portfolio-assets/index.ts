@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
@@ -114,10 +114,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   })
 }
 
-export default fp(portfolioAssetsModule, {
+export default reusableModule(portfolioAssetsModule, {
   name: 'bff-portfolio-assets',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-store', 'bff-quotes'],
-  decorators: { fastify: ['verifyApiKey', 'store', 'quotes'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyApiKey', 'store', 'quotes'] }
 })

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
@@ -99,10 +99,9 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   })
 }
 
-export default fp(portfoliosModule, {
+export default reusableModule(portfoliosModule, {
   name: 'bff-portfolios',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-store'],
-  decorators: { fastify: ['verifyApiKey', 'store'] },
-  encapsulate: true
+  decorators: { fastify: ['verifyApiKey', 'store'] }
 })

@@ -1,4 +1,4 @@
-import fp from 'fastify-plugin'
+import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -106,10 +106,9 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
   })
 }
 
-export default fp(systemModule, {
+export default reusableModule(systemModule, {
   name: 'bff-system',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-lifecycle'],
-  decorators: { fastify: ['providerConfig', 'verifyApiKey', 'store', 'backendClient', 'aggregator', 'lifecycle'] },
-  encapsulate: true
+  decorators: { fastify: ['providerConfig', 'verifyApiKey', 'store', 'backendClient', 'aggregator', 'lifecycle'] }
 })
