@@ -1,12 +1,15 @@
 import t from 'tap'
 import { execFile } from 'node:child_process'
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
+import { setTimeout } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { imageCommand, tymon } from './helper.js'
 import { copyProject, startServer } from './fixtures/processes.js'
+import { readmeReuseExample } from './fixtures/readme.js'
+import { checkDocument, checkHostRoutes, checkPortfolioRoutes } from './fixtures/reused-routes.js'
 
 /**
  * The project as others get it: `npm pack`'s tarball installed in a host app, the start scripts
@@ -64,7 +67,11 @@ async function packedTarball (): Promise<{ tarball: string, files: string[] }> {
 t.test('npm pack ships dist/ with its declarations, package.json and the README: no sources or tests', async t => {
   const { files } = await packedTarball()
   t.same(files.filter(path => !path.startsWith('dist/')).sort(), ['README.md', 'package.json'])
-  const expected = ['dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js']
+  const expected = [
+    'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js',
+    // Loaded by path at run time (a worker thread's program), not imported: nothing else would show it missing.
+    'dist/store/checkpoint-worker.js'
+  ]
   for (const path of expected) {
     t.ok(files.includes(path), `${path} is shipped`)
   }
@@ -72,41 +79,19 @@ t.test('npm pack ships dist/ with its declarations, package.json and the README:
   t.notOk(files.some(path => /\.test\.|^src\/|^test\/|^bench\//.test(path)), 'nothing but the build')
 })
 
-/** A host's own Fastify app: the package's auth and portfolios plugins under its prefix, beside its own route. */
-const HOST_APP = `import Fastify from 'fastify'
-import { authPlugin, portfoliosPlugin, providerConfig, storePlugin, type AuthPluginOptions } from '${pkg.name}'
+/**
+ * The scratch host's program: the README's example as it is written (its values from the
+ * environment), then the host's own route, listening on a free port, and the OpenAPI document
+ * @fastify/swagger makes for the host written out.
+ */
+const HOST_APP = `${readmeReuseExample()}
+import { writeFileSync } from 'node:fs'
+import { hostRoutes } from './host-routes.ts'
 
-const auth: AuthPluginOptions = {
-  jwtSecret: 'a host secret of at least thirty-two characters',
-  jwtAlgorithm: 'HS256',
-  leewaySeconds: 0,
-  providers: providerConfig({ user: 'App\\\\Models\\\\User', client: 'App\\\\Models\\\\User\\\\Client' }),
-  apiKeys: ['host-key']
-}
-const app = Fastify()
-await app.register(storePlugin, { url: 'sqlite::memory:' })
-await app.register(authPlugin, auth)
-await app.register(portfoliosPlugin, { prefix: '/host/carteiras' })
-app.get('/host/own', async () => ({ own: true }))
-await app.ready()
-
-const key = { 'x-api-key': 'host-key' }
-const created = await app.inject({
-  method: 'POST', url: '/host/carteiras', headers: key, payload: { name: 'Hosted', userId: 'h' }
-})
-const id: string = created.json().id
-const read = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: key })
-const refused = await app.inject({ method: 'GET', url: '/host/carteiras/' + id, headers: { 'x-api-key': 'other' } })
-const own = await app.inject({ method: 'GET', url: '/host/own' })
-const elsewhere = await app.inject({ method: 'GET', url: '/portfolios/' + id, headers: key })
-console.log(JSON.stringify({
-  created: created.statusCode,
-  read: [read.statusCode, read.json()],
-  refused: refused.statusCode,
-  own: [own.statusCode, own.json()],
-  elsewhere: elsewhere.statusCode
-}))
-await app.close()
+hostRoutes(app)
+const address = await app.listen({ host: '127.0.0.1', port: 0 })
+writeFileSync('openapi.json', JSON.stringify(app.swagger()))
+console.log('Server listening at ' + address)
 `
 
 type Dependencies = Record<string, string>
@@ -118,7 +103,7 @@ type LockEntry = Record<string, unknown> &
  * package at the version this project's lock pins. Resolving version ranges would need registry
  * metadata that `npm ci` never caches, so a lock keeps the install offline and the same each run.
  */
-function hostManifests (tarball: string): { manifest: object, lock: object } {
+function hostManifests (tarball: string, hostPackages: string[]): { manifest: object, lock: object } {
   const projectLock = readFileSync(`${root}package-lock.json`, 'utf8')
   const entries = (JSON.parse(projectLock) as { packages: Record<string, LockEntry> }).packages
   // Where Node would find `name` from the package at `from` (the lock's paths are node_modules paths).
@@ -139,8 +124,13 @@ function hostManifests (tarball: string): { manifest: object, lock: object } {
     const names = Object.keys({ ...entry.dependencies, ...entry.optionalDependencies, ...entry.peerDependencies })
     for (const name of names) visit(locate(name, path))
   }
-  for (const name of [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies)]) visit(locate(name, ''))
-  const dependencies = { [pkg.name]: `file:${basename(tarball)}`, fastify: pkg.peerDependencies.fastify ?? '' }
+  const roots = [...Object.keys(pkg.dependencies), ...Object.keys(pkg.peerDependencies), ...hostPackages]
+  for (const name of roots) visit(locate(name, ''))
+  const dependencies = {
+    [pkg.name]: `file:${basename(tarball)}`,
+    fastify: pkg.peerDependencies.fastify ?? '',
+    ...Object.fromEntries(hostPackages.map(name => [name, String(entries[`node_modules/${name}`]?.version)]))
+  }
   const packages: Record<string, object> = {
     '': { name: 'host-app', dependencies },
     [`node_modules/${pkg.name}`]: {
@@ -160,12 +150,13 @@ function hostManifests (tarball: string): { manifest: object, lock: object } {
   }
 }
 
-t.test('a host app installs the tarball beside fastify, type-checks against it and mounts two plugins', async t => {
+t.test('the README\'s example, installed from the tarball beside fastify and @fastify/swagger, type-checks and ' +
+  'answers as the service does', async t => {
   const { tarball } = await packedTarball()
   const host = join(scratch, 'host')
   mkdirSync(host)
   cpSync(tarball, join(host, basename(tarball)))
-  const { manifest, lock } = hostManifests(tarball)
+  const { manifest, lock } = hostManifests(tarball, ['@fastify/swagger', '@types/node'])
   writeFileSync(join(host, 'package.json'), JSON.stringify(manifest))
   writeFileSync(join(host, 'package-lock.json'), JSON.stringify(lock))
   await run('npm', ['ci', ...INSTALL], host)
@@ -173,8 +164,12 @@ t.test('a host app installs the tarball beside fastify, type-checks against it a
     { version: string, peerDependencies: object }
   t.equal(installed.version, pkg.version)
   t.same(installed.peerDependencies, { fastify: pkg.peerDependencies.fastify }, 'the host brings fastify (a peer)')
+  const fastifyManifest = readFileSync(join(host, 'node_modules/fastify/package.json'), 'utf8')
+  const fastify = JSON.parse(fastifyManifest) as { version: string }
+  t.equal(pkg.peerDependencies.fastify, `^${fastify.version}`, 'the peer range starts at the Fastify tested here')
 
   writeFileSync(join(host, 'host.ts'), HOST_APP)
+  cpSync(fileURLToPath(new URL('./fixtures/host-routes.ts', import.meta.url)), join(host, 'host-routes.ts'))
   writeFileSync(join(host, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
       target: 'ES2022',
@@ -182,8 +177,9 @@ t.test('a host app installs the tarball beside fastify, type-checks against it a
       moduleResolution: 'NodeNext',
       strict: true,
       noEmit: true,
+      allowImportingTsExtensions: true,
       skipLibCheck: true,
-      types: []
+      types: ['node']
     },
     files: ['host.ts']
   }))
@@ -191,15 +187,25 @@ t.test('a host app installs the tarball beside fastify, type-checks against it a
     .then(() => '', (error: { stdout: string }) => error.stdout)
   t.equal(typeErrors, '', 'the host type-checks against the shipped declarations')
 
-  // Node 24 runs the host's TypeScript itself (type stripping).
-  const answers = JSON.parse(await run(process.execPath, ['host.ts'], host)) as Record<string, unknown>
-  t.match(answers, {
-    created: 201,
-    read: [200, { name: 'Hosted', userId: 'h', totalValue: 0, assets: [] }],
-    refused: 401,
-    own: [200, { own: true }],
-    elsewhere: 404
+  // Node 24 runs the host's TypeScript itself (type stripping). A SQLite file: the store starts
+  // its checkpoint worker, a file of its own in the package.
+  const database = join(host, 'host.sqlite')
+  const server = await startServer(t, process.execPath, ['host.ts'], host, {
+    ...toolEnv,
+    DATABASE_URL: `sqlite:${database}`,
+    JWT_SECRET: 'a host secret of at least thirty-two characters',
+    API_KEYS: 'host-key-1,host-key-2'
   })
+  await checkPortfolioRoutes(t, { origin: server.url, path: '/api/v2/carteiras', key: 'host-key-2' })
+  await checkHostRoutes(t, server.url)
+  await checkDocument(t, JSON.parse(readFileSync(join(host, 'openapi.json'), 'utf8')) as never, '/api/v2/carteiras')
+  t.ok(existsSync(join(host, 'node_modules', pkg.name, 'dist/store/checkpoint-worker.js')), 'the worker is shipped')
+  // The worker copies the WAL into the database file every 200 ms; without it the file keeps the
+  // one page SQLite wrote when it created it until the host closes (the serving connection waits
+  // for thousands of pages). Polled, with a bound far above any busy machine's delay.
+  const polledUntil = Date.now() + 120_000
+  while (statSync(database).size <= 4096 && Date.now() < polledUntil) await setTimeout(100)
+  t.ok(statSync(database).size > 4096, 'the checkpoint worker runs in the host')
 })
 
 t.test('dist/server.js serves on production dependencies alone, as in the image (fastify is bundled)', async t => {
