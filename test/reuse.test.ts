@@ -59,6 +59,14 @@ t.test('a host mounting the portfolios module gets the service\'s answers and do
   const origin = await listening(t, host)
   await checkPortfolioRoutes(t, { origin, path: '/api/v2/carteiras', key: 'host-key' })
   await checkHostRoutes(t, origin)
+  const oversize = await host.inject({
+    method: 'POST',
+    url: '/api/v2/carteiras',
+    headers: { 'x-api-key': 'host-key', 'content-type': 'application/json' },
+    payload: JSON.stringify({ name: 'x'.repeat(1024 * 1024), userId: 'u' })
+  })
+  t.match([oversize.statusCode, oversize.json()], [413, { code: 'PAYLOAD_TOO_LARGE' }],
+    'the host\'s body limit, answered in the standard body')
   const document = host.swagger() as { paths: Record<string, Record<string, { security?: unknown }>> }
   await checkDocument(t, document, '/api/v2/carteiras')
   t.same(Object.keys(document.paths['/host/echo'] ?? {}), ['post'])

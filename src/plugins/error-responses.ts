@@ -189,8 +189,8 @@ export function ensureErrorResponses (app: FastifyInstance, options: { ownPrefix
 
 /**
  * The error body as a route's response schema: the same fields, none enforced, extra ones
- * kept, so that a host app that mounts a module with its own error handler can still answer in
- * its own format (a strict schema would fail to serialize it).
+ * kept, so that what a host's own hooks send with these statuses on a module's route still
+ * serializes in the host's format (a strict schema would fail to).
  */
 const ErrorResponseSchema = Type.Partial(ErrorBodySchema, { additionalProperties: true })
 
