@@ -177,20 +177,38 @@ for (const { name, mount, prefix, refused } of MODULES) {
   })
 }
 
-t.test('a host on @fastify/swagger\'s Swagger 2 gets the security definitions the routes name', async t => {
+/** The security schemes of the document a host on @fastify/swagger (`options`) makes with the modules `mount` adds. */
+async function hostSchemes (
+  t: Test, options: object, mount: (app: FastifyInstance) => Promise<unknown>
+): Promise<Record<string, unknown>> {
   const host = Fastify()
   t.teardown(() => host.close())
-  await host.register(swagger)
+  await host.register(swagger, options)
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
-  await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+  await mount(host)
   await host.ready()
-  const document = host.swagger() as { securityDefinitions: Record<string, unknown>, paths: Record<string, unknown> }
-  t.match(document.securityDefinitions, {
-    apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-    bearerAuth: { type: 'apiKey', in: 'header', name: 'Authorization' }
-  })
-  t.ok(document.paths['/carteiras/{id}'])
+  const document = host.swagger() as { components?: { securitySchemes: object }, securityDefinitions?: object }
+  return { ...(document.components?.securitySchemes ?? document.securityDefinitions) }
+}
+
+t.test('a host\'s document gets the security schemes its modules\' routes name (OpenAPI 3, Swagger 2)', async t => {
+  const apiKeyScheme = { type: 'apiKey', in: 'header', name: 'x-api-key' }
+  for (const [options, bearerScheme] of [
+    [{ openapi: { openapi: '3.1.0' } }, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }],
+    [{}, { type: 'apiKey', in: 'header', name: 'Authorization' }]
+  ] as const) {
+    const portfolios = await hostSchemes(t, options, async app => {
+      await app.register(portfoliosPlugin, { prefix: '/carteiras' })
+    })
+    t.same(Object.keys(portfolios), ['apiKey'], 'the API key\'s alone: no other module is mounted')
+    t.match(portfolios, { apiKey: apiKeyScheme })
+    const both = await hostSchemes(t, options, async app => {
+      await app.register(portfoliosPlugin, { prefix: '/carteiras' })
+      await app.register(excludedTransactionsPlugin, { prefix: '/exclusoes' })
+    })
+    t.match(both, { apiKey: apiKeyScheme, bearerAuth: bearerScheme })
+  }
 })
 
 t.test('a host\'s own security schemes: the same as the exported ones are kept, a different apiKey stops the ' +

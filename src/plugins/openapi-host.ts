@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { documentedRoute, OPENAPI_PLUGIN, SECURITY_SCHEMES, type SecurityScheme } from './openapi.js'
 
@@ -20,17 +21,23 @@ const SWAGGER_2_SCHEMES: Record<SecurityScheme, SchemeObject> = {
 }
 
 /**
- * The schemes with ours added: a host's own scheme of the same name stays when it is the same;
- * a different one would document the module's routes wrong, so the document stops, naming it.
+ * The document's schemes with those `schema` names added: a host's own scheme of the same name
+ * stays when it is the same; a different one would document the module's routes wrong, so the
+ * document stops, naming it.
  */
-function withSchemes (own: SchemeObject | undefined, ours: Record<string, SchemeObject>): SchemeObject {
-  for (const [name, scheme] of Object.entries(ours)) {
-    if (own?.[name] !== undefined && JSON.stringify(own[name]) !== JSON.stringify(scheme)) {
+function withSchemes (
+  own: SchemeObject | undefined, ours: Record<SecurityScheme, SchemeObject>, schema: FastifySchema
+): SchemeObject {
+  const named = [schema.security ?? []].flat().flatMap(requirement => Object.keys(requirement)) as SecurityScheme[]
+  const added: SchemeObject = { ...own }
+  for (const name of named) {
+    if (own?.[name] !== undefined && !isDeepStrictEqual(own[name], ours[name])) {
       throw new Error(`The app's OpenAPI security scheme ${name} differs from the one the bff-service plugins ` +
-        `need (${JSON.stringify(scheme)}): declare theirs (the exported securitySchemes) or rename yours`)
+        `need (${JSON.stringify(ours[name])}): declare theirs (the exported securitySchemes) or rename yours`)
     }
+    added[name] = ours[name]
   }
-  return { ...ours, ...own }
+  return added
 }
 
 interface HostDocument { components?: { securitySchemes?: SchemeObject }, securityDefinitions?: SchemeObject }
@@ -48,11 +55,13 @@ function documentInHost ({ schema, url, route, openapiObject, swaggerObject }: {
   swaggerObject?: HostDocument
 }): { schema: FastifySchema, url: string } {
   if (swaggerObject !== undefined) {
-    swaggerObject.securityDefinitions = withSchemes(swaggerObject.securityDefinitions, SWAGGER_2_SCHEMES)
+    swaggerObject.securityDefinitions = withSchemes(swaggerObject.securityDefinitions, SWAGGER_2_SCHEMES, schema)
     return { schema, url }
   }
   const components = openapiObject?.components
-  if (components !== undefined) components.securitySchemes = withSchemes(components.securitySchemes, SECURITY_SCHEMES)
+  if (components !== undefined) {
+    components.securitySchemes = withSchemes(components.securitySchemes, SECURITY_SCHEMES, schema)
+  }
   return documentedRoute(schema, url, route.config?.shed !== false)
 }
 
