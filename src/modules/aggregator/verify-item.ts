@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { isDeletionEvent, type ItemStatus, type ItemStatusFeed } from '../../store/item-status.js'
+import { isDeletionEvent, type ItemStatus } from '../../store/item-status.js'
+import type { ChangeFeed } from '../../store/change-feed.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'
@@ -8,7 +9,7 @@ import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'
 export interface VerificationDeps {
   aggregator: AggregatorApi
   items: AggregatorEventRepository
-  itemStatus: ItemStatusFeed
+  changeFeed: Pick<ChangeFeed, 'publishItemStatus'>
 }
 
 export type VerificationOutcome =
@@ -43,8 +44,8 @@ function failure (error: unknown): VerificationOutcome {
 
 /** Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way. */
 async function publish (deps: VerificationDeps, status: ItemStatus, log: FastifyBaseLogger): Promise<void> {
-  await deps.itemStatus.publish(status).catch((error: unknown) => {
-    const message = 'webhook item verified and saved, but its status did not reach subscribers'
+  await deps.changeFeed.publishItemStatus(status).catch((error: unknown) => {
+    const message = 'webhook item verified and saved, but its status did not reach the other instances\' subscribers'
     log.warn({ err: error, itemId: status.itemId, event: status.event }, message)
   })
 }

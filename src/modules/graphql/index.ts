@@ -138,7 +138,7 @@ function operationNameOf (request: { body?: unknown, query?: unknown } | undefin
 export default fp(graphqlModule, {
   name: 'bff-graphql',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-upstreams', 'bff-item-status'],
-  decorators: { fastify: ['verifyApiKey', 'verifyJwt', 'store', 'quotes', 'aggregator', 'itemStatus'] },
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-upstreams', 'bff-change-feed'],
+  decorators: { fastify: ['verifyApiKey', 'verifyJwt', 'store', 'quotes', 'aggregator', 'changeFeed'] },
   encapsulate: true
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import pg from 'pg'
-import { postgresItemStatusFeed } from '../../src/store/item-status.js'
+import { postgresChangeFeed } from '../../src/store/change-feed.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
@@ -8,7 +8,7 @@ import { capturedLog } from '../fixtures/captured-log.js'
 
 function watched (): ReturnType<typeof capturedLog> & { health: DependencyHealth } {
   const captured = capturedLog()
-  return { ...captured, health: new DependencyHealth('item_status_feed', captured.log) }
+  return { ...captured, health: new DependencyHealth('change_feed', captured.log) }
 }
 
 const status = { itemId: 'item-1', status: 'UPDATED', event: 'item/updated', updatedAt: new Date().toISOString() }
@@ -19,10 +19,10 @@ testNeeding(t, 'the LISTEN connection ended by the server comes back by itself; 
     const name = `bff-feed-${process.pid}`
     url.searchParams.set('application_name', name)
     const { log, health, lines } = watched()
-    const feed = await postgresItemStatusFeed({ connectionString: url.href }, log, health)
+    const feed = await postgresChangeFeed({ connectionString: url.href }, log, health)
     t.teardown(() => feed.close())
-    const received = feed.subscribe('item-1')
-    await feed.publish(status)
+    const received = feed.itemStatuses('item-1')
+    await feed.publishItemStatus(status)
     t.match((await received.next()).value, status)
 
     const admin = new pg.Client({ connectionString: POSTGRES_URL })
@@ -33,17 +33,17 @@ testNeeding(t, 'the LISTEN connection ended by the server comes back by itself; 
       await new Promise(resolve => setTimeout(resolve, 25))
     }
     t.match(lines, [{ msg: 'dependency unavailable' }, { msg: 'dependency available again' }], 'one line each way')
-    await feed.publish({ ...status, status: 'LOGIN_ERROR' })
+    await feed.publishItemStatus({ ...status, status: 'LOGIN_ERROR' })
     t.match((await received.next()).value, { status: 'LOGIN_ERROR' }, 'heard again')
     await received.return?.()
   })
 
 t.test('a LISTEN connection not made at start does not stop the start; publish fails until it is', async t => {
   const { log, health, lines } = watched()
-  const feed = await postgresItemStatusFeed({
+  const feed = await postgresChangeFeed({
     connectionString: `postgres://bff@127.0.0.1:${await closedPort(t)}/bff`
   }, log, health)
-  await t.rejects(feed.publish(status), /connection down/)
-  t.match(lines, [{ msg: 'dependency unavailable', dependency: 'item_status_feed' }])
+  await t.rejects(feed.publishItemStatus(status), /connection down/)
+  t.match(lines, [{ msg: 'dependency unavailable', dependency: 'change_feed' }])
   await feed.close()
 })
