@@ -1,10 +1,25 @@
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
 import { TimestampOf } from '../schemas/common.js'
 
+/**
+ * The statuses the aggregator gives an item (Pluggy's `Item.status`): an item answer with another
+ * is one the service cannot use (docs/aggregator.md), so subscribers only ever see these.
+ */
+export const ITEM_STATUSES = [
+  'UPDATED', 'UPDATING', 'WAITING_USER_INPUT', 'WAITING_USER_ACTION', 'MERGING', 'LOGIN_ERROR', 'OUTDATED'
+] as const
+export type ItemStatusValue = typeof ITEM_STATUSES[number]
+const KNOWN_STATUSES = new Set<string>(ITEM_STATUSES)
+
+export function isItemStatusValue (value: unknown): value is ItemStatusValue {
+  return typeof value === 'string' && KNOWN_STATUSES.has(value)
+}
+
 /** The verified status of an aggregator item, pushed to subscribers each time a webhook about it arrives. */
 export const ItemStatusSchema = Type.Object({
   itemId: Type.String({ description: 'The aggregator item' }),
-  status: Type.Union([Type.String(), Type.Null()], {
+  // Literals rather than one `enum`: the feed checks messages with TypeBox's compiler, which knows no `Unsafe`.
+  status: Type.Union([Type.Union(ITEM_STATUSES.map(value => Type.Literal(value))), Type.Null()], {
     description: 'The status the aggregator itself reports for the item (never what a webhook claimed)'
   }),
   event: Type.String({ description: 'The webhook event that made the service ask' }),

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { isDeletionEvent, type ItemStatus } from '../../store/item-status.js'
+import { isDeletionEvent, isItemStatusValue, type ItemStatus } from '../../store/item-status.js'
 import type { ChangeFeed } from '../../store/change-feed.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
@@ -78,12 +78,13 @@ export async function verifyItem (
       const wait = retryAfterMs(retryAfterSecondsOf(response.rateLimitHeaders))
       return failed(`aggregator answered ${response.status}`, wait)
     }
-    if (response.status !== 200 || typeof item?.status !== 'string') {
+    // A status outside the aggregator's documented set is not one the service can tell subscribers.
+    if (response.status !== 200 || !isItemStatusValue(item?.status)) {
       log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
       return { result: 'settled' }
     }
     const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
-    const status = item.status
+    const status = item?.status
     const { updatedAt } = await deps.items.saveVerifiedItem({ itemId, status, clientUserId, lastEvent: event })
     log.info({ itemId, event, itemStatus: status }, 'webhook item verified')
     await publish(deps, { itemId, status, event, updatedAt }, log)
