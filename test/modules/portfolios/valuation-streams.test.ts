@@ -117,3 +117,14 @@ t.test('the stream continues from a reconnecting EventSource\'s Last-Event-ID; '
   await stream.ended
   t.equal(stream.events.length, 1, 'ended by the service')
 })
+
+t.test('the development reset replaces every portfolio: their streams end with `deleted`', async t => {
+  const app = await buildTestApp(t)
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const id = await portfolio(app, 'PETR4')
+  const stream = await openEventStream(t, `${base}/portfolios/${id}/valuation/stream`, apiKey())
+  await stream.next(1)
+  t.equal((await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })).statusCode, 200)
+  t.match((await stream.next(2))[1], { event: 'deleted' })
+  await stream.ended
+})
