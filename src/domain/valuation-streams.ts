@@ -1,4 +1,4 @@
-import { NotFoundError, rateLimitedFor } from '../errors.js'
+import { DrainingError, NotFoundError, rateLimitedFor } from '../errors.js'
 import type { QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import type { PortfolioValuation } from '../schemas/valuation.js'
@@ -153,7 +153,9 @@ export class LiveValuations {
    */
   async open (access: Access, portfolioId: string): Promise<AsyncIterableIterator<ValuationEvent>> {
     await access.apiKey()
-    if (!possibleId(portfolioId) || this.closed) throw missing()
+    if (!possibleId(portfolioId)) throw missing()
+    // Shutting down: a client retries elsewhere.
+    if (this.closed) throw new DrainingError()
     const caller = access.caller()
     const open = this.perCaller.get(caller) ?? 0
     if (open >= this.options.streamsPerCaller) throw rateLimitedFor(STREAM_LIMIT_RETRY_SECONDS)
@@ -163,7 +165,8 @@ export class LiveValuations {
     try {
       await watch.ready
       const first = watch.current
-      if (watch.deleted || first === undefined || this.closed) throw missing()
+      if (this.closed) throw new DrainingError()
+      if (watch.deleted || first === undefined) throw missing()
       const stream = new ValuationStream(this.options.minIntervalMs, first, () => { this.left(watch, stream, caller) })
       watch.streams.add(stream)
       return stream
@@ -188,7 +191,7 @@ export class LiveValuations {
     return { portfolios: this.watches.size, symbols: this.refresher.size }
   }
 
-  /** Ends every stream (the instance shuts down) and refuses new ones. */
+  /** Ends every stream (the instance shuts down) and refuses new ones (503 `DRAINING`). */
   close (): void {
     this.closed = true
     for (const watch of [...this.watches.values()]) for (const stream of [...watch.streams]) stream.end()

@@ -118,6 +118,6 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
   t.match((await stream.next()).value, { valuation: { bookValue: 40 } }, 'read again on `all`')
   live.close()
   t.same(await stream.next(), { done: true, value: undefined }, 'closing ends the streams')
-  await t.rejects(live.open(access, 'p1'), /Portfolio não encontrado/)
+  await t.rejects(live.open(access, 'p1'), /Instância em desligamento/)
   await t.rejects(live.open(access, 'x'.repeat(65)), /Portfolio não encontrado/, 'an id no portfolio can have')
 })

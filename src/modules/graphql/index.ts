@@ -2,13 +2,15 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, validate } from 'graphql'
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
 import { answerError } from '../../plugins/error-responses.js'
 import { ensureDomain } from '../../plugins/domain.js'
 import type { GraphqlContext } from './context.js'
 import { OperationGuard } from './guard.js'
-import { graphqlErrorFormatter, MAX_QUERY_DEPTH, QueryRefusedError } from '../../plugins/graphql-errors.js'
+import {
+  formatGraphqlError, graphqlErrorFormatter, MAX_QUERY_DEPTH, QueryRefusedError
+} from '../../plugins/graphql-errors.js'
 import {
   assertValidationAffordable, DocumentGuard, documentLimits, guardedWebSocket
 } from '../../plugins/graphql-limits.js'
@@ -37,7 +39,6 @@ const PERSISTED_QUERIES = 5000
 /**
  * Deeper documents are refused before they run (graphql-armor's rule, in validation), introspection
  * fields not counted: the standard introspection query (`getIntrospectionQuery()`) nests 13 levels.
- * Subscriptions are not validated by Mercurius, and their types are flat (a depth of 2 at most).
  */
 const depthRule = maxDepthRule({
   n: MAX_QUERY_DEPTH,
@@ -76,6 +77,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   const hideSuggestions = !options.devTools
   // Handed to GraphQL's `validate` as they are (Mercurius's types name `maxErrors` only).
   const validateOptions: NonNullable<Parameters<typeof validate>[3]> = { hideSuggestions }
+  const validationRules = options.devTools ? [depthRule] : [depthRule, NoSchemaIntrospectionCustomRule]
   // The subscriptions' WebSocket server, registered here rather than by Mercurius: its messages
   // are bounded by the document limit (with room for variables and the JSON around the text),
   // and an operation's document is checked before Mercurius parses it.
@@ -98,7 +100,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     // Compiled with graphql-jit from a query's second run on.
     jit: 1,
     graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },
-    validationRules: options.devTools ? [depthRule] : [depthRule, NoSchemaIntrospectionCustomRule],
+    validationRules,
     persistedQueryProvider: mercurius.persistedQueryDefaults.automatic(PERSISTED_QUERIES),
     context: request => contextOf(request),
     errorFormatter: (execution, context) =>
@@ -137,6 +139,15 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   // every argument and the cost before anything runs.
   app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
   app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
+  // Mercurius validates no subscription's document: the rules of HTTP's, before it starts (its `error` message).
+  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
+    assertValidationAffordable(document)
+    const [error] = validate(schema, document, [...specifiedRules, ...validationRules], validateOptions)
+    if (error === undefined) return
+    const { message, extensions } = formatGraphqlError(error, (context as Partial<GraphqlContext>).log ?? app.log,
+      hideSuggestions)
+    throw new GraphQLError(message, { extensions })
+  })
   app.graphql.addHook('preExecution', async (_schema, document, context, variables) => {
     operationGuard.assertAllowed(document, variables, operationNameOf(context.reply?.request))
   })

@@ -40,6 +40,8 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
   app.get('/:id/valuation/stream', {
     sse: { kind: 'manual' },
     config: { longLived: true },
+    // A HEAD would open a stream whose body is never sent.
+    exposeHeadRoute: false,
     schema: {
       operationId: 'streamPortfolioValuation',
       summary: 'A portfolio\'s valuation, live (Server-Sent Events)',

@@ -167,6 +167,13 @@ t.test('a subscription\'s document is held to the document limits before it is p
   t.match(await refusal(long), [
     { message: /bytes exceeds the limit of 16384 bytes$/, extensions: { code: 'BAD_REQUEST', maxBytes: 16384 } }
   ])
+  // Mercurius validates no subscription: the service does, with HTTP's rules, before it starts.
+  t.match(await refusal('subscription { aggregatorItem(itemId: "item-1") { nope } }'), [
+    { message: /Cannot query field "nope"/, extensions: { code: 'VALIDATION_FAILED' } }
+  ])
+  t.match(await refusal('subscription { aggregatorItem { status } }'), [
+    { message: /argument "itemId" of type "ID!" is required/, extensions: { code: 'VALIDATION_FAILED' } }
+  ])
 
   const owner = subscribe(client, 'item-1')
   await subscribed(app, 1)

@@ -92,6 +92,9 @@ t.test('an empty portfolio is worth 0, its percent 0; unknown ids are 404, no ke
   const anonymous = await app.inject({ method: 'GET', url: `/portfolios/${id}/valuation` })
   t.equal(anonymous.statusCode, 401)
   t.equal((anonymous.json() as { code: string }).code, 'API_KEY_INVALID')
+  // A HEAD would open a stream whose body is never sent: the stream answers GET only.
+  const head = await app.inject({ method: 'HEAD', url: `/portfolios/${id}/valuation/stream`, headers: apiKey() })
+  t.equal(head.statusCode, 404, 'no HEAD on the stream')
 })
 
 t.test('the stream: the valuation at once, then each change of an asset or the portfolio, deleted at the end',
