@@ -17,7 +17,8 @@ import auth from './plugins/auth.js'
 import store from './plugins/store.js'
 import upstreams from './plugins/upstreams.js'
 import quotes from './plugins/quotes.js'
-import itemStatus from './plugins/item-status.js'
+import changeFeed from './plugins/change-feed.js'
+import domain from './plugins/domain.js'
 import idempotency from './plugins/idempotency.js'
 import conditionalRequests from './plugins/conditional-requests.js'
 import authModule from './modules/auth/index.js'
@@ -86,7 +87,9 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     tracing === undefined ? config.upstreams : { ...config.upstreams, tracer: tracing.tracer }
   )
   await app.register(quotes, config.quotes)
-  await app.register(itemStatus, config.itemStatus)
+  await app.register(changeFeed, config.changeFeed)
+  // One domain for every module (their live valuations share one quote refresher).
+  await app.register(domain, config.domain)
   // Switched on per route (`config.idempotent`, `config.entityTag`, `config.ifMatch`): before the modules.
   await app.register(idempotency, config.idempotency)
   await app.register(conditionalRequests)

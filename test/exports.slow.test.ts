@@ -58,7 +58,7 @@ t.test('the package builds to what package.json exports, with type declarations'
     'storePlugin',
     'quotesPlugin',
     'upstreamsPlugin',
-    'itemStatusPlugin',
+    'changeFeedPlugin',
     'lifecyclePlugin',
     'buildApp',
     'loadConfig'

@@ -10,7 +10,7 @@ import {
   conditionalRequestsPlugin,
   excludedTransactionsPlugin,
   idempotencyPlugin,
-  itemStatusPlugin,
+  changeFeedPlugin,
   lifecyclePlugin,
   mintToken,
   portfolioAssetsPlugin,
@@ -156,7 +156,7 @@ for (const { name, mount, prefix, refused } of MODULES) {
     await host.register(authPlugin, config.auth)
     await host.register(upstreamsPlugin, config.upstreams)
     await host.register(quotesPlugin, config.quotes)
-    await host.register(itemStatusPlugin, {})
+    await host.register(changeFeedPlugin, {})
     await host.register(lifecyclePlugin)
     await mount(host)
     hostRoutes(host)

@@ -14,8 +14,9 @@ import type { AuthModuleOptions } from '../modules/auth/index.js'
 import type { BackendApiModuleOptions } from '../modules/backend-api/index.js'
 import type { SystemModuleOptions } from '../modules/system/index.js'
 import type { GraphqlModuleOptions } from '../modules/graphql/index.js'
-import type { ItemStatusPluginOptions } from '../plugins/item-status.js'
+import type { ChangeFeedPluginOptions } from '../plugins/change-feed.js'
 import type { IdempotencyPluginOptions } from '../plugins/idempotency.js'
+import type { DomainPluginOptions } from '../plugins/domain.js'
 
 /** The validated variables; outside production missing secrets are filled with development values. */
 export type Environment = Omit<ConfigValues, 'JWT_SECRET' | 'API_KEYS'> & {
@@ -43,8 +44,9 @@ export interface AppConfig {
   protection: ProtectionPluginOptions
   upstreams: UpstreamsPluginOptions
   quotes: QuotesPluginOptions
-  itemStatus: ItemStatusPluginOptions
+  changeFeed: ChangeFeedPluginOptions
   idempotency: IdempotencyPluginOptions
+  domain: DomainPluginOptions
   modules: {
     auth: AuthModuleOptions
     system: SystemModuleOptions
@@ -249,7 +251,15 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
       ttlSeconds: env.IDEMPOTENCY_TTL_SECONDS,
       inFlightLeaseMs: 60_000 + 2 * Math.max(env.BACKEND_TIMEOUT_MS, env.AGGREGATOR_TIMEOUT_MS)
     },
-    itemStatus: {
+    // The watched symbols are asked again every QUOTES_TTL, at most once a second (0 disables only the cache).
+    domain: {
+      liveValuations: {
+        minIntervalMs: env.VALUATION_MIN_INTERVAL_MS,
+        streamsPerCaller: env.VALUATION_STREAMS_PER_CREDENTIAL,
+        refreshIntervalMs: Math.max(env.QUOTES_TTL, 1) * 1000
+      }
+    },
+    changeFeed: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
       postgresUrl: /^postgres(?:ql)?:/.test(env.DATABASE_URL) ? env.DATABASE_URL : undefined
     },

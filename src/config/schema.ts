@@ -63,6 +63,10 @@ export const ConfigSchema = Type.Object({
   /** Tickers per brapi request (brapi's free plan takes 1). */
   BRAPI_TICKERS_PER_REQUEST: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
   QUOTES_TTL: Type.Integer({ minimum: 0, maximum: 86_400, default: 60 }),
+  /** Live valuations (docs/api.md#valuation): the shortest time between two messages of one stream. */
+  VALUATION_MIN_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 1000 }),
+  /** Open valuation streams per API key (or principal) on an instance; past it, 429. */
+  VALUATION_STREAMS_PER_CREDENTIAL: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
   CORS_ORIGINS: Type.Optional(Type.String()),
   /** Which proxies' X-Forwarded-For to believe: `true`, a hop count, or addresses/CIDRs, comma-separated. */
   TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),

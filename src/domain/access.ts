@@ -32,4 +32,10 @@ export interface Access {
   apiKey: () => Promise<void>
   /** The principal of the caller's verified Bearer token. */
   principal: () => Promise<Principal>
+  /**
+   * Who is asking, for what a caller may hold at once (its open valuation streams): its API key
+   * (a digest, never the key) when it sent one, else its principal's key; asked once `apiKey()`
+   * or `principal()` resolved.
+   */
+  caller: () => string
 }

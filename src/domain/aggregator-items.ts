@@ -1,4 +1,5 @@
-import { untilItemDeleted, type ItemStatus, type ItemStatusFeed } from '../store/item-status.js'
+import { untilItemDeleted, type ItemStatus } from '../store/item-status.js'
+import type { ChangeFeed } from '../store/change-feed.js'
 import type { JsonValue, QueryValue } from '../upstream/client.js'
 import type { Access, Principal } from './access.js'
 import type { ItemOwnership } from './item-ownership.js'
@@ -10,7 +11,7 @@ import type { Log } from './ports.js'
  * The relay and the connect token (REST) and the `aggregatorItem` subscription (GraphQL) all ask here.
  */
 export class AggregatorItemService {
-  constructor (private readonly owners: ItemOwnership, private readonly feed: Pick<ItemStatusFeed, 'subscribe'>) {}
+  constructor (private readonly owners: ItemOwnership, private readonly feed: Pick<ChangeFeed, 'itemStatuses'>) {}
 
   /**
    * The caller's principal, once it may reach the aggregator `path` with these fields: every
@@ -37,6 +38,6 @@ export class AggregatorItemService {
    */
   async subscribe (access: Access, itemId: string, log: Log): Promise<AsyncIterableIterator<ItemStatus>> {
     await this.mayUse(access, itemId, log)
-    return untilItemDeleted(this.feed.subscribe(itemId))
+    return untilItemDeleted(this.feed.itemStatuses(itemId))
   }
 }

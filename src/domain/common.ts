@@ -26,7 +26,8 @@ export async function existing (id: string, missing: Missing, write: (id: string
   if (!possibleId(id) || !await write(id)) throw missing()
 }
 
-function possibleId (id: string): boolean {
+/** Whether a record could have `id`: not empty, at most {@link MAX_ID_LENGTH} characters. */
+export function possibleId (id: string): boolean {
   return id.length > 0 && id.length <= MAX_ID_LENGTH
 }
 

@@ -1,6 +1,6 @@
 import type { QuoteProvider } from '../quotes/provider.js'
 import type { Store } from '../store/store.js'
-import type { ItemStatusFeed } from '../store/item-status.js'
+import type { ChangeFeed } from '../store/change-feed.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import { AggregatorItemService } from './aggregator-items.js'
@@ -12,8 +12,12 @@ import { PortfolioService } from './portfolios.js'
 import { PrincipalService } from './principals.js'
 import { QuoteService } from './quotes.js'
 import { StatsService } from './stats.js'
+import { ValuationService } from './valuation.js'
+import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './valuation-streams.js'
+import type { Log } from './ports.js'
 
 export type { Access, Principal } from './access.js'
+export type { LiveValuationOptions, ValuationEvent } from './valuation-streams.js'
 
 /** Every domain service: what REST, GraphQL and a host app all go through. */
 export interface Domain {
@@ -25,6 +29,11 @@ export interface Domain {
   aggregatorItems: AggregatorItemService
   stats: StatsService
   principals: PrincipalService
+  valuations: ValuationService
+  /** The live valuations of this instance: one per app (its streams share one quote refresher). */
+  liveValuations: LiveValuations
+  /** Ends what the services hold open: the live valuation streams (the app closes). */
+  close: () => void
 }
 
 /** The adapters the services stand on; read when a service is first used. */
@@ -32,16 +41,20 @@ export interface DomainAdapters {
   readonly store: Store
   readonly quotes: QuoteProvider
   readonly aggregator: Pick<AggregatorApi, 'call'>
-  readonly itemStatus: Pick<ItemStatusFeed, 'subscribe'>
+  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange'>
   readonly telemetry?: Telemetry
+  /** Where work no request asked for logs (the live valuations' quote refresh). */
+  readonly log: Log
 }
 
 /**
  * The services over one set of adapters. Each is made at its first use, so a host that serves
  * only portfolios needs no quote provider nor aggregator; they keep no state but the aggregator
- * items' ownership cache, which every interface of the app shares.
+ * items' ownership cache and the live valuations, which every interface of the app shares.
  */
-export function createDomain (adapters: DomainAdapters): Domain {
+export function createDomain (
+  adapters: DomainAdapters, liveValuations: LiveValuationOptions = LIVE_VALUATION_DEFAULTS
+): Domain {
   const made = new Map<keyof Domain, unknown>()
   function once<K extends keyof Domain> (name: K, make: () => Domain[K]): Domain[K] {
     if (!made.has(name)) made.set(name, make())
@@ -55,10 +68,20 @@ export function createDomain (adapters: DomainAdapters): Domain {
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },
     get aggregatorItems () {
       return once('aggregatorItems', () => new AggregatorItemService(
-        new ItemOwnership(adapters.aggregator, adapters.telemetry), adapters.itemStatus
+        new ItemOwnership(adapters.aggregator, adapters.telemetry), adapters.changeFeed
       ))
     },
     get stats () { return once('stats', () => new StatsService(adapters.store.stats)) },
-    get principals () { return once('principals', () => new PrincipalService()) }
+    get principals () { return once('principals', () => new PrincipalService()) },
+    get valuations () {
+      return once('valuations', () =>
+        new ValuationService(adapters.store.portfolios, adapters.store.assets, adapters.quotes))
+    },
+    get liveValuations () {
+      return once('liveValuations', () => new LiveValuations(
+        adapters.store.portfolios, adapters.quotes, adapters.changeFeed, adapters.log, liveValuations
+      ))
+    },
+    close: () => { (made.get('liveValuations') as LiveValuations | undefined)?.close() }
   }
 }

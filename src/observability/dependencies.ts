@@ -7,7 +7,7 @@ import { NO_TELEMETRY, type Telemetry } from './telemetry.js'
  */
 export type DependencyName =
   | 'store'
-  | 'item_status_feed'
+  | 'change_feed'
   | 'rate_limit_redis'
   | 'aggregator_budget_redis'
   | 'sqlite_checkpointer'

@@ -24,6 +24,8 @@ export interface Telemetry {
   watchPool: (read: () => PoolState) => void
   /** A long-lived dependency answers again (`true`) or was lost (`false`). */
   dependency: (name: string, up: boolean) => void
+  /** Reports the open live valuation streams at each scrape. */
+  watchStreams: (read: () => number) => void
 }
 
 export interface PoolState {
@@ -43,7 +45,8 @@ export const NO_TELEMETRY: Telemetry = {
   shed: nothing,
   storeQuery: nothing,
   watchPool: nothing,
-  dependency: nothing
+  dependency: nothing,
+  watchStreams: nothing
 }
 
 /** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
@@ -190,4 +193,16 @@ export class PrometheusTelemetry implements Telemetry {
       }
     })
   }
+
+  watchStreams (read: () => number): void {
+    this.streamsGauge = new Gauge({
+      name: 'bff_valuation_streams',
+      help: 'Live valuation streams open at this instance (Server-Sent Events and GraphQL subscriptions)',
+      registers: [this.registry],
+      collect () { this.set(read()) }
+    })
+  }
+
+  /** The streams gauge, once {@link watchStreams} made it. */
+  private streamsGauge: Gauge | undefined
 }

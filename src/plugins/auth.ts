@@ -21,7 +21,7 @@ import {
   type ProviderConfig
 } from '../schemas/auth.js'
 import { WindowCounter } from '../upstream/budget.js'
-import type { Access, Principal } from '../domain/access.js'
+import { principalKey, type Access, type Principal } from '../domain/access.js'
 import { VerifiedTokens, wellFormed } from './verified-tokens.js'
 
 export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
@@ -125,6 +125,13 @@ export class Credentials implements Access {
     this.principalCheck ??= this.app.verifyJwt(this.request, GUARDS_NEED_NO_REPLY)
       .then(() => requirePrincipal(this.request))
     return await this.principalCheck
+  }
+
+  caller (): string {
+    const key = this.request.headers['x-api-key']
+    if (typeof key === 'string') return `apikey:${sha256(key).toString('base64url')}`
+    const principal = this.request.principal
+    return principal === null ? `ip:${this.request.ip}` : principalKey(principal)
   }
 
   /**

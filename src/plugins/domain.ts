@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { createDomain, type Domain } from '../domain/index.js'
+import { createDomain, type Domain, type LiveValuationOptions } from '../domain/index.js'
+import { LIVE_VALUATION_DEFAULTS } from '../domain/valuation-streams.js'
 import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {
@@ -10,20 +11,30 @@ declare module 'fastify' {
   }
 }
 
+export interface DomainPluginOptions {
+  /** The live valuations' settings: VALUATION_MIN_INTERVAL_MS, VALUATION_STREAMS_PER_CREDENTIAL, QUOTES_TTL. */
+  liveValuations?: LiveValuationOptions
+}
+
 /**
- * The domain over the app's adapters (`store`, `quotes`, `aggregator`, `itemStatus`), decorated
+ * The domain over the app's adapters (`store`, `quotes`, `aggregator`, `changeFeed`), decorated
  * once at the root. A module registered in a host that did not register this plugin registers
- * it within its own scope ({@link ensureDomain}), so a host may mount one module alone.
+ * it within its own scope ({@link ensureDomain}), so a host may mount one module alone. When the
+ * app closes, its live valuation streams end (before the listener closes: docs/deploy.md#shutdown).
  */
-async function domain (app: FastifyInstance): Promise<void> {
+async function domain (app: FastifyInstance, options: DomainPluginOptions): Promise<void> {
   const telemetry = telemetryOf(app)
-  app.decorate('domain', createDomain({
+  const services = createDomain({
     get store () { return app.store },
     get quotes () { return app.quotes },
     get aggregator () { return app.aggregator },
-    get itemStatus () { return app.itemStatus },
-    telemetry
-  }))
+    get changeFeed () { return app.changeFeed },
+    telemetry,
+    log: app.log
+  }, options.liveValuations ?? LIVE_VALUATION_DEFAULTS)
+  app.decorate('domain', services)
+  telemetry.watchStreams(() => services.liveValuations.streams)
+  app.addHook('preClose', async () => { services.close() })
 }
 
 const domainPlugin = fp(domain, { name: 'bff-domain', fastify: '5.x' })

@@ -6,6 +6,14 @@ import { NO_TELEMETRY, PrometheusTelemetry, type Telemetry } from '../observabil
 import { DependencyHealth, type DependencyName } from '../observability/dependencies.js'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * An answer that lasts (an event stream): once it started, its length is the client's, not
+     * the service's, so it is left out of `http_request_duration_seconds` (its refusals are in
+     * it; `bff_valuation_streams` counts the open ones).
+     */
+    longLived?: boolean
+  }
   interface FastifyInstance {
     /** Where the service reports about itself; {@link NO_TELEMETRY} when metrics are off. */
     telemetry: Telemetry
@@ -42,6 +50,10 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
   // The route pattern, never the URL: ids would make a series per portfolio. A module's root
   // is `/portfolios/` to Fastify; it is `/portfolios` to everyone else (as in the OpenAPI document).
   app.addHook('onResponse', (request, reply, done) => {
+    if (request.routeOptions.config.longLived === true && reply.statusCode === 200) {
+      done()
+      return
+    }
     const pattern = request.routeOptions.url
     const route =
       pattern === undefined ? 'unmatched' : pattern.length > 1 && pattern.endsWith('/') ? pattern.slice(0, -1) : pattern

@@ -81,8 +81,9 @@ export async function addCors (app: FastifyInstance, origins: readonly string[])
     },
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     // Idempotency-Key and the conditional-request headers: safe retries and edits (docs/api.md, Safe retries).
+    // Last-Event-ID: an EventSource reconnecting to a valuation stream (docs/api.md#valuation).
     allowedHeaders: ['Authorization', 'Content-Type', 'x-api-key', 'x-request-id',
-      'Idempotency-Key', 'If-Match', 'If-None-Match'],
+      'Idempotency-Key', 'If-Match', 'If-None-Match', 'Last-Event-ID'],
     exposedHeaders: ['x-request-id', 'Retry-After', 'ETag', 'Idempotent-Replayed',
       'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset',
       'RateLimit', 'RateLimit-Policy', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],

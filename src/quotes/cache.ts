@@ -1,6 +1,6 @@
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
-import type { MonthKey, MonthlyClose, ProviderQuote, QuoteProvider } from './provider.js'
+import { quotesOf, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
 
 interface Entry<T> {
   value: Promise<T>
@@ -63,6 +63,18 @@ export class CachedQuotes implements QuoteProvider {
       }
     }
     return new Map(await Promise.all(distinct.map(async symbol => [symbol, await this.quote(symbol, log)] as const)))
+  }
+
+  /**
+   * The live valuations' refresh: every watched symbol asked again in one batch, fresh or not, and
+   * each answer cached as a quote fetched now (a failure replaces nothing and is the caller's).
+   */
+  async refresh (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
+    const answers = await quotesOf(this.provider, [...new Set(symbols)], log)
+    for (const [symbol, quote] of answers) {
+      this.remember(this.quoteEntries, symbol, this.quoteTtlMs, Promise.resolve(quote))
+    }
+    return answers
   }
 
   async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {

@@ -12,6 +12,12 @@ export interface QuoteProvider {
   quote: (symbol: string, log: FastifyBaseLogger) => Promise<ProviderQuote | undefined>
   /** Several quotes in as few upstream calls as the provider allows; without it, one call per symbol. */
   quoteMany?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, ProviderQuote | undefined>>
+  /**
+   * Asks the provider again now for all of `symbols`, in as few requests as it allows, whatever a
+   * cache holds, and keeps the answers for the next readers (a cache's; a provider without one
+   * needs none: its `quoteMany` always asks).
+   */
+  refresh?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, ProviderQuote | undefined>>
   /** Closing prices of each month from `since` (inclusive) on, oldest first. */
   monthlyCloses: (symbol: string, since: MonthKey, log: FastifyBaseLogger) => Promise<MonthlyClose[] | undefined>
 }

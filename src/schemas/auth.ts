@@ -20,7 +20,7 @@ export const JwtPayloadSchema = Type.Object({
   sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
   jti: Type.String({ minLength: 1 }),
   prv: Type.Optional(Type.String())
-}, { additionalProperties: true })
+}, { additionalProperties: true, title: 'TokenClaims', description: 'The claims of a tymon/jwt-auth token' })
 export type JwtPayload = Static<typeof JwtPayloadSchema>
 
 const NullableString = Type.Union([Type.String(), Type.Null()])

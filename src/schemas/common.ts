@@ -34,6 +34,9 @@ export const IdSchema = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH })
 
 export const IdParamsSchema = Type.Object({ id: IdSchema })
 
+/** An aggregator item's id (Pluggy's are UUIDs): REST's `itemId` and GraphQL's `aggregatorItem(itemId:)`. */
+export const ItemIdSchema = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
+
 /** `{message, id}` of the delete routes. */
 export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() }, { title: 'Deleted' })
 

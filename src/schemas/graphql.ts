@@ -31,8 +31,12 @@ interface JsonSchema {
   properties?: Record<string, JsonSchema>
   required?: string[]
   additionalProperties?: unknown
+  maximum?: number
   [OptionalKind]?: string
 }
+
+/** The largest GraphQL `Int` (a signed 32-bit integer): a larger integer is a `Float`. */
+const MAX_GRAPHQL_INT = 2 ** 31 - 1
 
 /** An object GraphQL cannot type field by field (a token's claims): passed through as JSON. */
 export const JsonObjectScalar = new GraphQLScalarType({
@@ -61,10 +65,11 @@ function withoutNull (schema: JsonSchema): { schema: JsonSchema, nullable: boole
   return { schema, nullable: false }
 }
 
-/** String values of an enum: `enum: [...]`, or a union of string literals. */
+/** String values of an enum: `enum: [...]`, a union of string literals, or one literal. */
 function enumValues (schema: JsonSchema): string[] | undefined {
   const strings = (values: unknown[]): boolean => values.every(value => typeof value === 'string')
   if (Array.isArray(schema.enum) && strings(schema.enum)) return schema.enum as string[]
+  if (typeof schema.const === 'string') return [schema.const]
   const literals = schema.anyOf?.map(branch => branch.const)
   if (literals !== undefined && literals.length > 1 && strings(literals)) return literals as string[]
   return undefined
@@ -161,7 +166,8 @@ export class TypeBoxToGraphql<Context = unknown> {
 
   private output (schema: JsonSchema, nameIfObject: string, field: string): GraphQLOutputType & GraphQLNullableType {
     if (schema.type === 'object') {
-      if (schema.additionalProperties === true || schema.properties === undefined) return JsonObjectScalar
+      // Declared properties are typed, extra ones (a token's custom claims) left out; no properties at all is JSON.
+      if (Object.keys(schema.properties ?? {}).length === 0) return JsonObjectScalar
       return this.objectType(schema as TObject, undefined, schema.title ?? nameIfObject)
     }
     if (schema.type === 'array' && schema.items !== undefined) {
@@ -185,8 +191,11 @@ export class TypeBoxToGraphql<Context = unknown> {
     const values = enumValues(schema)
     const name = values === undefined ? undefined : this.enumName(values)
     if (values !== undefined && name !== undefined) return this.enumType(name, values, schema.description)
+    // `sub`: a JSON integer or a string, as tymon's versions write it; an ID serializes both.
+    const idLike = schema.anyOf?.every(branch => branch.type === 'string' || branch.type === 'integer') === true
+    if (idLike) return GraphQLID
     switch (Array.isArray(schema.type) ? schema.type[0] : schema.type) {
-      case 'integer': return GraphQLInt
+      case 'integer': return (schema.maximum ?? 0) > MAX_GRAPHQL_INT ? GraphQLFloat : GraphQLInt
       case 'number': return GraphQLFloat
       case 'boolean': return GraphQLBoolean
       case 'string': return isIdName(field) ? GraphQLID : GraphQLString

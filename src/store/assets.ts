@@ -102,7 +102,7 @@ export class AssetRepository {
 
   /** Stores an asset and its first lot; `undefined` (and nothing stored) when its portfolio does not exist. */
   async create (input: CreateAssetInput): Promise<Asset | undefined> {
-    return await this.handle.write(async trx => {
+    return this.told(await this.handle.write(async trx => {
       const timestamp = now()
       // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
       if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
@@ -121,7 +121,7 @@ export class AssetRepository {
       await trx.insertInto('portfolio_assets').values(row).execute()
       await insertLot(trx, row.id, timestamp, row.quantity, row.price)
       return toAsset(row)
-    })
+    }))
   }
 
   /**
@@ -130,7 +130,7 @@ export class AssetRepository {
    * first (FIFO), so the lots always add up to the quantity.
    */
   async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Asset | undefined> {
-    return await this.handle.write(async trx => {
+    return this.told(await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
       const timestamp = now()
       // Touching the row first locks it (PostgreSQL) and returns the values before this change.
@@ -159,12 +159,12 @@ export class AssetRepository {
       }
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
       return toAsset(row)
-    })
+    }))
   }
 
   /** Removes the asset and its lots, when `precondition` (an If-Match) holds for its tag. */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    return await this.handle.write(async trx => {
+    const portfolioId = await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await trx.deleteFrom('asset_lots').where('asset_id', '=', id).execute()
       const row = await trx
@@ -172,10 +172,19 @@ export class AssetRepository {
         .where('id', '=', id)
         .returning('portfolio_id')
         .executeTakeFirst()
-      if (row === undefined) return false
+      if (row === undefined) return undefined
       await this.touchPortfolio(trx, row.portfolio_id, now())
-      return true
+      return row.portfolio_id
     })
+    if (portfolioId === undefined) return false
+    this.handle.changedPortfolio(portfolioId)
+    return true
+  }
+
+  /** An asset written (and committed): its portfolio changed. */
+  private told (asset: Asset | undefined): Asset | undefined {
+    if (asset !== undefined) this.handle.changedPortfolio(asset.portfolioId)
+    return asset
   }
 
   /**

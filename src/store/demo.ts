@@ -50,7 +50,7 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
 export class DemoRepository {
   constructor (private readonly handle: StoreHandle) {}
 
-  /** Replaces every portfolio and asset with the demo data, in one transaction. */
+  /** Replaces every portfolio and asset with the demo data, in one transaction: every portfolio changed. */
   async reset (): Promise<void> {
     await this.handle.write(async trx => {
       await trx.deleteFrom('asset_lots').execute()
@@ -61,6 +61,7 @@ export class DemoRepository {
         .onConflict(oc => oc.column('key').doUpdateSet({ value: now() }))
         .execute()
     })
+    this.handle.portfolioChanges.emit({ kind: 'all' })
   }
 
   /** Loads the demo data the first time a store starts; several instances starting at once load it once. */

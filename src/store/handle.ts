@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import type { Database } from './database.js'
 import type { StoreEngine } from './connect.js'
+import { Listeners, type PortfolioChange } from './changes.js'
 
 export type Executor = Kysely<Database> | Transaction<Database>
 
@@ -20,6 +21,8 @@ export function now (): string {
 export class StoreHandle {
   /** Bumped by every committed write of this instance. */
   generation = 0
+  /** The portfolio changes this instance committed, told once each write has committed. */
+  readonly portfolioChanges = new Listeners<PortfolioChange>()
 
   constructor (readonly db: Kysely<Database>, readonly engine: StoreEngine) {}
 
@@ -27,6 +30,11 @@ export class StoreHandle {
     const result = await this.db.transaction().execute(work)
     this.generation++
     return result
+  }
+
+  /** Tells the listeners of {@link portfolioChanges}: call it once the write that changed the portfolio committed. */
+  changedPortfolio (portfolioId: string, deleted = false): void {
+    this.portfolioChanges.emit({ kind: 'portfolio', portfolioId, deleted })
   }
 
   /** A single-statement write: statistics are recomputed after it. */

@@ -236,7 +236,7 @@ export class PortfolioRepository {
    * tag; answers it and its detail after the change, read in the same transaction.
    */
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
-    return await this.handle.write(async trx => {
+    const changed = await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
       const parameters: unknown[] = [now()]
       if (input.name !== undefined) parameters.push(input.name)
@@ -248,6 +248,8 @@ export class PortfolioRepository {
       if (row === undefined) return undefined
       return { portfolio: toPortfolio(row), detail: toDetail(row) }
     })
+    if (changed !== undefined) this.handle.changedPortfolio(id)
+    return changed
   }
 
   /**
@@ -272,11 +274,13 @@ export class PortfolioRepository {
 
   /** Deletes the portfolio, its assets and their lots in one transaction, when `precondition` holds (see change). */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    return await this.handle.write(async trx => {
+    const deleted = await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await this.run.delete.lots([id], trx)
       await this.run.delete.assets([id], trx)
       return await this.run.delete.portfolio([id], trx) > 0
     })
+    if (deleted) this.handle.changedPortfolio(id, true)
+    return deleted
   }
 }

@@ -14,6 +14,7 @@ import { ItemVerificationRepository } from './item-verifications.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
+import type { PortfolioChange, Unsubscribe } from './changes.js'
 
 /** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
 export class StoreOpenError extends Error {
@@ -142,6 +143,15 @@ export class Store {
 
   get engine (): StoreEngine {
     return this.handle.engine
+  }
+
+  /**
+   * Every change of a portfolio this store commits (its row, its assets; the reset of the demo
+   * data), told once committed, whichever interface or host wrote it: the change feed sends them
+   * on to every instance.
+   */
+  onPortfolioChange (listener: (change: PortfolioChange) => void): Unsubscribe {
+    return this.handle.portfolioChanges.add(listener)
   }
 
   async close (): Promise<void> {

@@ -70,7 +70,8 @@ function recordingAccess (granted: boolean): Access & { asked: string[] } {
     principal: async () => {
       asked.push('principal')
       return granted ? { id: 'client-a', type: 'client' } as never : await refuse()
-    }
+    },
+    caller: () => 'recorded'
   }
 }
 

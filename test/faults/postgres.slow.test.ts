@@ -115,7 +115,7 @@ testNeeding(t, 'PostgreSQL stopped and started under 20 writers through nginx: b
     t.equal(storeLines(instance, 'dependency unavailable'), 1, 'the outage is one warning line')
     const port = metricsPorts[index] ?? 0
     await until('the LISTEN connection back', async () =>
-      (await metricsOf(port)).includes('bff_dependency_up{dependency="item_status_feed"} 1'))
+      (await metricsOf(port)).includes('bff_dependency_up{dependency="change_feed"} 1'))
     t.match(await metricsOf(port), /bff_dependency_up\{dependency="store"\} 1/)
   }
 })

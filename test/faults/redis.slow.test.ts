@@ -46,13 +46,13 @@ testNeeding(t, 'Redis killed and started under load: limits fail open then apply
   t.same(new Set(during.flat()), new Set([200]), 'past the limit while Redis is away: the limit fails open')
   const lost = (dependency: string): number =>
     lines.filter(line => line.msg === 'dependency unavailable' && line.dependency === dependency).length
-  const dependencies = ['rate_limit_redis', 'item_status_feed', 'aggregator_budget_redis']
+  const dependencies = ['rate_limit_redis', 'change_feed', 'aggregator_budget_redis']
   // ioredis reports the loss at its first failed reconnection, 50 ms after the kill.
   for (let attempt = 0; attempt < 400 && !dependencies.every(name => lost(name) > 0); attempt++) {
     await new Promise(resolve => setTimeout(resolve, 25))
   }
   t.equal(lost('rate_limit_redis'), 1, 'the rate limit\'s loss is one line, not one per request')
-  t.equal(lost('item_status_feed'), 1, 'the feed\'s loss is one line')
+  t.equal(lost('change_feed'), 1, 'the feed\'s loss is one line')
   t.equal(lost('aggregator_budget_redis'), 1, 'the budgets\' connection too')
 
   await redis.restart()

@@ -261,6 +261,6 @@ export default reusableModule(aggregatorModule, {
   name: 'bff-aggregator',
   fastify: '5.x',
   // sensible's reply.preventCache: no cache keeps a connect token or a relayed answer (docs/api.md#caching).
-  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-item-status', '@fastify/sensible'],
-  decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'itemStatus'] }
+  dependencies: ['bff-auth', 'bff-store', 'bff-upstreams', 'bff-change-feed', '@fastify/sensible'],
+  decorators: { fastify: ['verifyJwt', 'aggregator', 'store', 'changeFeed'] }
 })

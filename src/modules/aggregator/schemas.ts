@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString } from '../../schemas/common.js'
+import { ItemIdSchema, NonBlankString } from '../../schemas/common.js'
 
 export const AGGREGATOR_METHODS = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'] as const
 
@@ -15,11 +15,9 @@ export const AggregatorRelayBodySchema = Type.Object({
 })
 export type AggregatorRelayBody = Static<typeof AggregatorRelayBodySchema>
 
-const ItemId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
-
 /** Only `itemId` is read; options a caller sends (a webhookUrl…) are dropped (docs/api.md#aggregator). */
 export const ConnectTokenBodySchema = Type.Object({
-  itemId: Type.Optional(ItemId)
+  itemId: Type.Optional(ItemIdSchema)
 }, { title: 'ConnectTokenInput', examples: [{ itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }] })
 export type ConnectTokenBody = Static<typeof ConnectTokenBodySchema>
 

@@ -160,7 +160,7 @@ export function itemVerifications (
     aggregator: app.aggregator,
     items: app.store.aggregatorEvents,
     queue: app.store.itemVerifications,
-    itemStatus: app.itemStatus,
+    changeFeed: app.changeFeed,
     log: app.log
   }, options)
   app.addHook('onReady', async () => { verifications.start() })

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { isDeletionEvent, type ItemStatus, type ItemStatusFeed } from '../../store/item-status.js'
+import { isDeletionEvent, isItemStatusValue, type ItemStatus } from '../../store/item-status.js'
+import type { ChangeFeed } from '../../store/change-feed.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'
@@ -8,7 +9,7 @@ import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'
 export interface VerificationDeps {
   aggregator: AggregatorApi
   items: AggregatorEventRepository
-  itemStatus: ItemStatusFeed
+  changeFeed: Pick<ChangeFeed, 'publishItemStatus'>
 }
 
 export type VerificationOutcome =
@@ -43,8 +44,8 @@ function failure (error: unknown): VerificationOutcome {
 
 /** Subscribers at every instance hear of it (GraphQL `aggregatorItem`); the item is saved either way. */
 async function publish (deps: VerificationDeps, status: ItemStatus, log: FastifyBaseLogger): Promise<void> {
-  await deps.itemStatus.publish(status).catch((error: unknown) => {
-    const message = 'webhook item verified and saved, but its status did not reach subscribers'
+  await deps.changeFeed.publishItemStatus(status).catch((error: unknown) => {
+    const message = 'webhook item verified and saved, but its status did not reach the other instances\' subscribers'
     log.warn({ err: error, itemId: status.itemId, event: status.event }, message)
   })
 }
@@ -77,12 +78,13 @@ export async function verifyItem (
       const wait = retryAfterMs(retryAfterSecondsOf(response.rateLimitHeaders))
       return failed(`aggregator answered ${response.status}`, wait)
     }
-    if (response.status !== 200 || typeof item?.status !== 'string') {
+    // A status outside the aggregator's documented set is not one the service can tell subscribers.
+    if (response.status !== 200 || !isItemStatusValue(item?.status)) {
       log.warn({ itemId, event, status: response.status }, 'aggregator item answer unusable: no item changed')
       return { result: 'settled' }
     }
     const clientUserId = typeof item.clientUserId === 'string' ? item.clientUserId : null
-    const status = item.status
+    const status = item?.status
     const { updatedAt } = await deps.items.saveVerifiedItem({ itemId, status, clientUserId, lastEvent: event })
     log.info({ itemId, event, itemStatus: status }, 'webhook item verified')
     await publish(deps, { itemId, status, event, updatedAt }, log)

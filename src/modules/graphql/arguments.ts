@@ -9,6 +9,7 @@ import {
   CreatePortfolioInputSchema, ListPortfoliosQuerySchema, UpdatePortfolioInputSchema
 } from '../../schemas/portfolio.js'
 import { SymbolParamsSchema } from '../../schemas/quote.js'
+import { ItemIdSchema } from '../../schemas/common.js'
 
 /**
  * A REST schema as a GraphQL argument's validator, compiled by the app's own Ajv pool with its
@@ -50,11 +51,11 @@ export const readArguments = {
   portfolios: (args: Args) => checkPortfolioList(present(args)),
   assets: (args: Args) => checkAssetList(present(args)),
   quoteSymbol: (args: Args) => checkSymbol(args).symbol,
-  excludedTransactions: (args: Args) => checkExclusionList({ client_id: args.clientId }),
+  excludedTransactions: ({ clientId, ...page }: Args) => checkExclusionList(present({ client_id: clientId, ...page })),
   createPortfolio: ({ input }: Args) => checkCreatePortfolio(input),
   updatePortfolio: ({ input }: Args) => checkUpdatePortfolio(input),
   createAsset: ({ input }: Args) => checkCreateAsset(input),
   updateAsset: ({ input }: Args) => checkUpdateAsset(input),
   excludeTransaction: ({ input }: Args) => checkExclusion(input),
-  aggregatorItem: validator(Type.Object({ itemId: Type.String({ minLength: 1, maxLength: 200 }) }), 'args')
+  aggregatorItem: validator(Type.Object({ itemId: ItemIdSchema }), 'args')
 }

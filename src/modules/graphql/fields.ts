@@ -6,7 +6,8 @@ import { MAX_PAGE_SIZE, PageQuerySchema } from '../../schemas/common.js'
 import { AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema } from '../../schemas/asset.js'
 import { CreatePortfolioInputSchema, UpdatePortfolioInputSchema } from '../../schemas/portfolio.js'
 import { CreateExclusionInputSchema } from '../../schemas/excluded-transaction.js'
-import type { ItemStatus } from '../../store/item-status.js'
+import { NotFoundError } from '../../errors.js'
+import type { ValuationEvent } from '../../domain/index.js'
 import type { GraphqlContext } from './context.js'
 import { readArguments } from './arguments.js'
 import { formattedSubscriptionError } from '../../plugins/graphql-errors.js'
@@ -24,6 +25,7 @@ export type Field<Source = unknown> = GraphQLFieldConfig<Source, GraphqlContext>
 export interface SchemaTypes {
   types: TypeBoxToGraphql<GraphqlContext>
   Portfolio: GraphQLObjectType
+  PortfolioValuation: GraphQLObjectType
   PortfolioAsset: GraphQLObjectType
   AssetQuote: GraphQLObjectType
   SystemStats: GraphQLObjectType
@@ -113,7 +115,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
     excludedTransactions: {
       type: listOf(type.ExcludedTransaction),
       description: 'Excluded transactions of one client; a client principal sees only its own (Bearer token)',
-      args: { clientId: { type: new GraphQLNonNull(GraphQLID) } },
+      args: { clientId: { type: new GraphQLNonNull(GraphQLID) }, ...pageArgs },
       extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
         const query = readArguments.excludedTransactions(args)
@@ -185,23 +187,40 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
   })
 }
 
-/** The subscription fields: a refusal is formatted here, as Mercurius sends it unformatted. */
-export function subscriptionFields (type: SchemaTypes): Record<string, Field<ItemStatus>> {
+/** A subscription's iterator, or its refusal formatted (Mercurius sends a refusal unformatted). */
+async function subscription (field: string, ctx: GraphqlContext, open: () => Promise<AsyncIterator<unknown>>) {
+  try {
+    return await open()
+  } catch (error) {
+    throw formattedSubscriptionError(error, field, ctx.log)
+  }
+}
+
+/** The subscription fields (docs/api.md#graphql). */
+export function subscriptionFields (type: SchemaTypes): Record<string, Field> {
   return {
     aggregatorItem: {
       type: new GraphQLNonNull(type.AggregatorItemStatus),
       description: 'The verified status of an aggregator item, each time a webhook about it arrives at any ' +
         'instance (Bearer token; a client only its own items)',
       args: { itemId: { type: new GraphQLNonNull(GraphQLID) } },
-      subscribe: async (_root, args: unknown, ctx: GraphqlContext) => {
-        try {
-          const { itemId } = readArguments.aggregatorItem(args)
-          return await ctx.domain.aggregatorItems.subscribe(ctx.access, itemId, ctx.log)
-        } catch (error) {
-          throw formattedSubscriptionError(error, 'aggregatorItem', ctx.log)
-        }
-      },
-      resolve: (status: ItemStatus) => status
+      subscribe: async (_root, args: unknown, ctx: GraphqlContext) => await subscription('aggregatorItem', ctx,
+        async () => await ctx.domain.aggregatorItems.subscribe(ctx.access, readArguments.aggregatorItem(args).itemId,
+          ctx.log)),
+      resolve: (status: unknown) => status
+    },
+    portfolioValuation: {
+      type: new GraphQLNonNull(type.PortfolioValuation),
+      description: 'The portfolio\'s valuation at once, then each time a value changes; when the portfolio is ' +
+        'deleted, an error NOT_FOUND and the end (x-api-key)',
+      args: idArg,
+      subscribe: async (_root, args: unknown, ctx: GraphqlContext) => await subscription('portfolioValuation', ctx,
+        async () => await ctx.domain.liveValuations.open(ctx.access, (args as IdArgs).id)),
+      resolve: (event: unknown) => {
+        const delivered = event as ValuationEvent
+        if (delivered.kind === 'deleted') throw new NotFoundError('Portfolio')
+        return delivered.valuation
+      }
     }
   }
 }

@@ -2,12 +2,15 @@ import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import mercurius from 'mercurius'
 import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type validate } from 'graphql'
+import { GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, validate } from 'graphql'
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
 import { answerError } from '../../plugins/error-responses.js'
 import { ensureDomain } from '../../plugins/domain.js'
 import type { GraphqlContext } from './context.js'
 import { OperationGuard } from './guard.js'
-import { graphqlErrorFormatter, MAX_QUERY_DEPTH } from '../../plugins/graphql-errors.js'
+import {
+  formatGraphqlError, graphqlErrorFormatter, MAX_QUERY_DEPTH, QueryRefusedError
+} from '../../plugins/graphql-errors.js'
 import {
   assertValidationAffordable, DocumentGuard, documentLimits, guardedWebSocket
 } from '../../plugins/graphql-limits.js'
@@ -32,6 +35,21 @@ type WebSocketClass = NonNullable<NonNullable<WebsocketPluginOptions['options']>
 
 /** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
 const PERSISTED_QUERIES = 5000
+
+/**
+ * Deeper documents are refused before they run (graphql-armor's rule, in validation), introspection
+ * fields not counted: the standard introspection query (`getIntrospectionQuery()`) nests 13 levels.
+ */
+const depthRule = maxDepthRule({
+  n: MAX_QUERY_DEPTH,
+  ignoreIntrospection: true,
+  propagateOnRejection: false,
+  onReject: [(context, error) => {
+    const found = /found (\d+)/.exec(error.message)?.[1] ?? '?'
+    const message = `query depth (${found}) exceeds the query depth limit of ${MAX_QUERY_DEPTH}`
+    context?.reportError(new QueryRefusedError(message, { maxDepth: MAX_QUERY_DEPTH }))
+  }]
+})
 
 /** Errors of the GraphQL layer answer as GraphQL; the rest (429, 413, 503…) in the standard body, as on every route. */
 function isGraphqlLayerError (error: FastifyError): boolean {
@@ -59,6 +77,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   const hideSuggestions = !options.devTools
   // Handed to GraphQL's `validate` as they are (Mercurius's types name `maxErrors` only).
   const validateOptions: NonNullable<Parameters<typeof validate>[3]> = { hideSuggestions }
+  const validationRules = options.devTools ? [depthRule] : [depthRule, NoSchemaIntrospectionCustomRule]
   // The subscriptions' WebSocket server, registered here rather than by Mercurius: its messages
   // are bounded by the document limit (with room for variables and the JSON around the text),
   // and an operation's document is checked before Mercurius parses it.
@@ -67,6 +86,10 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
       maxPayload: 2 * limits.maxBytes + 64 * 1024,
       // A subclass of ws's WebSocket (whose types want its static members too).
       WebSocket: guardedWebSocket(source => { documentGuard.assert(source) }, app.log) as unknown as WebSocketClass
+    },
+    // Shutting down: each connection closes with 1001 (going away), the client reconnects elsewhere.
+    preClose: async function (this: FastifyInstance) {
+      for (const client of this.websocketServer.clients) client.close(1001, 'Servidor em desligamento')
     }
   })
   await app.register(mercurius, {
@@ -76,13 +99,8 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
     graphiql: options.devTools,
     // Compiled with graphql-jit from a query's second run on.
     jit: 1,
-    // Mercurius's depth limit, which counts introspection's levels too (the standard
-    // introspection query nests 13). To let that query through, graphql-armor's
-    // `maxDepthRule({ n: MAX_QUERY_DEPTH, ignoreIntrospection: true })` in `validationRules` holds
-    // the same limit on every other field (its message differs from Mercurius's).
-    queryDepth: MAX_QUERY_DEPTH,
     graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },
-    validationRules: options.devTools ? [] : [NoSchemaIntrospectionCustomRule],
+    validationRules,
     persistedQueryProvider: mercurius.persistedQueryDefaults.automatic(PERSISTED_QUERIES),
     context: request => contextOf(request),
     errorFormatter: (execution, context) =>
@@ -121,6 +139,15 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   // every argument and the cost before anything runs.
   app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
   app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
+  // Mercurius validates no subscription's document: the rules of HTTP's, before it starts (its `error` message).
+  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
+    assertValidationAffordable(document)
+    const [error] = validate(schema, document, [...specifiedRules, ...validationRules], validateOptions)
+    if (error === undefined) return
+    const { message, extensions } = formatGraphqlError(error, (context as Partial<GraphqlContext>).log ?? app.log,
+      hideSuggestions)
+    throw new GraphQLError(message, { extensions })
+  })
   app.graphql.addHook('preExecution', async (_schema, document, context, variables) => {
     operationGuard.assertAllowed(document, variables, operationNameOf(context.reply?.request))
   })
@@ -138,7 +165,7 @@ function operationNameOf (request: { body?: unknown, query?: unknown } | undefin
 export default fp(graphqlModule, {
   name: 'bff-graphql',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-upstreams', 'bff-item-status'],
-  decorators: { fastify: ['verifyApiKey', 'verifyJwt', 'store', 'quotes', 'aggregator', 'itemStatus'] },
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-upstreams', 'bff-change-feed'],
+  decorators: { fastify: ['verifyApiKey', 'verifyJwt', 'store', 'quotes', 'aggregator', 'changeFeed'] },
   encapsulate: true
 })

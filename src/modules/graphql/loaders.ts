@@ -3,6 +3,7 @@ import type { Asset } from '../../schemas/asset.js'
 import type { Dashboard } from '../../schemas/dashboard.js'
 import type { Portfolio } from '../../schemas/portfolio.js'
 import type { Quote } from '../../schemas/quote.js'
+import type { PortfolioValuation } from '../../schemas/valuation.js'
 import { readArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
 import { eachOrNull } from './not-found.js'
@@ -55,6 +56,11 @@ export const graphqlLoaders = {
         const byPortfolio = unread.length === 0 ? undefined : await ctx.domain.assets.ofPortfolios(ctx.access, unread)
         return queries.map(({ obj }) => obj[READ_ASSETS] ?? byPortfolio?.get(obj.id) ?? [])
       },
+      opts: { cache: false }
+    },
+    valuation: {
+      loader: async (queries: Array<{ obj: Portfolio }>, ctx: GraphqlContext): Promise<PortfolioValuation[]> =>
+        await ctx.domain.valuations.ofPortfolios(ctx.access, queries.map(({ obj }) => obj.id), ctx.log),
       opts: { cache: false }
     }
   },

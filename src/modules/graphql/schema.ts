@@ -8,7 +8,8 @@ import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema } from '../../schemas/quote.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
-import { ItemStatusSchema } from '../../store/item-status.js'
+import { ITEM_STATUSES, ItemStatusSchema } from '../../store/item-status.js'
+import { PortfolioValuationSchema } from '../../schemas/valuation.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
 import type { GraphqlContext } from './context.js'
 import { listCost } from './guard.js'
@@ -23,7 +24,14 @@ export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
  * (`ctx.domain`), so the schema itself can be built — and printed to `schema.graphql` — without an app.
  */
 export function buildGraphqlSchema (): GraphQLSchema {
-  const types = new TypeBoxToGraphql<GraphqlContext>({ AssetType: ASSET_TYPES, PrincipalType: PRINCIPAL_TYPES })
+  const types = new TypeBoxToGraphql<GraphqlContext>({
+    AssetType: ASSET_TYPES,
+    PrincipalType: PRINCIPAL_TYPES,
+    ItemStatus: ITEM_STATUSES,
+    TransactionType: ['BUY'],
+    Currency: ['BRL']
+  })
+  const PortfolioValuation = types.objectType(PortfolioValuationSchema)
   const AssetQuote = types.objectType(QuoteSchema)
   const AssetDashboard = types.objectType(DashboardSchema)
 
@@ -50,11 +58,18 @@ export function buildGraphqlSchema (): GraphQLSchema {
       type: new GraphQLNonNull(PortfolioValue),
       description: 'Total value of the portfolio',
       resolve: (portfolio: Portfolio): PortfolioValue => portfolioValue(portfolio)
+    },
+    // Resolved by its loader: the valuations of every portfolio of an answer in one provider batch.
+    valuation: {
+      type: new GraphQLNonNull(PortfolioValuation),
+      description: 'What the portfolio is worth at market prices',
+      extensions: { complexity: 5 }
     }
   }))
   const schemaTypes: SchemaTypes = {
     types,
     Portfolio,
+    PortfolioValuation,
     PortfolioAsset,
     AssetQuote,
     SystemStats: types.objectType(StatsSchema),

@@ -64,6 +64,7 @@ export class SubscriptionSession {
 export function admittedAccess (access: Access, session: SubscriptionSession): Access {
   return {
     apiKey: async () => { await access.apiKey() },
+    caller: () => access.caller(),
     principal: async () => {
       const principal = await access.principal()
       session.admit(principal)

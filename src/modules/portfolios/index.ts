@@ -6,6 +6,7 @@ import { errorSchemas } from '../../plugins/error-responses.js'
 import { ifMatchOf } from '../../plugins/conditional-requests.js'
 import { entityTag } from '../../http/entity-tag.js'
 import { documentRoutes } from '../../plugins/openapi.js'
+import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
 import {
   CreatePortfolioInputSchema,
@@ -84,6 +85,8 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     reply.header('etag', entityTag(changed.detail))
     return changed.portfolio
   })
+
+  await app.register(valuationRoutes)
 
   app.delete('/:id', {
     config: { ifMatch: true },

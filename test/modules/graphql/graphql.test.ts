@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import t, { type Test } from 'tap'
+import { getIntrospectionQuery } from 'graphql'
 import type { App } from '../../../src/app.js'
 import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
 import {
@@ -331,9 +332,12 @@ forEachEngine(t, 'me and excluded transactions need a Bearer token; a client see
   const app = await buildDataApp(t, engine)
   const user = bearer(userToken({ sub: 7 }))
   const client = bearer(clientToken({ sub: 'client-a' }))
-  const me = await graphql(app, '{ me { id type expiresAt issuedAt payload } }', undefined, user)
-  const restMe = (await app.inject({ method: 'GET', url: '/auth/me', headers: user })).json()
-  t.same(me.data?.me, restMe, 'me: REST\'s /auth/me')
+  const claims = 'payload { iss iat exp nbf sub jti prv }'
+  const me = await graphql(app, `{ me { id type expiresAt issuedAt ${claims} } }`, undefined, user)
+  const restMe = (await app.inject({ method: 'GET', url: '/auth/me', headers: user })).json() as
+    { payload: Record<string, unknown> }
+  // The same claims, typed: `sub` is an ID, which GraphQL answers as a string (tymon writes 7 or "7").
+  t.same(me.data?.me, { ...restMe, payload: { ...restMe.payload, sub: '7' } }, 'me: REST\'s /auth/me')
   assertFieldError(t, await graphql(app, '{ me { id } }', undefined, {}), 'me', 'TOKEN_INVALID', TEXTS.tokenInvalid)
   assertFieldError(t, await graphql(app, '{ me { id } }', undefined, bearer(userToken({
     expOffset: -10,
@@ -543,18 +547,21 @@ forEachEngine(t, 'no N+1: ' +
 
 t.test('depth, cost, introspection and GraphiQL', async t => {
   const app = await buildTestApp(t, { GRAPHQL_MAX_COST: '2000', METRICS_PORT: '0' })
-  // Mercurius counts the leaf too: __schema, types, fields, type, six ofType and name are 11 levels.
-  const deep = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { ofType { name } ' +
-    '} } } } } } } } } }'
+  // graphql-armor counts each level of selection (fragments included) below the root: here 11.
+  const deep = `{ portfolios { ${'... on Portfolio { '.repeat(9)}id${' }'.repeat(9)} } }`
   const tooDeep = await graphql(app, deep)
   t.equal(tooDeep.status, 400)
   t.equal(tooDeep.data, undefined, 'refused before execution')
   t.match(tooDeep.errors?.[0], {
-    message: 'unnamedQuery query depth (11) exceeds the query depth limit of 10',
+    message: 'query depth (11) exceeds the query depth limit of 10',
     extensions: { code: 'BAD_REQUEST', maxDepth: 10 }
   })
-  const deepEnough = deep.replace('ofType { name }', 'name')
+  const deepEnough = deep.replace('... on Portfolio { id }', 'id')
   t.equal((await graphql(app, deepEnough)).status, 200, 'ten levels are fine')
+  // Introspection's own levels are not counted: the query GraphiQL and graphql-codegen send (13 levels) works.
+  const introspection = await graphql(app, getIntrospectionQuery())
+  t.equal(introspection.status, 200)
+  t.equal(introspection.data?.__schema.queryType.name, 'Query')
 
   const before = await storeStatements(app)
   const costly = await graphql(app, '{ portfolios(limit: 1000) { id assets { id quote { price } } } }')

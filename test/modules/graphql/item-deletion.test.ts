@@ -31,7 +31,7 @@ forEachEngine(t, 'an item deleted at the aggregator ends its subscriptions: a la
   t.same(user.deliveries[1], owner.deliveries[1])
   t.equal(await owner.done, undefined, 'then the subscription completes (no error)')
   t.equal(await user.done, undefined)
-  await waitFor(t, 'the listeners freed', () => app.itemStatus.subscribers() === 1)
+  await waitFor(t, 'the listeners freed', () => app.changeFeed.itemSubscribers() === 1)
   t.equal(other.deliveries.length, 0, 'another item\'s subscription stays, unaware')
 
   t.match(await app.store.aggregatorEvents.item('item-1'), {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import t from 'tap'
-import { buildSchema, GraphQLObjectType, isNonNullType, type GraphQLField } from 'graphql'
+import { buildSchema, GraphQLEnumType, GraphQLObjectType, isNonNullType, type GraphQLField } from 'graphql'
 import { SCHEMA_FILE, schemaSdl } from '../../../src/cli/graphql-schema.js'
 import { buildTestApp } from '../../helper.js'
 
@@ -26,7 +26,7 @@ t.test('the schema holds the documented names, arguments and types', async t => 
       'quote(symbol: String!): AssetQuote',
       'stats: SystemStats!',
       'me: Principal',
-      'excludedTransactions(clientId: ID!): [ExcludedTransaction!]!'
+      'excludedTransactions(clientId: ID!, limit: Int = 100, offset: Int = 0): [ExcludedTransaction!]!'
     ],
     Mutation: [
       'createPortfolio(input: CreatePortfolioInput!): Portfolio!',
@@ -38,7 +38,10 @@ t.test('the schema holds the documented names, arguments and types', async t => 
       'excludeTransaction(input: ExcludeTransactionInput!): ExcludedTransaction!',
       'deleteExcludedTransaction(id: ID!): Boolean!'
     ],
-    Subscription: ['aggregatorItem(itemId: ID!): AggregatorItemStatus!']
+    Subscription: [
+      'aggregatorItem(itemId: ID!): AggregatorItemStatus!',
+      'portfolioValuation(id: ID!): PortfolioValuation!'
+    ]
   }
   for (const [type, fields] of Object.entries(expected)) {
     for (const field of fields) t.equal(signature(type, field.split(/[(:]/)[0] as string), field)
@@ -53,7 +56,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'createdAt',
     'updatedAt',
     'assets',
-    'value'
+    'value',
+    'valuation'
   ])
   t.same(fieldsOf('PortfolioAsset'), [
     'id',
@@ -73,8 +77,21 @@ t.test('the schema holds the documented names, arguments and types', async t => 
   const status = (schema.getType('AggregatorItemStatus') as GraphQLObjectType).getFields()
   t.same(
     [status.itemId, status.status, status.event, status.updatedAt].map(field => String(field?.type)),
-    ['ID!', 'String', 'String!', 'String!']
+    ['ID!', 'ItemStatus', 'String!', 'String!']
   )
+  // Closed sets are enums, as REST declares them; a token's claims are typed as REST documents them.
+  const enumValues = (name: string): string[] => (schema.getType(name) as GraphQLEnumType).getValues().map(v => v.name)
+  t.same(enumValues('ItemStatus'), [
+    'UPDATED', 'UPDATING', 'WAITING_USER_INPUT', 'WAITING_USER_ACTION', 'MERGING', 'LOGIN_ERROR', 'OUTDATED'
+  ])
+  t.same(enumValues('TransactionType'), ['BUY'])
+  t.same(enumValues('Currency'), ['BRL'])
+  t.same(fieldsOf('TokenClaims'), ['iss', 'iat', 'exp', 'nbf', 'sub', 'jti', 'prv'])
+  t.equal(String((schema.getType('Principal') as GraphQLObjectType).getFields().payload?.type), 'TokenClaims!')
+  t.same(fieldsOf('PortfolioValuation'), [
+    'portfolioId', 'currency', 'bookValue', 'marketValue', 'result', 'resultPercent', 'quotedAt', 'unquotedSymbols',
+    'updatedAt'
+  ])
   t.ok(isNonNullType((schema.getType('Portfolio') as GraphQLObjectType).getFields().value?.type))
 })
 

@@ -22,7 +22,7 @@ async function twoInstances (t: Test, shared: Record<string, string>, expectedTr
   pluggy.itemStatuses.set('item-1', 'UPDATING')
   const receiver = await buildTestApp(t, { ...aggregatorConfig(pluggy), ...shared })
   const other = await buildTestApp(t, { ...aggregatorConfig(pluggy), ...shared })
-  t.equal(other.itemStatus.transport, expectedTransport)
+  t.equal(other.changeFeed.transport, expectedTransport)
 
   const user = subscribe(await wsClient(t, other, { Authorization: `Bearer ${userToken()}` }), 'item-1')
   const owner = subscribe(
@@ -51,10 +51,10 @@ async function twoInstances (t: Test, shared: Record<string, string>, expectedTr
   user.stop()
   owner.stop()
   elsewhere.stop()
-  for (let attempt = 0; attempt < 400 && other.itemStatus.subscribers() > 0; attempt++) {
+  for (let attempt = 0; attempt < 400 && other.changeFeed.itemSubscribers() > 0; attempt++) {
     await new Promise(resolve => setTimeout(resolve, 25))
   }
-  t.equal(other.itemStatus.subscribers(), 0, 'a completed subscription frees its listener at once')
+  t.equal(other.changeFeed.itemSubscribers(), 0, 'a completed subscription frees its listener at once')
 }
 
 testNeeding(t, 'two instances through Redis', [NEEDS_REDIS], async t => {
@@ -70,7 +70,7 @@ t.test('one instance in-process; credentials and ownership of subscriptions', as
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('item-1', 'client-a')
   const app = await buildTestApp(t, aggregatorConfig(pluggy))
-  t.equal(app.itemStatus.transport, 'local')
+  t.equal(app.changeFeed.transport, 'local')
 
   const stranger = subscribe(
     await wsClient(t, app, { authorization: `Bearer ${clientToken({ sub: 'client-b' })}` }),
@@ -135,10 +135,10 @@ t.test('a connection closes with 4401 when its token expires, and its subscripti
     t.equal(code, 4401, 'closed as unauthorized')
     t.ok(atMs >= expiresAtMs - 1000 && atMs < expiresAtMs + 60_000, 'at the token\'s expiry, not before')
     await live.done
-    for (let attempt = 0; attempt < 400 && app.itemStatus.subscribers() > 0; attempt++) {
+    for (let attempt = 0; attempt < 400 && app.changeFeed.itemSubscribers() > 0; attempt++) {
       await new Promise(resolve => setTimeout(resolve, 25))
     }
-    t.equal(app.itemStatus.subscribers(), 0, 'its subscription ended with it')
+    t.equal(app.changeFeed.itemSubscribers(), 0, 'its subscription ended with it')
     const received = live.deliveries.length
     await webhook(app, 'item-1', 'item/updated')
     t.equal(live.deliveries.length, received, 'nothing more reaches it')
@@ -166,6 +166,13 @@ t.test('a subscription\'s document is held to the document limits before it is p
   const long = `subscription { aggregatorItem(itemId: "item-1") { status } } #${'x'.repeat(20_000)}`
   t.match(await refusal(long), [
     { message: /bytes exceeds the limit of 16384 bytes$/, extensions: { code: 'BAD_REQUEST', maxBytes: 16384 } }
+  ])
+  // Mercurius validates no subscription: the service does, with HTTP's rules, before it starts.
+  t.match(await refusal('subscription { aggregatorItem(itemId: "item-1") { nope } }'), [
+    { message: /Cannot query field "nope"/, extensions: { code: 'VALIDATION_FAILED' } }
+  ])
+  t.match(await refusal('subscription { aggregatorItem { status } }'), [
+    { message: /argument "itemId" of type "ID!" is required/, extensions: { code: 'VALIDATION_FAILED' } }
   ])
 
   const owner = subscribe(client, 'item-1')
@@ -198,7 +205,7 @@ testNeeding(t, 'a status the feed cannot carry leaves the verified item saved, '
   }, { logger: { level: 'info', stream } })
   redis.kill()
   await webhook(app, 'item-1', 'item/updated')
-  const unpublished = 'webhook item verified and saved, but its status did not reach subscribers'
+  const unpublished = 'webhook item verified and saved, but its status did not reach the other instances\' subscribers'
   for (let attempt = 0; attempt < 400 && !lines.some(line => line.msg === unpublished); attempt++) {
     await new Promise(resolve => setTimeout(resolve, 25))
   }

@@ -1,0 +1,114 @@
+import { NotFoundError } from '../errors.js'
+import { isTicker, quotesOf, type ProviderQuote, type QuoteProvider } from '../quotes/provider.js'
+import type { Asset } from '../schemas/asset.js'
+import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
+import type { PortfolioValuation } from '../schemas/valuation.js'
+import type { AssetRepository } from '../store/assets.js'
+import type { PortfolioRepository } from '../store/portfolios.js'
+import type { Access } from './access.js'
+import { found } from './common.js'
+import type { Log } from './ports.js'
+
+/** Quotes by ticker; `undefined`: no quote (unknown to the provider, or the provider failing). */
+export interface QuoteBook {
+  get: (ticker: string) => ProviderQuote | undefined
+}
+
+/** The tickers a provider is asked for: each distinct symbol that is one (a bond's name is not). */
+export function tickersOf (assets: readonly Asset[]): string[] {
+  return [...new Set(assets.map(asset => asset.symbol))].filter(isTicker)
+}
+
+/**
+ * Quotes of `tickers` in one provider batch, through the cache the provider sits behind. A
+ * provider that fails leaves every one of them unquoted: the valuation counts their assets at
+ * book value rather than failing (the provider's client has logged the failure).
+ */
+export async function quotesOrNone (
+  provider: QuoteProvider, tickers: readonly string[], log: Log
+): Promise<Map<string, ProviderQuote | undefined>> {
+  if (tickers.length === 0) return new Map()
+  try {
+    return await quotesOf(provider, tickers, log)
+  } catch (error) {
+    log.debug({ err: error, tickers: tickers.length }, 'no quotes for a valuation: its assets count at book value')
+    return new Map()
+  }
+}
+
+/**
+ * A portfolio's value at market prices (docs/api.md#valuation), exact: each asset's market value
+ * is `quantity × price` of its symbol's quote rounded half away from zero to cents, or its own
+ * `totalValue` when unquoted; `bookValue` is the sum of the assets' `totalValue` (the portfolio's
+ * `totalValue`), `marketValue` the sum of their market values.
+ */
+export function valuate (
+  portfolioId: string, assets: readonly Asset[], quotes: QuoteBook, now: Date
+): PortfolioValuation {
+  const unquoted = new Set<string>()
+  let oldestQuote = Infinity
+  const book = sum(assets.map(asset => decimal(asset.totalValue)))
+  const market = sum(assets.map(asset => {
+    const quote = quotes.get(asset.symbol)
+    if (quote === undefined) {
+      unquoted.add(asset.symbol)
+      return decimal(asset.totalValue)
+    }
+    oldestQuote = Math.min(oldestQuote, Date.parse(quote.lastUpdate))
+    return positionValue(asset.quantity, quote.price)
+  }))
+  const result = market.minus(book)
+  return {
+    portfolioId,
+    currency: 'BRL',
+    bookValue: money(book),
+    marketValue: money(market),
+    result: money(result),
+    resultPercent: percentage(result, book),
+    quotedAt: Number.isFinite(oldestQuote) ? new Date(oldestQuote).toISOString() : null,
+    unquotedSymbols: [...unquoted].sort(),
+    updatedAt: now.toISOString()
+  }
+}
+
+/** Whether two valuations differ in anything but when they were computed. */
+export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioValuation): boolean {
+  return a !== undefined &&
+    a.portfolioId === b.portfolioId &&
+    a.bookValue === b.bookValue &&
+    a.marketValue === b.marketValue &&
+    a.result === b.result &&
+    a.resultPercent === b.resultPercent &&
+    a.quotedAt === b.quotedAt &&
+    a.unquotedSymbols.join('\n') === b.unquotedSymbols.join('\n')
+}
+
+/**
+ * Portfolio valuations on request (docs/api.md#valuation), behind the API key: one read of the
+ * portfolio's assets and one provider batch for all their distinct tickers, through the quote
+ * cache the dashboards use. An unknown portfolio is NOT_FOUND (`Portfolio não encontrado`).
+ */
+export class ValuationService {
+  constructor (
+    private readonly portfolios: PortfolioRepository,
+    private readonly assets: AssetRepository,
+    private readonly quotes: QuoteProvider,
+    private readonly now: () => Date = () => new Date()
+  ) {}
+
+  async valuation (access: Access, portfolioId: string, log: Log): Promise<PortfolioValuation> {
+    await access.apiKey()
+    const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
+      async id => await this.portfolios.withAssets(id))
+    return valuate(portfolio.id, assets, await quotesOrNone(this.quotes, tickersOf(assets), log), this.now())
+  }
+
+  /** The valuations of several portfolios (GraphQL's lists): one read of their assets, one provider batch. */
+  async ofPortfolios (access: Access, portfolioIds: readonly string[], log: Log): Promise<PortfolioValuation[]> {
+    await access.apiKey()
+    const byPortfolio = await this.assets.ofPortfolios(portfolioIds)
+    const quotes = await quotesOrNone(this.quotes, tickersOf([...byPortfolio.values()].flat()), log)
+    const now = this.now()
+    return portfolioIds.map(id => valuate(id, byPortfolio.get(id) ?? [], quotes, now))
+  }
+}

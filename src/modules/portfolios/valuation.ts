@@ -1,0 +1,83 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import sse, { type SSEPluginOptions } from '@fastify/sse'
+import { Type } from '@sinclair/typebox'
+import { errorSchemas } from '../../plugins/error-responses.js'
+import { IdParamsSchema } from '../../schemas/common.js'
+import { PortfolioValuationSchema } from '../../schemas/valuation.js'
+
+/** A comment line at least this often keeps proxies and browsers from taking a quiet stream for a dead one. */
+export const HEARTBEAT_MS = 15_000
+
+/** The first `id:` of a stream: one more than the `Last-Event-ID` a reconnecting EventSource sends, else 1. */
+function firstEventId (lastEventId: string | undefined): number {
+  const last = Number(lastEventId)
+  return Number.isSafeInteger(last) && last >= 0 ? last + 1 : 1
+}
+
+/**
+ * A portfolio's value at market prices (docs/api.md#valuation): on request, and live as
+ * Server-Sent Events (@fastify/sse, registered here: its hooks stay in this module). The stream
+ * is checked like any request before it starts — 401, 404 and 429 answer the error body — then
+ * sends `event: valuation` messages with increasing ids, `event: deleted` when the portfolio goes
+ * (and ends), a comment every 15 s, and ends when the instance shuts down.
+ */
+export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
+  // The package's default export is its fp-wrapped plugin; its typings name the module instead.
+  await app.register(sse as unknown as FastifyPluginAsync<SSEPluginOptions>, { heartbeatInterval: HEARTBEAT_MS })
+  const { valuations, liveValuations } = app.domain
+  const errors = errorSchemas(400, 401, 404)
+
+  app.get('/:id/valuation', {
+    schema: {
+      operationId: 'getPortfolioValuation',
+      summary: 'What a portfolio is worth at market prices',
+      params: IdParamsSchema,
+      response: { 200: PortfolioValuationSchema, ...errors }
+    }
+  }, async request => await valuations.valuation(request.access, request.params.id, request.log))
+
+  app.get('/:id/valuation/stream', {
+    sse: { kind: 'manual' },
+    config: { longLived: true },
+    // A HEAD would open a stream whose body is never sent.
+    exposeHeadRoute: false,
+    schema: {
+      operationId: 'streamPortfolioValuation',
+      summary: 'A portfolio\'s valuation, live (Server-Sent Events)',
+      description: 'text/event-stream: `event: valuation` with the PortfolioValuation as `data` at once, ' +
+        'then on each change (at most one per VALUATION_MIN_INTERVAL_MS); `event: deleted` when the portfolio ' +
+        'is deleted, then the end; a comment line at least every 15 s. ' +
+        '429 past VALUATION_STREAMS_PER_CREDENTIAL open streams.',
+      params: IdParamsSchema,
+      response: {
+        200: {
+          description: 'The stream of valuations',
+          content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events' }) } }
+        },
+        ...errors
+      }
+    }
+  }, async (request, reply) => {
+    const stream = await liveValuations.open(request.access, request.params.id)
+    const opened = Date.now()
+    let id = firstEventId(request.headers['last-event-id'] as string | undefined)
+    let messages = 0
+    reply.sse.keepAlive()
+    reply.sse.onClose(() => { stream.return?.().catch(() => {}) })
+    try {
+      for await (const event of stream) {
+        await reply.sse.send(event.kind === 'valuation'
+          ? { id: String(id++), event: 'valuation', data: event.valuation }
+          : { id: String(id++), event: 'deleted', data: { portfolioId: event.portfolioId } })
+        messages++
+      }
+    } catch {
+      // The client went away while a message was being written: the stream ended with it.
+    }
+    const endedBy = reply.sse.isConnected ? 'service' : 'client'
+    const line = { portfolioId: request.params.id, messages, durationMs: Date.now() - opened, endedBy }
+    request.log.info(line, 'valuation stream ended')
+    reply.sse.close()
+  })
+}

@@ -1,0 +1,123 @@
+import t from 'tap'
+import { LiveValuations } from '../../src/domain/valuation-streams.js'
+import { QuoteRefresher } from '../../src/domain/quote-refresher.js'
+import type { Access } from '../../src/domain/access.js'
+import type { ProviderQuote, QuoteProvider } from '../../src/quotes/provider.js'
+import type { PortfolioRepository } from '../../src/store/portfolios.js'
+import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import type { Asset } from '../../src/schemas/asset.js'
+import { capturedLog } from '../fixtures/captured-log.js'
+
+const access: Access = { apiKey: async () => {}, principal: async () => { throw new Error('no') }, caller: () => 'k' }
+
+/** A provider whose prices a test sets; it records each request's tickers, and fails when told. */
+function provider (withRefresh: boolean) {
+  const prices = new Map<string, number>()
+  const requests: string[][] = []
+  let failing = false
+  const answer = async (symbols: readonly string[]): Promise<Map<string, ProviderQuote | undefined>> => {
+    requests.push([...symbols])
+    if (failing) throw new Error('provider down')
+    return new Map(symbols.map(symbol => {
+      const price = prices.get(symbol)
+      const lastUpdate = '2026-01-01T00:00:00.000Z'
+      return [symbol, price === undefined ? undefined : { symbol, price, currency: 'BRL', lastUpdate }]
+    }))
+  }
+  const quotes: QuoteProvider = {
+    source: 'test',
+    quote: async (symbol: string) => (await answer([symbol])).get(symbol),
+    quoteMany: answer,
+    ...(withRefresh ? { refresh: answer } : {}),
+    monthlyCloses: async () => undefined
+  }
+  return { prices, requests, quotes, fail: (value: boolean) => { failing = value } }
+}
+
+const asset = (symbol: string, quantity = 1): Asset => ({
+  id: symbol,
+  name: symbol,
+  symbol,
+  type: 'STOCK',
+  quantity,
+  price: 10,
+  totalValue: quantity * 10,
+  portfolioId: 'p1',
+  createdAt: '',
+  updatedAt: ''
+})
+
+t.test('the refresher: one request for the symbols new to it, one per refresh for all; moves told; ' +
+  'a failed refresh leaves them unquoted; the last release stops it', async t => {
+  for (const withRefresh of [true, false]) {
+    const { prices, requests, quotes, fail } = provider(withRefresh)
+    prices.set('AAAA3', 10)
+    prices.set('BBBB3', 20)
+    const { log, lines } = capturedLog()
+    const refresher = new QuoteRefresher(quotes, 60_000, log)
+    const moves: string[][] = []
+    refresher.onMove(tickers => { moves.push([...tickers].sort()) })
+    await Promise.all([refresher.acquire(['AAAA3', 'BBBB3']), refresher.acquire(['AAAA3'])])
+    t.same(requests, [['AAAA3', 'BBBB3']], 'one request for the new symbols; one holding them already asks nothing')
+    t.equal(refresher.get('AAAA3')?.price, 10)
+    await refresher.refresh()
+    t.same(moves, [], 'nothing moved')
+    prices.set('BBBB3', 21)
+    await refresher.refresh()
+    t.same(requests.at(-1), ['AAAA3', 'BBBB3'], 'every watched symbol in one request')
+    t.same(moves, [['BBBB3']])
+    fail(true)
+    await refresher.refresh()
+    t.same(moves.at(-1), ['AAAA3', 'BBBB3'], 'a failed refresh: every symbol unquoted')
+    t.equal(refresher.get('AAAA3'), undefined)
+    t.match(lines, [{ msg: 'quote refresh failed: watched symbols unquoted' }])
+    fail(false)
+    refresher.release(['AAAA3'])
+    t.equal(refresher.size, 2, 'still held once')
+    refresher.release(['AAAA3', 'BBBB3'])
+    t.equal(refresher.size, 0)
+    const asked = requests.length
+    await refresher.refresh()
+    t.equal(requests.length, asked, 'nothing watched, nothing asked')
+  }
+})
+
+t.test('live valuations: a first read that fails refuses the stream and leaves nothing; a later read that ' +
+  'fails is logged and the stream stays; every portfolio read again on `all`; a closed instance refuses', async t => {
+  const { quotes } = provider(true)
+  let reads = 0
+  let failing = true
+  const repository = {
+    withAssets: async () => {
+      reads++
+      if (failing) throw new Error('store down')
+      return { portfolio: {}, assets: [asset('AAAA3', reads)] }
+    }
+  } as unknown as PortfolioRepository
+  const changes = new Listeners<PortfolioChange>()
+  const feed = { onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener) }
+  const { log, lines } = capturedLog()
+  const options = { minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 1 }
+  const live = new LiveValuations(repository, quotes, feed, log, options)
+  await t.rejects(live.open(access, 'p1'), /store down/)
+  t.same(live.watched, { portfolios: 0, symbols: 0 })
+  t.equal(changes.size, 0, 'no listener left on the feed')
+
+  failing = false
+  const stream = await live.open(access, 'p1')
+  t.match((await stream.next()).value, { valuation: { bookValue: 20 } })
+  failing = true
+  changes.emit({ kind: 'portfolio', portfolioId: 'p1', deleted: false })
+  const logged = (): boolean => lines.some(line => line.msg === 'valuation not refreshed after a change')
+  for (let attempt = 0; attempt < 200 && !logged(); attempt++) {
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+  t.match(lines, [{ msg: 'valuation not refreshed after a change', portfolioId: 'p1' }])
+  failing = false
+  changes.emit({ kind: 'all' })
+  t.match((await stream.next()).value, { valuation: { bookValue: 40 } }, 'read again on `all`')
+  live.close()
+  t.same(await stream.next(), { done: true, value: undefined }, 'closing ends the streams')
+  await t.rejects(live.open(access, 'p1'), /Instância em desligamento/)
+  await t.rejects(live.open(access, 'x'.repeat(65)), /Portfolio não encontrado/, 'an id no portfolio can have')
+})
