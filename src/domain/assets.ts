@@ -1,4 +1,4 @@
-import type { Precondition } from '../http/entity-tag.js'
+import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { decimalsOf, UNIT_DECIMALS } from '../schemas/money.js'
 import { pageOf } from '../schemas/common.js'
@@ -64,7 +64,8 @@ export class AssetService {
     return await this.assets.list({ portfolioId: filter.portfolioId, type: filter.type }, pageOf(page))
   }
 
-  async get (access: Access, id: string): Promise<Asset> {
+  /** The asset with its tag. */
+  async get (access: Access, id: string): Promise<Tagged<Asset>> {
     await access.apiKey()
     return await found(id, missing, async id => await this.assets.get(id))
   }
@@ -77,7 +78,9 @@ export class AssetService {
   }
 
   /** Changes quantity and/or price: a higher quantity is a buy, a lower one a sale of the oldest lots. */
-  async update (access: Access, id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Asset> {
+  async update (
+    access: Access, id: string, input: UpdateAssetInput, precondition?: Precondition
+  ): Promise<Tagged<Asset>> {
     await access.apiKey()
     const update = updateAssetInput(input)
     return await found(id, missing, async id => await this.assets.update(id, update, precondition))

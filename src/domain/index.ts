@@ -15,9 +15,13 @@ import { StatsService } from './stats.js'
 import { ValuationService } from './valuation.js'
 import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './valuation-streams.js'
 import type { Log } from './ports.js'
+import {
+  CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
+} from './portfolio-reads.js'
 
 export type { Access, Principal } from './access.js'
 export type { LiveValuationOptions, ValuationEvent } from './valuation-streams.js'
+export type { ReadCacheOptions } from './portfolio-reads.js'
 
 /** Every domain service: what REST, GraphQL and a host app all go through. */
 export interface Domain {
@@ -32,7 +36,7 @@ export interface Domain {
   valuations: ValuationService
   /** The live valuations of this instance: one per app (its streams share one quote refresher). */
   liveValuations: LiveValuations
-  /** Ends what the services hold open: the live valuation streams (the app closes). */
+  /** Ends what the services hold open: the live valuation streams, the read cache (the app closes). */
   close: () => void
 }
 
@@ -41,7 +45,8 @@ export interface DomainAdapters {
   readonly store: Store
   readonly quotes: QuoteProvider
   readonly aggregator: Pick<AggregatorApi, 'call'>
-  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange'>
+  /** Absent in a host that mounts portfolios without it: the reads then all go to the store. */
+  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange' | 'linked'>
   readonly telemetry?: Telemetry
   /** Where work no request asked for logs (the live valuations' quote refresh). */
   readonly log: Log
@@ -53,15 +58,25 @@ export interface DomainAdapters {
  * items' ownership cache and the live valuations, which every interface of the app shares.
  */
 export function createDomain (
-  adapters: DomainAdapters, liveValuations: LiveValuationOptions = LIVE_VALUATION_DEFAULTS
+  adapters: DomainAdapters,
+  liveValuations: LiveValuationOptions = LIVE_VALUATION_DEFAULTS,
+  readCache: ReadCacheOptions = READ_CACHE_DEFAULTS
 ): Domain {
   const made = new Map<keyof Domain, unknown>()
   function once<K extends keyof Domain> (name: K, make: () => Domain[K]): Domain[K] {
     if (!made.has(name)) made.set(name, make())
     return made.get(name) as Domain[K]
   }
+  let cache: CachedPortfolioReads | undefined
+  /** The portfolio reads every service shares: cached when there is a change feed to keep them true. */
+  function reads (): PortfolioReads {
+    const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
+    if (feed === undefined || readCache.maxEntries === 0) return adapters.store.portfolios
+    cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache)
+    return cache
+  }
   return {
-    get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios)) },
+    get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios, reads())) },
     get assets () { return once('assets', () => new AssetService(adapters.store.assets)) },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
     get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
@@ -75,13 +90,16 @@ export function createDomain (
     get principals () { return once('principals', () => new PrincipalService()) },
     get valuations () {
       return once('valuations', () =>
-        new ValuationService(adapters.store.portfolios, adapters.store.assets, adapters.quotes))
+        new ValuationService(reads(), adapters.store.assets, adapters.quotes))
     },
     get liveValuations () {
       return once('liveValuations', () => new LiveValuations(
-        adapters.store.portfolios, adapters.quotes, adapters.changeFeed, adapters.log, liveValuations
+        reads(), adapters.quotes, adapters.changeFeed, adapters.log, liveValuations
       ))
     },
-    close: () => { (made.get('liveValuations') as LiveValuations | undefined)?.close() }
+    close: () => {
+      (made.get('liveValuations') as LiveValuations | undefined)?.close()
+      cache?.close()
+    }
   }
 }

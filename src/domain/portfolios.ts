@@ -1,4 +1,4 @@
-import type { Precondition } from '../http/entity-tag.js'
+import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError } from '../errors.js'
 import { pageOf, trimmed } from '../schemas/common.js'
 import type { Asset } from '../schemas/asset.js'
@@ -7,6 +7,7 @@ import type {
 } from '../schemas/portfolio.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
+import type { PortfolioReads } from './portfolio-reads.js'
 import { existing, found, type PageRequest } from './common.js'
 
 const missing = (): Error => new NotFoundError('Portfolio')
@@ -24,19 +25,21 @@ export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfo
   return update
 }
 
-/** A changed portfolio and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
+/** A changed portfolio and the tag its detail (`GET /portfolios/:id`) now has. */
 export interface ChangedPortfolio {
   portfolio: Portfolio
-  detail: PortfolioDetail
+  etag: string
 }
 
 /**
  * Portfolios (docs/api.md#resources), behind the API key: every method checks it first. Unknown
  * ids are NOT_FOUND (`Portfolio não encontrado`); inputs arrive validated by the portfolio
  * schemas and are trimmed here; an If-Match `precondition` is checked in the write's transaction.
+ * The detail, the value and the valuations' inputs are read through `reads` (the instance's cache
+ * of them: src/domain/portfolio-reads.ts); everything else, writes first, goes to the store.
  */
 export class PortfolioService {
-  constructor (private readonly portfolios: PortfolioRepository) {}
+  constructor (private readonly portfolios: PortfolioRepository, private readonly reads: PortfolioReads = portfolios) {}
 
   async list (access: Access, filter: { userId?: string }, page: PageRequest): Promise<Portfolio[]> {
     await access.apiKey()
@@ -51,18 +54,18 @@ export class PortfolioService {
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
   async withAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
     await access.apiKey()
-    return await found(id, missing, async id => await this.portfolios.withAssets(id))
+    return await found(id, missing, async id => await this.reads.withAssets(id))
   }
 
-  /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot. */
-  async detail (access: Access, id: string): Promise<PortfolioDetail> {
+  /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
+  async detail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
     await access.apiKey()
-    return await found(id, missing, async id => await this.portfolios.detail(id))
+    return await found(id, missing, async id => await this.reads.detail(id))
   }
 
   async value (access: Access, id: string): Promise<PortfolioValue> {
     await access.apiKey()
-    return await found(id, missing, async id => await this.portfolios.value(id))
+    return await found(id, missing, async id => await this.reads.value(id))
   }
 
   async create (access: Access, input: CreatePortfolioInput): Promise<Portfolio> {
@@ -70,7 +73,7 @@ export class PortfolioService {
     return await this.portfolios.create(createPortfolioInput(input))
   }
 
-  /** Renames or describes a portfolio; answers it and its detail after the change. */
+  /** Renames or describes a portfolio; answers it and its detail's tag after the change. */
   async update (
     access: Access, id: string, input: UpdatePortfolioInput, precondition?: Precondition
   ): Promise<ChangedPortfolio> {

@@ -4,7 +4,7 @@ import type { Asset } from '../schemas/asset.js'
 import type { PortfolioValuation } from '../schemas/valuation.js'
 import type { ChangeFeed } from '../store/change-feed.js'
 import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
-import type { PortfolioRepository } from '../store/portfolios.js'
+import type { PortfolioReads } from './portfolio-reads.js'
 import type { Access } from './access.js'
 import { possibleId } from './common.js'
 import type { Log } from './ports.js'
@@ -54,7 +54,7 @@ class PortfolioWatch {
 
   constructor (
     readonly portfolioId: string,
-    private readonly portfolios: PortfolioRepository,
+    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
     private readonly quotes: QuoteRefresher
   ) {
     this.ready = this.reload()
@@ -135,7 +135,7 @@ export class LiveValuations {
   private closed = false
 
   constructor (
-    private readonly portfolios: PortfolioRepository,
+    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
     quotes: QuoteProvider,
     private readonly feed: Pick<ChangeFeed, 'onPortfolioChange'>,
     private readonly log: Log,

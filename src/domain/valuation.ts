@@ -4,7 +4,7 @@ import type { Asset } from '../schemas/asset.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
 import type { PortfolioValuation } from '../schemas/valuation.js'
 import type { AssetRepository } from '../store/assets.js'
-import type { PortfolioRepository } from '../store/portfolios.js'
+import type { PortfolioReads } from './portfolio-reads.js'
 import type { Access } from './access.js'
 import { found } from './common.js'
 import type { Log } from './ports.js'
@@ -90,7 +90,7 @@ export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioVa
  */
 export class ValuationService {
   constructor (
-    private readonly portfolios: PortfolioRepository,
+    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
     private readonly assets: AssetRepository,
     private readonly quotes: QuoteProvider,
     private readonly now: () => Date = () => new Date()

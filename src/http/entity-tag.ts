@@ -1,13 +1,28 @@
 import { hash } from 'node:crypto'
 
 /**
- * The strong entity tag (RFC 9110 §8.8.3) of an answer's content: a SHA-256 of its JSON. The
- * routes tag the value they answer, and the store tags the same value, built by the same
- * function, inside the transaction that checks an `If-Match` — so the two always agree, and the
- * tag changes with any field of the answer (a portfolio's tag with any of its assets).
+ * The strong entity tag (RFC 9110 §8.8.3) of an answer's content: a SHA-256 of its JSON, for a
+ * route that tags its answers (`config.entityTag`) without setting a tag of its own. The
+ * service's resources set {@link versionTag}s.
  */
 export function entityTag (value: unknown): string {
   return `"${hash('sha256', JSON.stringify(value), 'base64url')}"`
+}
+
+/**
+ * The strong entity tag of a stored resource at one version: its id and the version every write
+ * bumps in its transaction. The read, the write's answer and the `If-Match` check all derive it
+ * from the row, without serializing or hashing the answer; it changes with every committed write
+ * (a portfolio's with any write of its assets).
+ */
+export function versionTag (id: string, version: number): string {
+  return `"${id}.${version}"`
+}
+
+/** A value read from the store with its {@link versionTag}. */
+export interface Tagged<T> {
+  value: T
+  etag: string
 }
 
 /** Whether `tag` satisfies an `If-Match` (strong comparison); undefined when the request has none. */

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, preSerializationHookHandler } from 'fastify'
-import { entityTag, ifMatch, noneMatch, type Precondition } from '../http/entity-tag.js'
+import { entityTag, ifMatch, noneMatch, type Precondition, type Tagged } from '../http/entity-tag.js'
 import { PRIVATE_REVALIDATE } from '../http/cache-control.js'
 import { errorSchemas } from './error-responses.js'
 import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './route-schema.js'
@@ -8,9 +8,9 @@ import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The route's 200 answers carry a strong `ETag` of their content (unless the handler set one)
-     * and `Cache-Control: private, no-cache`; a GET or HEAD whose `If-None-Match` lists the tag is
-     * answered 304 without a body.
+     * The route's 200 answers carry a strong `ETag` — the one the handler set ({@link answerTagged}),
+     * else a hash of their content — and `Cache-Control: private, no-cache`; a GET or HEAD whose
+     * `If-None-Match` lists the tag is answered 304 without a body.
      */
     entityTag?: boolean
     /**
@@ -24,6 +24,12 @@ declare module 'fastify' {
 /** The `If-Match` of a request as a condition on the resource's current tag; undefined without one. */
 export function ifMatchOf (request: FastifyRequest): Precondition | undefined {
   return ifMatch(request.headers['if-match'])
+}
+
+/** A value read with its tag, answered: the tag as `ETag`, the value as the body. */
+export function answerTagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
+  reply.header('etag', etag)
+  return value
 }
 
 const ETAG = { type: 'string', description: 'The strong entity tag of the resource as answered (RFC 9110 §8.8.3)' }
@@ -67,12 +73,11 @@ const tagAnswer = (request: FastifyRequest, reply: FastifyReply, payload: unknow
   }
   // Kept by the caller's cache and revalidated with the tag: the 304 says the same (RFC 9110 §15.4.5).
   reply.header('cache-control', PRIVATE_REVALIDATE)
-  if (reply.hasHeader('etag')) {
-    done(null, payload)
-    return
+  let tag = reply.getHeader('etag')
+  if (typeof tag !== 'string') {
+    tag = entityTag(payload)
+    reply.header('etag', tag)
   }
-  const tag = entityTag(payload)
-  reply.header('etag', tag)
   const held = request.headers['if-none-match']
   if (held !== undefined && READS.has(request.method) && noneMatch(held, tag)) {
     // A 304 has no content, so neither a body nor its type (RFC 9110 §15.4.5). A GET's body is not

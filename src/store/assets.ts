@@ -6,7 +6,7 @@ import { touchPortfolioStatement, type TouchPortfolio } from './portfolios.js'
 import type { Page } from '../schemas/common.js'
 import type { Asset, AssetType, CreateAssetInput, Lot, UpdateAssetInput } from '../schemas/asset.js'
 import { PositionTooLargeError, PreconditionFailedError } from '../errors.js'
-import { entityTag, type Precondition } from '../http/entity-tag.js'
+import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
 import { decimal, positionValue, toCents } from '../schemas/money.js'
 import { toAsset, type AssetRow } from './rows.js'
 
@@ -95,9 +95,10 @@ export class AssetRepository {
     return rows.map(toAsset)
   }
 
-  async get (id: string): Promise<Asset | undefined> {
+  /** The asset with its tag. */
+  async get (id: string): Promise<Tagged<Asset> | undefined> {
     const row = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirst()
-    return row === undefined ? undefined : toAsset(row)
+    return row === undefined ? undefined : tagged(row)
   }
 
   /** Stores an asset and its first lot; `undefined` (and nothing stored) when its portfolio does not exist. */
@@ -116,7 +117,8 @@ export class AssetRepository {
         price: input.price,
         value_cents: valueCents(input.quantity, input.price),
         created_at: timestamp,
-        updated_at: timestamp
+        updated_at: timestamp,
+        version: 1
       }
       await trx.insertInto('portfolio_assets').values(row).execute()
       await insertLot(trx, row.id, timestamp, row.quantity, row.price)
@@ -127,14 +129,15 @@ export class AssetRepository {
   /**
    * Changes quantity and/or price. A higher quantity records a buy of the difference at the
    * given price (or the asset's price); a lower one takes the difference from the oldest lots
-   * first (FIFO), so the lots always add up to the quantity.
+   * first (FIFO), so the lots always add up to the quantity. Answers the asset with its new tag.
    */
-  async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Asset | undefined> {
-    return this.told(await this.handle.write(async trx => {
+  async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Tagged<Asset> | undefined> {
+    const updated = await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
       const timestamp = now()
       // Touching the row first locks it (PostgreSQL) and returns the values before this change.
-      const before = await trx.updateTable('portfolio_assets').set({ updated_at: timestamp }).where('id', '=', id)
+      const before = await trx.updateTable('portfolio_assets')
+        .set({ updated_at: timestamp, version: sql<number>`version + 1` }).where('id', '=', id)
         .returning(['quantity', 'price']).executeTakeFirst()
       if (before === undefined) return undefined
       const changes: Updateable<PortfolioAssetsTable> = {}
@@ -158,8 +161,10 @@ export class AssetRepository {
         await takeFromOldestLots(trx, id, decimal(before.quantity).minus(input.quantity).toNumber())
       }
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
-      return toAsset(row)
-    }))
+      return tagged(row)
+    })
+    this.told(updated?.value)
+    return updated
   }
 
   /** Removes the asset and its lots, when `precondition` (an If-Match) holds for its tag. */
@@ -201,7 +206,7 @@ export class AssetRepository {
       await trx.selectFrom('asset_lots').select('id').where('asset_id', '=', id).forUpdate().execute()
     }
     const row = await (postgres ? query.forUpdate() : query).executeTakeFirst()
-    if (row !== undefined && !precondition(entityTag(toAsset(row)))) throw new PreconditionFailedError()
+    if (row !== undefined && !precondition(versionTag(id, row.version))) throw new PreconditionFailedError()
   }
 
   /** The asset's buy lots, oldest first. */
@@ -278,6 +283,11 @@ export class AssetRepository {
       .select(['asset_lots.id', 'asset_lots.asset_id', 'asset_lots.date', 'asset_lots.quantity', 'asset_lots.price'])
       .orderBy('asset_lots.date').orderBy('asset_lots.seq')
   }
+}
+
+/** An asset row as answered, with its tag. */
+function tagged (row: AssetRow): Tagged<Asset> {
+  return { value: toAsset(row), etag: versionTag(row.id, row.version) }
 }
 
 /** Asset rows with their lots (rows with `asset_id`, oldest first) as holdings. */

@@ -40,6 +40,8 @@ export interface ChangeFeed {
   onPortfolioChange: (listener: (change: PortfolioChange) => void) => Unsubscribe
   /** Portfolio listeners at this instance. */
   portfolioListeners: () => number
+  /** Whether other instances' messages are heard now (always, `local`): not while the link is down or coming back. */
+  linked: () => boolean
   close: () => Promise<void>
 }
 
@@ -70,9 +72,8 @@ class LocalDelivery {
 
   itemSubscribers (): number {
     // `events.on` also listens for 'error' on each subscription's behalf: items are the rest.
-    return this.items
-      .eventNames()
-      .reduce((total, name) => (name === 'error' ? total : total + this.items.listenerCount(name)), 0)
+    const names = this.items.eventNames().filter(name => name !== 'error')
+    return names.reduce((total: number, name) => total + this.items.listenerCount(name), 0)
   }
 
   /** Delivers here; answers the message, to send to the other instances. */
@@ -119,7 +120,9 @@ class LocalDelivery {
   }
 
   /** The feed's methods, over `send` (the message's text, to the other instances). */
-  feed (transport: string, send: (text: string) => Promise<void>, close: () => Promise<void>): ChangeFeed {
+  feed (
+    transport: string, send: (text: string) => Promise<void>, close: () => Promise<void>, linked: () => boolean
+  ): ChangeFeed {
     const { origin } = this
     return {
       transport,
@@ -133,6 +136,7 @@ class LocalDelivery {
       },
       onPortfolioChange: listener => this.portfolios.add(listener),
       portfolioListeners: () => this.portfolios.size,
+      linked,
       close
     }
   }
@@ -144,25 +148,19 @@ export function localChangeFeed (log: FastifyBaseLogger): ChangeFeed {
   const { origin } = local
   // Nothing to send: no message is even written out.
   return {
-    ...local.feed('local', async () => {}, async () => {}),
+    ...local.feed('local', async () => {}, async () => {}, () => true),
     publishItemStatus: async status => { local.deliver({ origin, kind: 'item', status }) },
     publishPortfolioChange: async change => { local.deliver({ origin, kind: 'portfolio', change }) }
   }
 }
 
-/**
- * Where the feed's connections report: the plugin gives the app's `DependencyHealth`
- * (observability), which logs each change once and sets `bff_dependency_up`.
- */
+/** Where the feed's connections report: the app's `DependencyHealth` (logged once per change, `bff_dependency_up`). */
 export interface FeedHealth {
   up: () => void
   down: (error: unknown) => void
 }
 
-/**
- * Reports one dependency made of several connections: up once every one of them is ready, down
- * as soon as one fails.
- */
+/** Reports one dependency made of several connections: up once every one of them is ready, down as one fails. */
 function connectionsHealth (health: FeedHealth | undefined, count: number): {
   ready: (connection: object) => void
   failed: (connection: object, error: unknown) => void
@@ -183,7 +181,8 @@ function connectionsHealth (health: FeedHealth | undefined, count: number): {
 /**
  * Many instances through Redis pub/sub: every instance subscribes to one channel. ioredis
  * reconnects by itself (50 ms more per attempt, up to 2 s) and subscribes again; while Redis is
- * away a publish fails at once (this instance's listeners were told; the others were not).
+ * away a publish fails at once (this instance's listeners were told; the others were not). The
+ * feed is linked from Redis's confirmation of the subscription until the connection closes.
  */
 export async function redisChangeFeed (url: string, log: FastifyBaseLogger, health?: FeedHealth): Promise<ChangeFeed> {
   const { Redis } = await import('ioredis')
@@ -197,20 +196,23 @@ export async function redisChangeFeed (url: string, log: FastifyBaseLogger, heal
     connection.on('ready', () => { reports.ready(connection) })
   }
   let subscribedBefore = false
+  let listening = false
+  subscriber.on('close', () => { listening = false })
+  // 'ready' comes before ioredis subscribes again: messages are heard once Redis answers this subscribe.
   subscriber.on('ready', () => {
-    if (subscribedBefore) local.resync()
-    subscribedBefore = true
+    subscriber.subscribe(CHANGE_FEED_CHANNEL).then(() => {
+      listening = true
+      if (subscribedBefore) local.resync()
+      subscribedBefore = true
+    }, (error: unknown) => { log.debug({ err: error }, 'change feed: not subscribed (the connection was lost)') })
   })
   subscriber.on('message', (_channel: string, message: string) => { local.received(message) })
-  /* c8 ignore next 3 -- it waits for a connection (no retry limit): it fails only if the feed closes first */
-  subscriber.subscribe(CHANGE_FEED_CHANNEL).catch((error: unknown) => {
-    log.warn({ err: error }, 'change feed: not subscribed')
-  })
   return local.feed(
     'redis',
     async text => { await publisher.publish(CHANGE_FEED_CHANNEL, text) },
     // Not `quit`: with Redis away it would wait in the queue for a connection that may never come.
-    async () => { publisher.disconnect(); subscriber.disconnect() }
+    async () => { publisher.disconnect(); subscriber.disconnect() },
+    () => listening
   )
 }
 
@@ -288,6 +290,7 @@ export async function postgresChangeFeed (
     async () => {
       closing.abort()
       await Promise.all([client, connecting].map(async open => { await open?.end().catch(() => {}) }))
-    }
+    },
+    () => client !== undefined
   )
 }

@@ -1,4 +1,4 @@
-import type { ColumnType } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type { AssetType } from '../schemas/asset.js'
 
 /** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
@@ -9,6 +9,8 @@ export interface PortfoliosTable {
   user_id: string
   created_at: string
   updated_at: string
+  /** Bumped by every write of the portfolio or of one of its assets (migration 9): its ETag's. */
+  version: Generated<number>
 }
 
 export interface PortfolioAssetsTable {
@@ -26,6 +28,8 @@ export interface PortfolioAssetsTable {
   value_cents: ColumnType<number | string, number, number>
   created_at: string
   updated_at: string
+  /** Bumped by every write of the asset (migration 9): its ETag's. */
+  version: Generated<number>
 }
 
 export interface ExcludedTransactionsTable {

@@ -204,6 +204,17 @@ const migrations: Record<string, Migration> = {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('aggregator_items').addColumn('deleted_at', 'text').execute()
     }
+  },
+  '0009-versions': {
+    /**
+     * A version per portfolio and per asset, bumped by every write in its transaction: their ETags
+     * derive from it (docs/api.md#conditional-requests), and If-Match compares it.
+     */
+    async up (db: Kysely<unknown>) {
+      for (const table of ['portfolios', 'portfolio_assets']) {
+        await db.schema.alterTable(table).addColumn('version', 'integer', col => col.notNull().defaultTo(1)).execute()
+      }
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import type { Page } from '../schemas/common.js'
 import { fromCents } from '../schemas/money.js'
 import type { Asset } from '../schemas/asset.js'
 import { toAsset, type AssetRow } from './rows.js'
-import { entityTag, type Precondition } from '../http/entity-tag.js'
+import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
 import { PreconditionFailedError } from '../errors.js'
 import {
   portfolioValue,
@@ -77,19 +77,23 @@ const INSERT_SQL =
 /** A change's update, setting `updated_at` and the fields it was given (name, description, both or neither). */
 function changeSql (name: boolean, description: boolean): string {
   const set = ['updated_at = ?', ...(name ? ['name = ?'] : []), ...(description ? ['description = ?'] : [])]
+  set.push('version = version + 1')
   return `update portfolios set ${set.join(', ')} where id = ?`
 }
 
-const TOUCH_SQL = 'update portfolios set updated_at = ? where id = ?'
+const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ?'
 
 /** The assets' ids of a portfolio, for the statements on their lots. */
 const ASSET_IDS_SQL = 'select id from portfolio_assets where portfolio_id = ?'
+
+/** The version a checked write compares (see `check`). */
+const VERSION_SQL = 'select version from portfolios where id = ?'
 
 /** PostgreSQL's row locks of a checked write (see `check`), in the order every write takes them (SQLite has none). */
 const LOCK_SQL = {
   lots: `select id from asset_lots where asset_id in (${ASSET_IDS_SQL}) for update`,
   assets: `${ASSET_IDS_SQL} for update`,
-  portfolio: 'select id from portfolios where id = ? for update'
+  portfolio: `${VERSION_SQL} for update`
 }
 
 const DELETE_SQL = {
@@ -121,15 +125,15 @@ type DetailAsset = PortfolioDetail['assets'][number]
 
 type ValueRow = Pick<PortfolioRow, 'id' | 'updated_at' | 'total_value'>
 
-/** A changed portfolio, and its detail (whose tag is the ETag of `GET /portfolios/:id`). */
+/** A changed portfolio, and the tag its detail (`GET /portfolios/:id`) now has. */
 interface Changed {
   portfolio: Portfolio
-  detail: PortfolioDetail
+  etag: string
 }
 
-/** REST's detail of a portfolio, from a row of the detail statement: what `GET /portfolios/:id` answers and tags. */
-function toDetail (row: DetailRow<DetailAsset>): PortfolioDetail {
-  return { ...portfolioFields(row), assets: itemsOf(row) }
+/** REST's detail with its tag, from a row of the detail statement: what `GET /portfolios/:id` answers. */
+function toDetail (row: DetailRow<DetailAsset>): Tagged<PortfolioDetail> {
+  return { value: { ...portfolioFields(row), assets: itemsOf(row) }, etag: versionTag(row.id, row.version) }
 }
 
 /** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row) inside a write; false when it does not exist. */
@@ -148,6 +152,7 @@ function statements (handle: StoreHandle) {
     detail: handle.statement<DetailRow<DetailAsset>>(detailSql(handle.engine, DETAIL_ASSET_COLUMNS)),
     withAssets: handle.statement<DetailRow<AssetRow>>(detailSql(handle.engine, ASSET_COLUMNS)),
     value: handle.statement<ValueRow>(VALUE_SQL),
+    version: handle.statement<{ version: number }>(VERSION_SQL),
     list: handle.statement<PortfolioRow>(LIST_SQL),
     listOfUser: handle.statement<PortfolioRow>(LIST_OF_USER_SQL),
     insert: handle.statement(INSERT_SQL),
@@ -159,7 +164,7 @@ function statements (handle: StoreHandle) {
     lock: {
       lots: handle.statement(LOCK_SQL.lots),
       assets: handle.statement(LOCK_SQL.assets),
-      portfolio: handle.statement(LOCK_SQL.portfolio)
+      portfolio: handle.statement<{ version: number }>(LOCK_SQL.portfolio)
     },
     delete: {
       lots: handle.changes(DELETE_SQL.lots),
@@ -196,8 +201,8 @@ export class PortfolioRepository {
     return row === undefined ? undefined : toPortfolio(row)
   }
 
-  /** The portfolio, its total and its assets (REST's detail), in one statement. */
-  async detail (id: string): Promise<PortfolioDetail | undefined> {
+  /** The portfolio, its total and its assets (REST's detail) with its tag, in one statement. */
+  async detail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
     const row = (await this.run.detail([id]))[0]
     return row === undefined ? undefined : toDetail(row)
   }
@@ -233,7 +238,7 @@ export class PortfolioRepository {
 
   /**
    * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
-   * tag; answers it and its detail after the change, read in the same transaction.
+   * tag; answers it and its detail's tag after the change, read in the same transaction.
    */
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
     const changed = await this.handle.write(async trx => {
@@ -243,10 +248,10 @@ export class PortfolioRepository {
       if (input.description !== undefined) parameters.push(input.description)
       const change = this.run.change[input.name === undefined ? 0 : 1][input.description === undefined ? 0 : 1]
       if (await change([...parameters, id], trx) === 0) return undefined
-      const row = (await this.run.detail([id], trx))[0]
+      const row = (await this.run.byId([id], trx))[0]
       /* c8 ignore next -- updated in this transaction */
       if (row === undefined) return undefined
-      return { portfolio: toPortfolio(row), detail: toDetail(row) }
+      return { portfolio: toPortfolio(row), etag: versionTag(row.id, row.version) }
     })
     if (changed !== undefined) this.handle.changedPortfolio(id)
     return changed
@@ -255,21 +260,19 @@ export class PortfolioRepository {
   /**
    * Inside a write: locks the portfolio (PostgreSQL; on SQLite the store's one connection runs one
    * transaction at a time) and throws PreconditionFailedError unless `precondition` holds for its detail's tag as
-   * it is now — asset writes lock the same row, so nothing changes it between the check and the
-   * write. A missing portfolio passes: the write then finds nothing (not found). A delete first locks
+   * it is now (only its version is read) — asset writes lock the same row, so nothing changes it between the
+   * check and the write. A missing portfolio passes: the write then finds nothing (not found). A delete first locks
    * what it will delete, in the order every delete takes (lots, assets, then the portfolio, which
    * asset writes lock last): locking the portfolio first could deadlock against an asset write.
    */
   private async check (trx: Executor, id: string, precondition: Precondition, deleting = false): Promise<void> {
-    if (this.handle.engine === 'postgres') {
-      if (deleting) {
-        await this.run.lock.lots([id], trx)
-        await this.run.lock.assets([id], trx)
-      }
-      await this.run.lock.portfolio([id], trx)
+    if (this.handle.engine === 'postgres' && deleting) {
+      await this.run.lock.lots([id], trx)
+      await this.run.lock.assets([id], trx)
     }
-    const row = (await this.run.detail([id], trx))[0]
-    if (row !== undefined && !precondition(entityTag(toDetail(row)))) throw new PreconditionFailedError()
+    const lock = this.handle.engine === 'postgres' ? this.run.lock.portfolio : this.run.version
+    const row = (await lock([id], trx))[0]
+    if (row !== undefined && !precondition(versionTag(id, row.version))) throw new PreconditionFailedError()
   }
 
   /** Deletes the portfolio, its assets and their lots in one transaction, when `precondition` holds (see change). */

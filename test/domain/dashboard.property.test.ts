@@ -250,10 +250,10 @@ t.test('quantity changes up and down keep the lots equal to the quantity (FIFO)'
     const buys: Array<{ quantity: number, price: number }> = [{ quantity: initialQuantity, price: initialPrice }]
     let current = { quantity: initialQuantity, price: initialPrice }
     for (const change of changes) {
-      const updated = await store.assets.update(asset.id, {
+      const updated = (await store.assets.update(asset.id, {
         quantity: change.quantity,
         ...(change.price === undefined ? {} : { price: change.price })
-      })
+      }))?.value
       if (updated === undefined) throw new Error('asset vanished')
       if (change.quantity > current.quantity) {
         buys.push({ quantity: exact(change.quantity).minus(current.quantity).toNumber(), price: updated.price })

@@ -3,7 +3,8 @@ import type { LightMyRequestResponse } from 'fastify'
 import type { App } from '../../src/app.js'
 import { apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine } from '../helper.js'
 
-const STRONG_TAG = /^"[A-Za-z0-9_-]{43}"$/
+/** A strong tag derived from the resource: its id and its version, which every write bumps. */
+const STRONG_TAG = /^"[0-9a-f-]{36}\.[1-9][0-9]*"$/
 
 type Headers = Record<string, string>
 type Response = Promise<LightMyRequestResponse>

@@ -159,7 +159,7 @@ t.test('migration 0004 rounds stored amounts to 8 decimals and computes each val
 
   const store = await Store.open(url)
   t.teardown(() => store.close())
-  t.match(await store.assets.get('a'), { quantity: 0.3, price: 1.005, totalValue: 0.3 })
+  t.match((await store.assets.get('a'))?.value, { quantity: 0.3, price: 1.005, totalValue: 0.3 })
   t.same((await store.assets.lots('a')).map(lot => lot.quantity), [0.3])
-  t.equal((await store.portfolios.detail('p'))?.totalValue, 0.6)
+  t.equal((await store.portfolios.detail('p'))?.value.totalValue, 0.6)
 })

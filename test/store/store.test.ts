@@ -151,7 +151,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
   t.same(
-    (await store.portfolios.detail(portfolio.id))?.assets.map(asset => asset.name),
+    (await store.portfolios.detail(portfolio.id))?.value.assets.map(asset => asset.name),
     names,
     'in the order they were added'
   )

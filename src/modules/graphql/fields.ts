@@ -83,7 +83,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       type: type.PortfolioAsset,
       description: 'One asset; null when no asset has this id (x-api-key)',
       args: idArg,
-      resolve: async (_root, { id }: IdArgs, ctx) => await ctx.domain.assets.get(ctx.access, id)
+      resolve: async (_root, { id }: IdArgs, ctx) => (await ctx.domain.assets.get(ctx.access, id)).value
     },
     assets: {
       type: listOf(type.PortfolioAsset),
@@ -162,7 +162,7 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
       description: 'Change the quantity or price of an asset; null when no asset has this id (x-api-key)',
       args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdateAssetInputSchema)) } },
       resolve: async (_root, args: IdArgs, ctx) =>
-        await ctx.domain.assets.update(ctx.access, args.id, readArguments.updateAsset(args))
+        (await ctx.domain.assets.update(ctx.access, args.id, readArguments.updateAsset(args))).value
     },
     deleteAsset: {
       type: new GraphQLNonNull(GraphQLBoolean),

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
-import { ifMatchOf } from '../../plugins/conditional-requests.js'
+import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageQuerySchema } from '../../schemas/common.js'
 import {
@@ -73,7 +73,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: AssetSchema, ...errors }
     }
-  }, async request => await assets.get(request.access, request.params.id))
+  }, async (request, reply) => answerTagged(reply, await assets.get(request.access, request.params.id)))
 
   app.post('/', {
     config: { idempotent: true },
@@ -95,9 +95,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       body: UpdateAssetInputSchema,
       response: { 200: AssetSchema, ...errors }
     }
-  }, async request => {
+  }, async (request, reply) => {
     const access = request.access
-    return await assets.update(access, request.params.id, request.body, ifMatchOf(request))
+    return answerTagged(reply, await assets.update(access, request.params.id, request.body, ifMatchOf(request)))
   })
 
   app.delete('/:id', {

@@ -3,8 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
-import { ifMatchOf } from '../../plugins/conditional-requests.js'
-import { entityTag } from '../../http/entity-tag.js'
+import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
@@ -47,7 +46,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: PortfolioDetailSchema, ...errors }
     }
-  }, async request => await portfolios.detail(request.access, request.params.id))
+  }, async (request, reply) => answerTagged(reply, await portfolios.detail(request.access, request.params.id)))
 
   app.get('/:id/value', {
     schema: {
@@ -82,7 +81,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     const access = request.access
     const changed = await portfolios.update(access, request.params.id, request.body, ifMatchOf(request))
     // The tag GET /portfolios/:id now answers, so the next edit can send it as If-Match.
-    reply.header('etag', entityTag(changed.detail))
+    reply.header('etag', changed.etag)
     return changed.portfolio
   })
 

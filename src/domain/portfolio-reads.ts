@@ -1,0 +1,121 @@
+import { LRUCache } from 'lru-cache'
+import type { Tagged } from '../http/entity-tag.js'
+import type { Asset } from '../schemas/asset.js'
+import type { Portfolio, PortfolioDetail, PortfolioValue } from '../schemas/portfolio.js'
+import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
+import type { ChangeFeed } from '../store/change-feed.js'
+import type { PortfolioRepository } from '../store/portfolios.js'
+
+/** The reads of a portfolio the cache answers: REST's detail, its value and the valuations' inputs. */
+export type PortfolioReads = Pick<PortfolioRepository, 'detail' | 'value' | 'withAssets'>
+
+interface Reads {
+  detail: Tagged<PortfolioDetail>
+  value: PortfolioValue
+  withAssets: { portfolio: Portfolio, assets: Asset[] }
+}
+type Kind = keyof Reads
+const KINDS: readonly Kind[] = ['detail', 'value', 'withAssets']
+
+/** Where a read of a portfolio is kept: each read its own entry, with its own age. */
+function keyOf (kind: Kind, id: string): string {
+  return `${kind} ${id}`
+}
+
+export interface ReadCacheOptions {
+  /** Reads kept (up to three per portfolio), the least recently used dropped first; 0 turns the cache off. */
+  maxEntries: number
+  /** How long a kept read may be answered at most, whatever the feed says (docs/api.md#caching). */
+  ttlMs: number
+}
+
+export const READ_CACHE_DEFAULTS: ReadCacheOptions = { maxEntries: 10_000, ttlMs: 5000 }
+
+/** A read on its way from the database: whether its portfolio changed since it started. */
+interface Flight {
+  changed: boolean
+}
+
+/**
+ * Portfolio reads answered from memory (docs/api.md#caching), each kept until the change feed
+ * says its portfolio changed — this instance's writes as they commit, other instances' as the
+ * feed delivers them. Nothing is kept, and the database answers, while the feed's link to the other
+ * instances is down; the link back flushes everything (it tells `{ kind: 'all' }`). A read that
+ * was on its way when its portfolio changed is answered but not kept: it may hold the state before
+ * the change. A portfolio that does not exist is not kept either (its creation tells nothing).
+ * Writes, If-Match and idempotency never read it. Answers are shared: callers must not change them.
+ */
+export class CachedPortfolioReads implements PortfolioReads {
+  private readonly entries: LRUCache<string, Reads[Kind]>
+  /** The reads on their way, by portfolio. */
+  private readonly flights = new Map<string, Set<Flight>>()
+  private readonly stopListening: Unsubscribe
+
+  constructor (
+    private readonly store: PortfolioReads,
+    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'linked'>,
+    options: ReadCacheOptions = READ_CACHE_DEFAULTS
+  ) {
+    this.entries = new LRUCache({ max: options.maxEntries, ttl: options.ttlMs })
+    // Made before whatever reads through it (the live valuations), so it hears each change first.
+    this.stopListening = feed.onPortfolioChange(change => { this.changed(change) })
+  }
+
+  async detail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
+    return await this.read(id, 'detail', async id => await this.store.detail(id))
+  }
+
+  async value (id: string): Promise<PortfolioValue | undefined> {
+    return await this.read(id, 'value', async id => await this.store.value(id))
+  }
+
+  async withAssets (id: string): Promise<Reads['withAssets'] | undefined> {
+    return await this.read(id, 'withAssets', async id => await this.store.withAssets(id))
+  }
+
+  /** Reads kept now. */
+  get size (): number {
+    return this.entries.size
+  }
+
+  close (): void {
+    this.stopListening()
+    this.entries.clear()
+  }
+
+  private async read<K extends Kind> (
+    id: string, kind: K, load: (id: string) => Promise<Reads[K] | undefined>
+  ): Promise<Reads[K] | undefined> {
+    if (!this.feed.linked()) {
+      // Changes of other instances are not heard: what is kept may be stale, so nothing is.
+      this.entries.clear()
+      return await load(id)
+    }
+    const key = keyOf(kind, id)
+    const kept = this.entries.get(key) as Reads[K] | undefined
+    if (kept !== undefined) return kept
+    const flight: Flight = { changed: false }
+    const flights = this.flights.get(id) ?? new Set()
+    this.flights.set(id, flights.add(flight))
+    try {
+      const read = await load(id)
+      if (read !== undefined && !flight.changed && this.feed.linked()) {
+        this.entries.set(key, read)
+      }
+      return read
+    } finally {
+      flights.delete(flight)
+      if (flights.size === 0 && this.flights.get(id) === flights) this.flights.delete(id)
+    }
+  }
+
+  private changed (change: PortfolioChange): void {
+    const ids = change.kind === 'all' ? [...this.flights.keys()] : [change.portfolioId]
+    if (change.kind === 'all') this.entries.clear()
+    else for (const kind of KINDS) this.entries.delete(keyOf(kind, change.portfolioId))
+    for (const id of ids) {
+      for (const flight of this.flights.get(id) ?? []) flight.changed = true
+      this.flights.delete(id)
+    }
+  }
+}
