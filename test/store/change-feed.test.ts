@@ -34,9 +34,14 @@ function heard (feed: ChangeFeed): { changes: PortfolioChange[], until: (count: 
   }
 }
 
+async function until (condition: () => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 400 && !condition(); attempt++) await new Promise(resolve => setTimeout(resolve, 25))
+}
+
 t.test('in-process: messages reach this process\'s listeners; an unsubscribed listener hears nothing more', async t => {
   const feed = localChangeFeed(capturedLog().log)
   t.equal(feed.transport, 'local')
+  t.equal(feed.linked(), true, 'nothing to be cut off from')
   const listener = heard(feed)
   const stop = feed.onPortfolioChange(() => { throw new Error('a failing listener') })
   await feed.publishPortfolioChange({ kind: 'portfolio', portfolioId: 'p1', deleted: false })
@@ -64,6 +69,7 @@ testNeeding(t, 'PostgreSQL: another instance hears statuses and portfolio change
   const publisher = await postgresChangeFeed({ connectionString: POSTGRES_URL }, capturedLog().log)
   t.teardown(async () => { await listener.close(); await publisher.close() })
   t.equal(listener.transport, 'postgres')
+  t.equal(listener.linked(), true, 'listening once started')
   const received = listener.itemStatuses('item-1')
   const there = heard(listener)
   const here = heard(publisher)
@@ -84,6 +90,7 @@ testNeeding(t, 'PostgreSQL: another instance hears statuses and portfolio change
   t.match(lines, [{ msg: 'dependency unavailable' }, { msg: 'dependency available again' }], 'one line each way')
   await there.until(2)
   t.same(there.changes[1], { kind: 'all' }, 'what was published meanwhile may be lost: read everything again')
+  t.equal(listener.linked(), true, 'linked again')
   await publisher.publishItemStatus({ ...status, status: 'LOGIN_ERROR' })
   t.match((await received.next()).value, { status: 'LOGIN_ERROR' }, 'heard again')
   await received.return?.()
@@ -96,28 +103,39 @@ t.test('a LISTEN connection not made at start does not stop the start; publish f
     connectionString: `postgres://bff@127.0.0.1:${await closedPort(t)}/bff`
   }, log, health)
   await t.rejects(feed.publishItemStatus(status), /connection down/)
+  t.equal(feed.linked(), false, 'not linked: other instances\' changes are not heard')
   t.match(lines, [{ msg: 'dependency unavailable', dependency: 'change_feed' }])
   await feed.close()
 })
 
-testNeeding(t, 'Redis: another instance hears portfolio changes; a message that is not one is ignored with a line',
-  [NEEDS_REDIS], async t => {
-    const redis = await startRedis(t)
-    const { log, lines } = capturedLog()
-    const listener = await redisChangeFeed(redis.url, log)
-    const publisher = await redisChangeFeed(redis.url, capturedLog().log)
-    t.teardown(async () => { await listener.close(); await publisher.close() })
-    const there = heard(listener)
-    const raw = new Redis(redis.url)
-    t.teardown(() => { raw.disconnect() })
-    // Both subscribed: a message sent now reaches them.
-    for (let attempt = 0; attempt < 400 && (await raw.pubsub('NUMSUB', CHANGE_FEED_CHANNEL))[1] !== 2; attempt++) {
-      await new Promise(resolve => setTimeout(resolve, 25))
-    }
-    await raw.publish(CHANGE_FEED_CHANNEL, '{"kind":"portfolio","change":{}}')
-    await raw.publish(CHANGE_FEED_CHANNEL, 'not json')
-    await publisher.publishPortfolioChange({ kind: 'portfolio', portfolioId: 'p2', deleted: false })
-    await there.until(1)
-    t.same(there.changes, [{ kind: 'portfolio', portfolioId: 'p2', deleted: false }])
-    t.equal(lines.filter(line => line.msg === 'change feed message that is not one: ignored').length, 2)
-  })
+testNeeding(t, 'Redis: another instance hears portfolio changes; a message that is not one is ignored with a line; ' +
+  'linked from the subscription to the connection\'s loss, then told to read everything again',
+[NEEDS_REDIS], async t => {
+  const redis = await startRedis(t)
+  const { log, lines } = capturedLog()
+  const listener = await redisChangeFeed(redis.url, log)
+  const publisher = await redisChangeFeed(redis.url, capturedLog().log)
+  t.teardown(async () => { await listener.close(); await publisher.close() })
+  const there = heard(listener)
+  const raw = new Redis(redis.url)
+  t.teardown(() => { raw.disconnect() })
+  // Both subscribed: a message sent now reaches them.
+  for (let attempt = 0; attempt < 400 && (await raw.pubsub('NUMSUB', CHANGE_FEED_CHANNEL))[1] !== 2; attempt++) {
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  await raw.publish(CHANGE_FEED_CHANNEL, '{"kind":"portfolio","change":{}}')
+  await raw.publish(CHANGE_FEED_CHANNEL, 'not json')
+  await publisher.publishPortfolioChange({ kind: 'portfolio', portfolioId: 'p2', deleted: false })
+  await there.until(1)
+  t.same(there.changes, [{ kind: 'portfolio', portfolioId: 'p2', deleted: false }])
+  t.equal(lines.filter(line => line.msg === 'change feed message that is not one: ignored').length, 2)
+  t.equal(listener.linked(), true)
+
+  redis.kill()
+  await until(() => !listener.linked())
+  t.equal(listener.linked(), false, 'Redis gone: not linked')
+  await redis.restart()
+  await until(() => listener.linked())
+  t.equal(listener.linked(), true, 'subscribed again')
+  t.same(there.changes.at(-1), { kind: 'all' }, 'what was published meanwhile may be lost: read everything again')
+})

@@ -1,0 +1,207 @@
+import t from 'tap'
+import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-reads.js'
+import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
+import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import type { Tagged } from '../../src/http/entity-tag.js'
+import type { PortfolioDetail } from '../../src/schemas/portfolio.js'
+import { capturedLog } from '../fixtures/captured-log.js'
+
+/** A feed whose link the test sets, and whose changes it tells. */
+function fakeFeed () {
+  const listeners = new Listeners<PortfolioChange>()
+  const feed = {
+    up: true,
+    linked: () => feed.up,
+    onPortfolioChange: (listener: (change: PortfolioChange) => void) => listeners.add(listener),
+    tell: (change: PortfolioChange) => { listeners.emit(change) },
+    listeners: () => listeners.size
+  }
+  return feed
+}
+
+const changeOf = (portfolioId: string): PortfolioChange => ({ kind: 'portfolio', portfolioId, deleted: false })
+
+/**
+ * A store whose reads count, each answering the portfolio's current version (absent: no such
+ * portfolio); `hold` makes the next reads wait until released.
+ */
+function fakeStore () {
+  const versions = new Map<string, number>([['p1', 1], ['p2', 1]])
+  let gate: Promise<void> | undefined
+  let release = (): void => {}
+  const detailOf = (id: string, version: number): Tagged<PortfolioDetail> => ({
+    value: { id, name: `v${version}`, description: null, userId: 'u', totalValue: version, assets: [] },
+    etag: `"${id}.${version}"`
+  })
+  const calls = { detail: 0, value: 0, withAssets: 0 }
+  async function current (id: string): Promise<number | undefined> {
+    const version = versions.get(id)
+    await gate
+    return version
+  }
+  const store: PortfolioReads = {
+    detail: async id => {
+      calls.detail++
+      const version = await current(id)
+      return version === undefined ? undefined : detailOf(id, version)
+    },
+    value: async id => {
+      calls.value++
+      const version = await current(id)
+      if (version === undefined) return undefined
+      return { portfolioId: id, currency: 'BRL', totalValue: version, lastUpdate: 'now' }
+    },
+    withAssets: async id => {
+      calls.withAssets++
+      const version = await current(id)
+      if (version === undefined) return undefined
+      const portfolio = { ...detailOf(id, version).value, createdAt: 'now', updatedAt: 'now' }
+      return { portfolio, assets: [] }
+    }
+  }
+  return {
+    store,
+    calls,
+    versions,
+    hold: () => { gate = new Promise(resolve => { release = () => { gate = undefined; resolve() } }) },
+    release: () => { release() }
+  }
+}
+
+t.test('reads are kept until their portfolio changes; each portfolio and kind on its own', async t => {
+  const { store, calls, versions } = fakeStore()
+  const feed = fakeFeed()
+  const reads = new CachedPortfolioReads(store, feed)
+  t.equal((await reads.detail('p1'))?.etag, '"p1.1"')
+  t.equal((await reads.detail('p1'))?.etag, '"p1.1"')
+  t.equal(calls.detail, 1, 'the second read is answered from memory')
+  t.equal((await reads.value('p1'))?.totalValue, 1)
+  t.equal((await reads.withAssets('p1'))?.portfolio.name, 'v1')
+  await reads.value('p1')
+  await reads.withAssets('p1')
+  t.same(calls, { detail: 1, value: 1, withAssets: 1 })
+  await reads.detail('p2')
+  t.equal(reads.size, 4)
+
+  versions.set('p1', 2)
+  feed.tell(changeOf('p1'))
+  t.equal(reads.size, 1, 'every read of p1 dropped, p2 kept')
+  t.equal((await reads.detail('p1'))?.etag, '"p1.2"')
+  t.equal((await reads.value('p1'))?.totalValue, 2)
+  t.equal((await reads.withAssets('p1'))?.portfolio.name, 'v2')
+  await reads.detail('p2')
+  t.equal(calls.detail, 3, 'p2 still from memory')
+
+  versions.set('p2', 2)
+  feed.tell({ kind: 'all' })
+  t.equal(reads.size, 0, 'everything dropped')
+  t.equal((await reads.detail('p2'))?.etag, '"p2.2"')
+
+  reads.close()
+  t.equal(feed.listeners(), 0, 'closed: no longer listening')
+  t.equal(reads.size, 0)
+})
+
+t.test('a portfolio that does not exist is never kept: its creation tells nothing', async t => {
+  const { store, calls, versions } = fakeStore()
+  const reads = new CachedPortfolioReads(store, fakeFeed())
+  t.equal(await reads.detail('p3'), undefined)
+  versions.set('p3', 1)
+  t.equal((await reads.detail('p3'))?.etag, '"p3.1"', 'created meanwhile: read from the store')
+  t.equal(calls.detail, 2)
+})
+
+t.test('a read on its way when its portfolio changes is answered but not kept', async t => {
+  const { store, calls, versions, hold, release } = fakeStore()
+  const feed = fakeFeed()
+  const reads = new CachedPortfolioReads(store, feed)
+  hold()
+  const before = reads.detail('p1')
+  const other = reads.detail('p2')
+  const all = reads.value('p2')
+  versions.set('p1', 2)
+  feed.tell(changeOf('p1'))
+  release()
+  t.equal((await before)?.etag, '"p1.1"', 'the read answers what it read')
+  await other
+  await all
+  t.equal((await reads.detail('p1'))?.etag, '"p1.2"', 'the next read goes to the store')
+  t.equal(calls.detail, 3)
+  await reads.detail('p2')
+  t.equal(calls.detail, 3, 'a read of another portfolio was kept')
+
+  hold()
+  const duringAll = reads.withAssets('p2')
+  feed.tell({ kind: 'all' })
+  release()
+  await duringAll
+  await reads.withAssets('p2')
+  t.equal(calls.withAssets, 2, 'a read on its way when everything changed is not kept either')
+})
+
+t.test('while the feed\'s link is down nothing is kept nor answered from memory; back up, it keeps again', async t => {
+  const { store, calls, versions, hold, release } = fakeStore()
+  const feed = fakeFeed()
+  const reads = new CachedPortfolioReads(store, feed)
+  await reads.detail('p1')
+  feed.up = false
+  versions.set('p1', 2)
+  t.equal((await reads.detail('p1'))?.etag, '"p1.2"', 'a change no one was told of is read from the store')
+  t.equal(reads.size, 0, 'what was kept is dropped')
+  await reads.detail('p1')
+  t.equal(calls.detail, 3, 'nothing kept while down')
+
+  feed.up = true
+  hold()
+  const dropping = reads.detail('p1')
+  feed.up = false
+  release()
+  await dropping
+  feed.up = true
+  t.equal(reads.size, 0, 'a read that ended with the link down is not kept')
+  await reads.detail('p1')
+  await reads.detail('p1')
+  t.equal(calls.detail, 5, 'kept again once linked')
+})
+
+t.test('a kept read is answered at most for the configured time, whatever the feed says', async t => {
+  const { store, calls } = fakeStore()
+  const reads = new CachedPortfolioReads(store, fakeFeed(), { maxEntries: 10, ttlMs: 1 })
+  await reads.detail('p1')
+  for (let attempt = 0; attempt < 400 && calls.detail === 1; attempt++) {
+    await new Promise(resolve => setTimeout(resolve, 5))
+    await reads.detail('p1')
+  }
+  t.equal(calls.detail, 2, 'read again once too old, without any change told')
+})
+
+t.test('the domain reads through the cache only with a change feed, and not when it is turned off', async t => {
+  const { store, calls } = fakeStore()
+  const feed = fakeFeed()
+  const adapters = (changeFeed: unknown): DomainAdapters => ({
+    store: { portfolios: store } as unknown as DomainAdapters['store'],
+    quotes: undefined as unknown as DomainAdapters['quotes'],
+    aggregator: undefined as unknown as DomainAdapters['aggregator'],
+    changeFeed: changeFeed as DomainAdapters['changeFeed'],
+    log: capturedLog().log
+  })
+  const access = { apiKey: async () => {} } as unknown as Access
+  const cached = createDomain(adapters(feed))
+  await cached.portfolios.detail(access, 'p1')
+  await cached.portfolios.value(access, 'p1')
+  await cached.portfolios.detail(access, 'p1')
+  t.equal(calls.detail, 1)
+  t.equal(feed.listeners(), 1)
+  cached.close()
+  t.equal(feed.listeners(), 0, 'closed with the domain')
+
+  const uncached = createDomain(adapters(undefined))
+  await uncached.portfolios.detail(access, 'p1')
+  await uncached.portfolios.detail(access, 'p1')
+  t.equal(calls.detail, 3, 'no feed: every read goes to the store')
+  const off = createDomain(adapters(feed), undefined, { maxEntries: 0, ttlMs: 1000 })
+  await off.portfolios.withAssets(access, 'p1')
+  await off.portfolios.withAssets(access, 'p1')
+  t.equal(calls.withAssets, 2, 'turned off')
+  t.equal(feed.listeners(), 0)
+})
