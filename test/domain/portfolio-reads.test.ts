@@ -164,9 +164,32 @@ t.test('while the feed\'s link is down nothing is kept nor answered from memory;
   t.equal(calls.detail, 5, 'kept again once linked')
 })
 
+t.test('reads kept weigh at most the configured weight: one each, plus one per asset held', async t => {
+  const { store, calls } = fakeStore()
+  const asset = { id: 'a', name: 'A', symbol: 'A', quantity: 1, price: 1 }
+  const big: PortfolioReads = {
+    ...store,
+    detail: async id => {
+      const read = await store.detail(id)
+      return read === undefined ? undefined : { ...read, value: { ...read.value, assets: Array(8).fill(asset) } }
+    }
+  }
+  const reads = new CachedPortfolioReads(big, fakeFeed(), { maxEntries: 10, maxWeight: 11, ttlMs: 60_000 })
+  await reads.detail('p1')
+  await reads.value('p1')
+  await reads.withAssets('p1')
+  t.equal(reads.size, 3, '9 + 1 + 1')
+  await reads.value('p2')
+  t.equal(reads.size, 3, 'the least recently used dropped to make room')
+  await reads.value('p1')
+  t.equal(calls.value, 2, 'a light read still kept')
+  await reads.detail('p1')
+  t.equal(calls.detail, 2, 'the heavy one, least recently used, was dropped')
+})
+
 t.test('a kept read is answered at most for the configured time, whatever the feed says', async t => {
   const { store, calls } = fakeStore()
-  const reads = new CachedPortfolioReads(store, fakeFeed(), { maxEntries: 10, ttlMs: 1 })
+  const reads = new CachedPortfolioReads(store, fakeFeed(), { maxEntries: 10, maxWeight: 100, ttlMs: 1 })
   await reads.detail('p1')
   for (let attempt = 0; attempt < 400 && calls.detail === 1; attempt++) {
     await new Promise(resolve => setTimeout(resolve, 5))
@@ -199,7 +222,7 @@ t.test('the domain reads through the cache only with a change feed, and not when
   await uncached.portfolios.detail(access, 'p1')
   await uncached.portfolios.detail(access, 'p1')
   t.equal(calls.detail, 3, 'no feed: every read goes to the store')
-  const off = createDomain(adapters(feed), undefined, { maxEntries: 0, ttlMs: 1000 })
+  const off = createDomain(adapters(feed), undefined, { maxEntries: 0, maxWeight: 100, ttlMs: 1000 })
   await off.portfolios.withAssets(access, 'p1')
   await off.portfolios.withAssets(access, 'p1')
   t.equal(calls.withAssets, 2, 'turned off')
