@@ -498,6 +498,8 @@ forEachEngine(t, 'no N+1: ' +
     ['through an inline fragment', `query ($id: ID!) { portfolio(id: $id) { ... on Portfolio { ${everyField} } } }`]
   ]
   // Each shape twice: Mercurius runs a text's second request compiled by graphql-jit.
+  // The first read is one statement, as REST's detail; then the instance answers it from memory.
+  let expected = 1
   for (const [label, query] of shapes.flatMap(([label, query]): Array<[string, string]> => [
     [label, query],
     [`${label}, compiled`, query]
@@ -511,9 +513,10 @@ forEachEngine(t, 'no N+1: ' +
     )
     t.equal(
       (await storeStatements(app)) - start,
-      1,
-      `the portfolio with its assets ${label}: one statement, as REST's detail`
+      expected,
+      `the portfolio with its assets ${label}: ${expected === 1 ? 'one statement' : 'from memory'}`
     )
+    expected = 0
   }
   const start = await storeStatements(app)
   t.same((await graphql(app, `{ portfolio(id: "${firstId}") { totalValue } }`)).data?.portfolio, {
@@ -534,8 +537,8 @@ forEachEngine(t, 'no N+1: ' +
   t.match(dashboards.data?.portfolio.assets[1].dashboard.basicInfo, { ticker: 'VALE3', lastQuote: 11, quantity: 2 })
   t.equal(
     (await storeStatements(app)) - mid,
-    3,
-    'the portfolio with its assets, and for every dashboard at once the holdings and their lots'
+    2,
+    'the portfolio with its assets from memory, and for every dashboard at once the holdings and their lots'
   )
   t.equal(
     brapi.quoteRequests(),
