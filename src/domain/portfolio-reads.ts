@@ -39,7 +39,7 @@ export const READ_CACHE_DEFAULTS: ReadCacheOptions = { maxEntries: 10_000, maxWe
 /** One, plus one per asset the read holds. */
 function weightOf (read: Reads[Kind]): number {
   if ('assets' in read) return 1 + read.assets.length
-  return 'value' in read && 'assets' in read.value ? 1 + read.value.assets.length : 1
+  return 'etag' in read ? 1 + read.value.assets.length : 1
 }
 
 /** A read on its way from the database: whether its portfolio changed since it started. */
