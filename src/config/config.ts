@@ -257,7 +257,8 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
         minIntervalMs: env.VALUATION_MIN_INTERVAL_MS,
         streamsPerCaller: env.VALUATION_STREAMS_PER_CREDENTIAL,
         refreshIntervalMs: Math.max(env.QUOTES_TTL, 1) * 1000
-      }
+      },
+      readCache: { ttlMs: env.PORTFOLIO_CACHE_TTL_MS }
     },
     changeFeed: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,

@@ -67,6 +67,8 @@ export const ConfigSchema = Type.Object({
   VALUATION_MIN_INTERVAL_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 1000 }),
   /** Open valuation streams per API key (or principal) on an instance; past it, 429. */
   VALUATION_STREAMS_PER_CREDENTIAL: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+  /** The longest a portfolio read is answered from an instance's memory (docs/api.md#caching); 0: never. */
+  PORTFOLIO_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 5000 }),
   CORS_ORIGINS: Type.Optional(Type.String()),
   /** Which proxies' X-Forwarded-For to believe: `true`, a hop count, or addresses/CIDRs, comma-separated. */
   TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),

@@ -71,7 +71,8 @@ export function createDomain (
   /** The portfolio reads every service shares: cached when there is a change feed to keep them true. */
   function reads (): PortfolioReads {
     const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
-    if (feed === undefined || readCache.maxEntries === 0) return adapters.store.portfolios
+    const off = readCache.maxEntries === 0 || readCache.ttlMs === 0
+    if (feed === undefined || off) return adapters.store.portfolios
     cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache)
     return cache
   }

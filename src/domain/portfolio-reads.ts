@@ -30,7 +30,7 @@ export interface ReadCacheOptions {
    * measured, a read of a portfolio of five assets 1–2 KiB), so big portfolios cannot fill memory.
    */
   maxWeight: number
-  /** How long a kept read may be answered at most, whatever the feed says (docs/api.md#caching). */
+  /** How long a kept read may be answered at most, whatever the feed says (docs/api.md#caching); 0 turns it off. */
   ttlMs: number
 }
 

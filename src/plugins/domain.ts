@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { createDomain, type Domain, type LiveValuationOptions } from '../domain/index.js'
+import { createDomain, type Domain, type LiveValuationOptions, type ReadCacheOptions } from '../domain/index.js'
+import { READ_CACHE_DEFAULTS } from '../domain/portfolio-reads.js'
 import { LIVE_VALUATION_DEFAULTS } from '../domain/valuation-streams.js'
 import { telemetryOf } from './metrics.js'
 
@@ -14,6 +15,8 @@ declare module 'fastify' {
 export interface DomainPluginOptions {
   /** The live valuations' settings: VALUATION_MIN_INTERVAL_MS, VALUATION_STREAMS_PER_CREDENTIAL, QUOTES_TTL. */
   liveValuations?: LiveValuationOptions
+  /** The read cache's bounds, each defaulted; `PORTFOLIO_CACHE_TTL_MS` its time to live (0 turns it off). */
+  readCache?: Partial<ReadCacheOptions>
 }
 
 /**
@@ -31,7 +34,7 @@ async function domain (app: FastifyInstance, options: DomainPluginOptions): Prom
     get changeFeed () { return app.changeFeed },
     telemetry,
     log: app.log
-  }, options.liveValuations ?? LIVE_VALUATION_DEFAULTS)
+  }, options.liveValuations ?? LIVE_VALUATION_DEFAULTS, { ...READ_CACHE_DEFAULTS, ...options.readCache })
   app.decorate('domain', services)
   telemetry.watchStreams(() => services.liveValuations.streams)
   app.addHook('preClose', async () => { services.close() })

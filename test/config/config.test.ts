@@ -45,6 +45,7 @@ t.test('documented defaults', async t => {
   ])
   t.same(config.modules.aggregator.allowedMethods, ['GET'])
   t.same(config.protection.corsOrigins, [])
+  t.same(config.domain.readCache, { ttlMs: 5000 }, 'portfolio reads kept in memory 5 s at most')
   t.same(config.auth.providers, {
     userProviderHash: '23bd5c8949f600adb39e701c400872db7a5976f7',
     clientProviderHash: '92c16d29654705716ae122db976a0fdd7d70873d',
@@ -65,6 +66,7 @@ t.test('numbers and enums are parsed from strings; unrelated variables are ignor
   })
   t.equal(config.env.PORT, 8080)
   t.equal(config.env.JWT_LEEWAY, 30)
+  t.same(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', PORTFOLIO_CACHE_TTL_MS: '0' }).domain.readCache, { ttlMs: 0 })
   t.match(config.auth, { leewaySeconds: 30, jwtAlgorithm: 'HS512', defaultType: 'user', apiKeys: ['a', 'b', 'c'] })
   t.notOk('PATH' in config.env)
 })

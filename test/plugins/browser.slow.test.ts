@@ -106,7 +106,7 @@ testNeeding(t, SAFE_RETRIES, needs, async t => {
     const url = api + '/portfolios/' + portfolio.id
     const first = await fetch(url, { headers })
     const etag = first.headers.get('etag')
-    steps.push({ step: 'read', status: first.status, tagged: /^"[0-9a-f-]{36}\.[1-9][0-9]*"$/.test(etag ?? '') })
+    steps.push({ step: 'read', status: first.status, tagged: /^"[0-9a-f-]{36}[.][1-9][0-9]*"$/.test(etag ?? '') })
     const polled = await fetch(url, { headers: { ...headers, 'if-none-match': etag } })
     const sameTag = polled.headers.get('etag') === etag
     steps.push({ step: 'poll', status: polled.status, body: await polled.text(), etag: sameTag })
