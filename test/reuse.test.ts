@@ -54,11 +54,24 @@ t.test('a host mounting the portfolios module gets the service\'s answers and do
   await host.register(swagger, { openapi: { info: { title: 'Host app', version: '1.0.0' } } })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
+  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/api/v2/carteiras' })
   hostRoutes(host)
   const origin = await listening(t, host)
   await checkPortfolioRoutes(t, { origin, path: '/api/v2/carteiras', key: 'host-key' })
   await checkHostRoutes(t, origin)
+  const headers = { 'x-api-key': 'host-key', 'content-type': 'application/json' }
+  const { id } = await (await fetch(`${origin}/api/v2/carteiras`, {
+    method: 'POST', headers, body: JSON.stringify({ name: 'Valued', userId: 'u' })
+  })).json() as { id: string }
+  const valuation = await fetch(`${origin}/api/v2/carteiras/${id}/valuation`, { headers })
+  t.match([valuation.status, await valuation.json()], [200, { portfolioId: id, marketValue: 0 }], 'the valuation')
+  const abort = new AbortController()
+  const stream = await fetch(`${origin}/api/v2/carteiras/${id}/valuation/stream`, { headers, signal: abort.signal })
+  const reader = stream.body?.getReader()
+  const first = new TextDecoder().decode((await reader?.read())?.value)
+  abort.abort()
+  t.match([stream.status, first], [200, /event: valuation\n/], 'its stream\'s first message')
   const oversize = await host.inject({
     method: 'POST',
     url: '/api/v2/carteiras',
@@ -81,6 +94,7 @@ t.test('a host\'s own error and not-found handlers stay its own; the module answ
   host.setNotFoundHandler((_request, reply) => { reply.code(404).send({ hostNotFound: true }) })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
+  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/carteiras' })
   hostRoutes(host)
   await host.ready()
@@ -177,6 +191,12 @@ for (const { name, mount, prefix, refused } of MODULES) {
   })
 }
 
+/** What the portfolios module's valuation routes need besides the store and auth: quotes and the change feed. */
+async function valuationAdapters (host: FastifyInstance): Promise<void> {
+  await host.register(quotesPlugin, { provider: 'offline', quoteTtlSeconds: 60 })
+  await host.register(changeFeedPlugin, {})
+}
+
 /** The security schemes of the document a host on @fastify/swagger (`options`) makes with the modules `mount` adds. */
 async function hostSchemes (
   t: Test, options: object, mount: (app: FastifyInstance) => Promise<unknown>
@@ -186,6 +206,7 @@ async function hostSchemes (
   await host.register(swagger, options)
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
+  await valuationAdapters(host)
   await mount(host)
   await host.ready()
   const document = host.swagger() as { components?: { securitySchemes: object }, securityDefinitions?: object }
@@ -222,6 +243,7 @@ t.test('a host\'s own security schemes: the same as the exported ones are kept, 
     await host.register(swagger, { openapi: { openapi: '3.1.0', components: { securitySchemes: own } } })
     await host.register(storePlugin, { url: 'sqlite::memory:' })
     await host.register(authPlugin, HOST_AUTH)
+    await valuationAdapters(host)
     await host.register(portfoliosPlugin, { prefix: '/carteiras' })
     await host.ready()
     if (outcome === 'kept') {
@@ -238,6 +260,12 @@ t.test('a module whose dependencies are missing fails when it is registered', as
   t.teardown(() => host.close())
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await t.rejects(async () => { await host.register(portfolioAssetsPlugin) }, /required by 'bff-portfolio-assets'/)
+  const withoutQuotes = Fastify()
+  t.teardown(() => withoutQuotes.close())
+  await withoutQuotes.register(storePlugin, { url: 'sqlite::memory:' })
+  await withoutQuotes.register(authPlugin, HOST_AUTH)
+  await t.rejects(async () => { await withoutQuotes.register(portfoliosPlugin) },
+    /The decorator 'quotes' required by 'bff-portfolios'/, 'the valuation routes need the quotes (and the change feed)')
 })
 
 t.test('the auth routes need @fastify/sensible (preventCache): without it register() names it; with it, ' +
@@ -292,6 +320,7 @@ t.test('a host registering the idempotency and conditional-request plugins befor
   await host.register(authPlugin, HOST_AUTH)
   await host.register(idempotencyPlugin, { ttlSeconds: 60, inFlightLeaseMs: 60_000 })
   await host.register(conditionalRequestsPlugin)
+  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/carteiras' })
   await host.ready()
   const headers = { 'x-api-key': 'host-key', 'idempotency-key': 'host-1' }

@@ -105,6 +105,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
 export default reusableModule(portfoliosModule, {
   name: 'bff-portfolios',
   fastify: '5.x',
-  dependencies: ['bff-auth', 'bff-store'],
-  decorators: { fastify: ['verifyApiKey', 'store'] }
+  // The valuation (GET /:id/valuation and its stream) reads quotes and follows the change feed.
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-change-feed'],
+  decorators: { fastify: ['verifyApiKey', 'store', 'quotes', 'changeFeed'] }
 })
