@@ -104,9 +104,9 @@ function useSchemaCompilers (app: FastifyInstance): void {
 const notYetCompiled = new WeakMap<FastifyInstance, Array<() => unknown>>()
 
 /**
- * Compiles now every validator and serializer of the routes `app` has (after `ready()`), as a
- * request would: the tests prove every schema compiles, and a host that would rather pay at start
- * than on first requests calls it. Returns how many there are; throws as the first bad one does.
+ * Compiles now every validator and serializer of the routes `app` has (after `ready()`), as their
+ * first requests would: the tests prove with it that every schema of the service compiles.
+ * Returns how many there are; throws as the first bad one does.
  */
 export function compileEverySchema (app: FastifyInstance): number {
   const uncompiled = notYetCompiled.get(app) ?? []

@@ -8,6 +8,7 @@ t.test('every schema of the service compiles (they are compiled on first use, no
   const count = compileEverySchema(app)
   t.ok(count > 100, `${count} validators and serializers compiled`)
   t.equal(compileEverySchema(app), count, 'compiling again finds the same, already compiled')
+  t.equal(compileEverySchema(Fastify()), 0, 'an app without the compilers has none of them')
 })
 
 t.test('a route\'s validator and serializer compile on its first request, and validate as before', async t => {
