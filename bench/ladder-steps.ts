@@ -14,7 +14,7 @@ export const LADDER: readonly Rung[] = [
     layer: 'bare route',
     adds: 'Fastify, one route answering a fixed portfolio with JSON.stringify, no hooks, no logger'
   },
-  { layer: 'security headers', adds: "helmet's headers, prepared once, set by a callback onRequest hook" },
+  { layer: 'security headers', adds: "a JSON API's security headers, prepared once, set by a callback onRequest hook" },
   { layer: 'CORS', adds: '@fastify/cors with one allowed origin' },
   { layer: 'rate limit', adds: '@fastify/rate-limit, in memory, per principal or IP' },
   { layer: 'load shedding', adds: '@fastify/under-pressure (event-loop delay and heap)' },

@@ -77,7 +77,7 @@ export interface Service {
 }
 
 /** The Node flags the service runs with: the Dockerfile's `CMD` and `npm start` (a test holds the three equal). */
-export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=16', '--heap-growing-percent=100']
+export const IMAGE_NODE_FLAGS = ['--max-semi-space-size=8', '--heap-growing-percent=100']
 
 /** The image's flags, then any in SERVICE_NODE_FLAGS (space-separated, to try others while profiling). */
 export const SERVICE_NODE_FLAGS = [

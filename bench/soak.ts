@@ -121,6 +121,12 @@ async function run (url: string, requests: Request[], seconds: number, overallRa
   })
 }
 
+/** ` (503: 120, timeout: 4)`, or nothing when every answer was a 2xx. */
+function failuresByKind (failures: Map<string, number>): string {
+  if (failures.size === 0) return ''
+  return ` (${[...failures].map(([kind, count]) => `${kind}: ${count}`).join(', ')})`
+}
+
 function procStatus (pid: number, field: string): number {
   const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return Number(match?.[1] ?? NaN) / 1024
@@ -172,9 +178,20 @@ async function soak (engine: string): Promise<boolean> {
   const samples: Sample[] = []
   const deadline = Date.now() + MINUTES * 60_000
   let errors = 0
+  // Which answers failed, by status (and `timeout`/`error` for no answer): load shed with 503 by a
+  // starved instance reads differently from a 500.
+  const failures = new Map<string, number>()
+  const failed = new Array<number>()
   while (Date.now() < deadline) {
     const result = await run(service.url, requests, SAMPLE_SECONDS, rate)
     errors += result.errors + result.non2xx
+    failed.push(result.errors + result.non2xx)
+    for (const [status, { count }] of Object.entries(result.statusCodeStats ?? {})) {
+      if (!status.startsWith('2')) failures.set(status, (failures.get(status) ?? 0) + (count ?? 0))
+    }
+    if (result.timeouts > 0) failures.set('timeout', (failures.get('timeout') ?? 0) + result.timeouts)
+    const unanswered = result.errors - result.timeouts
+    if (unanswered > 0) failures.set('error', (failures.get('error') ?? 0) + unanswered)
     const metric = await scrape(metricsUrl)
     const sample: Sample = {
       minute: (samples.length + 1) * SAMPLE_SECONDS / 60,
@@ -197,14 +214,15 @@ async function soak (engine: string): Promise<boolean> {
 
   const verdicts = judge(samples, WARMUP_SAMPLES)
   const round = (value: number): string => value.toFixed(1)
-  process.stdout.write(`\n${table(samples.map(sample => ({
+  process.stdout.write(`\n${table(samples.map((sample, index) => ({
     minute: round(sample.minute),
     'requests/s': sample.requestsPerSecond.toFixed(0),
     'p99 ms': round(sample.p99Ms),
     'RSS MiB': round(sample.rssMiB),
     'heap MiB': round(sample.heapMiB),
     'event-loop p99 ms': round(sample.eventLoopP99Ms),
-    descriptors: sample.descriptors
+    descriptors: sample.descriptors,
+    failed: failed[index] ?? 0
   })))}\n\n${table(verdicts.map(verdict => ({
     measure: verdict.measure,
     'first third (median)': round(verdict.first),
@@ -212,7 +230,7 @@ async function soak (engine: string): Promise<boolean> {
     allowance: verdict.allowance,
     verdict: verdict.grew ? 'GREW' : 'flat'
   })))}\n\n${engine}: ${samples.length} samples, median ${median(samples.map(s => s.requestsPerSecond)).toFixed(0)} ` +
-    `requests/s, ${errors} errors or non-2xx\n`)
+    `requests/s, ${errors} errors or non-2xx${failuresByKind(failures)}\n`)
   return verdicts.every(verdict => !verdict.grew) && errors === 0
 }
 

@@ -221,7 +221,8 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
       rateLimitMax: env.RATE_LIMIT_MAX,
       rateLimitWindowMs: env.RATE_LIMIT_WINDOW_MS,
       rateLimitRedisUrl: sharedRedisUrl,
-      maxEventLoopDelayMs: env.MAX_EVENT_LOOP_DELAY_MS
+      maxEventLoopDelayMs: env.MAX_EVENT_LOOP_DELAY_MS,
+      hstsMaxAgeSeconds: env.HSTS_MAX_AGE
     },
     upstreams: {
       backend: { baseUrl: env.BACKEND_URL, timeoutMs: env.BACKEND_TIMEOUT_MS },

@@ -72,6 +72,8 @@ export const ConfigSchema = Type.Object({
   CORS_ORIGINS: Type.Optional(Type.String()),
   /** Which proxies' X-Forwarded-For to believe: `true`, a hop count, or addresses/CIDRs, comma-separated. */
   TRUST_PROXY: Type.Optional(Type.String({ pattern: '^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$' })),
+  /** Strict-Transport-Security's max-age, seconds; 0 sends no HSTS header (docs/deploy.md#security-headers). */
+  HSTS_MAX_AGE: Type.Integer({ minimum: 0, maximum: 63_072_000, default: 31_536_000 }),
   RATE_LIMIT_MAX: Type.Integer({ minimum: 1, default: 600 }),
   RATE_LIMIT_WINDOW_MS: Type.Integer({ minimum: 1000, maximum: 86_400_000, default: 60_000 }),
   /**

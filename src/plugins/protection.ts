@@ -1,8 +1,5 @@
 import { getHeapStatistics } from 'node:v8'
 import fp from 'fastify-plugin'
-import { IncomingMessage, ServerResponse } from 'node:http'
-import { Socket } from 'node:net'
-import helmet from 'helmet'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
@@ -24,6 +21,8 @@ export interface ProtectionPluginOptions {
   rateLimitRedisUrl?: string
   /** Event-loop delay (ms) above which requests get 503. */
   maxEventLoopDelayMs: number
+  /** `Strict-Transport-Security`'s max-age in seconds (HSTS_MAX_AGE); 0 sends none. Default one year. */
+  hstsMaxAgeSeconds?: number
 }
 
 /**
@@ -35,27 +34,43 @@ function rateLimitKey (request: FastifyRequest): string {
   return principal === null ? `ip:${request.ip}` : principalKey(principal)
 }
 
+/** HSTS for a year unless the operator says otherwise (HSTS_MAX_AGE, docs/deploy.md#security-headers). */
+export const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
+
 /**
- * The headers helmet sets (its default policies but the CSP, which governs documents a browser
- * renders: JSON answers are never rendered, `nosniff`, and /docs sets its own, openapi.ts),
- * computed once by running helmet's middleware on a response that is never sent. Without nonces
- * they never change, and @fastify/helmet 13 runs that middleware anew on every request, in two
- * hooks (one async): the built service spent 61 → 68 µs of CPU per `/auth/health` with it
- * (interleaved A/B, five rounds of 5 s, `npm run bench`'s load), +11 µs per request in process.
+ * The security headers of a JSON API, as OWASP's REST Security Cheat Sheet lists them, each for a
+ * reason that holds for every answer of this service:
+ * - `X-Content-Type-Options: nosniff`: a browser takes an answer for what its `Content-Type` says,
+ *   never for a script or a page it guessed;
+ * - `Content-Security-Policy: frame-ancestors 'none'` and, for browsers older than CSP 2,
+ *   `X-Frame-Options: DENY`: no page frames an answer (clickjacking). /docs, the one HTML page,
+ *   sets its own CSP (openapi.ts);
+ * - `Strict-Transport-Security` (`hstsMaxAgeSeconds`, 0: none): browsers reach this host over
+ *   HTTPS only — the balancer in front, where TLS usually ends, passes it on.
+ * `Cache-Control` is set beside them (addSecurityHeaders). Helmet's other defaults govern HTML
+ * documents and are left out: `Referrer-Policy`, the `Cross-Origin-*` policies,
+ * `Origin-Agent-Cluster`, `X-DNS-Prefetch-Control`, `X-Download-Options`,
+ * `X-Permitted-Cross-Domain-Policies` and `X-XSS-Protection` act on pages that link, load,
+ * open windows or embed — an answer of this API does none of that, and its credentials are
+ * headers, never cookies a cross-origin embed could carry. Eleven headers were 3.5 µs a request
+ * (BENCHMARKS.md, issue 36).
  */
-export function securityHeaders (): Record<string, string> {
-  const response = new ServerResponse(new IncomingMessage(new Socket()))
-  helmet({ contentSecurityPolicy: false })(response.req, response, () => {})
-  return Object.fromEntries(Object.entries(response.getHeaders()).map(([name, value]) => [name, String(value)]))
+export function securityHeaders (hstsMaxAgeSeconds = DEFAULT_HSTS_MAX_AGE_SECONDS): Record<string, string> {
+  return {
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "frame-ancestors 'none'",
+    'x-frame-options': 'DENY',
+    ...(hstsMaxAgeSeconds > 0 ? { 'strict-transport-security': `max-age=${hstsMaxAgeSeconds}; includeSubDomains` } : {})
+  }
 }
 
 /**
- * Layer 1: helmet's headers and the default `Cache-Control: no-store` (docs/api.md#caching) on
+ * Layer 1: the security headers and the default `Cache-Control: no-store` (docs/api.md#caching) on
  * every answer, prepared once, set by a callback hook (no promise, no tick). A route that lets a
  * cache keep its answer says so itself.
  */
-export function addSecurityHeaders (app: FastifyInstance): void {
-  const headers = { ...securityHeaders(), 'cache-control': NO_STORE }
+export function addSecurityHeaders (app: FastifyInstance, hstsMaxAgeSeconds?: number): void {
+  const headers = { ...securityHeaders(hstsMaxAgeSeconds), 'cache-control': NO_STORE }
   app.addHook('onRequest', (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.headers(headers)
     done()
@@ -159,11 +174,11 @@ export async function addShedding (app: FastifyInstance, maxEventLoopDelayMs: nu
 }
 
 async function protection (app: FastifyInstance, options: ProtectionPluginOptions): Promise<void> {
-  addSecurityHeaders(app)
+  addSecurityHeaders(app, options.hstsMaxAgeSeconds)
   await addCors(app, options.corsOrigins)
   await addRateLimit(app, options)
   await addShedding(app, options.maxEventLoopDelayMs)
 }
 
-/** helmet, CORS, rate limit and load shedding (issue 6; OWASP API4, API8). */
+/** Security headers, CORS, rate limit and load shedding (issue 6; OWASP API4, API8). */
 export default fp(protection, { name: 'bff-protection', fastify: '5.x', dependencies: ['bff-auth'] })

@@ -43,6 +43,22 @@ export function compileValidator (schema: object): Validator {
 }
 
 /**
+ * A route's validator or serializer, compiled the first time a request needs it rather than while
+ * the app starts: compiling the hundred-odd routes' schemas was a fifth of the start-up CPU, most
+ * of it for routes and error statuses an instance may never answer (BENCHMARKS.md, issue 36). The
+ * wrapper adds one call per use; `errors` is the compiled validator's (Fastify reads it after a
+ * failed validation). Each is listed in `uncompiled` too, for {@link compileEverySchema}.
+ */
+function onFirstUse<F extends (value: unknown) => unknown> (compile: () => F, uncompiled: Array<() => unknown>): F {
+  let compiled: F | undefined
+  const compileOnce = (): F => (compiled ??= compile())
+  const use = ((value: unknown) => compileOnce()(value)) as F
+  Object.defineProperty(use, 'errors', { get: () => (compiled as Validator | undefined)?.errors })
+  uncompiled.push(compileOnce)
+  return use
+}
+
+/**
  * Every route's validators: bodies exactly as sent, but query strings and path parameters — always
  * text on the wire — coerced to the types their schemas declare, so `?limit=` is an integer with
  * integer bounds (`limit must be an integer number`) and documented as one. The service's own
@@ -50,8 +66,10 @@ export function compileValidator (schema: object): Validator {
  * it does in the service. Fastify calls a compiler with the route definition ({schema, method,
  * url, httpPart}), though the compiler's own types name only the schema.
  */
-const validatorCompiler = ((route: { httpPart?: string }) =>
-  (route.httpPart === 'body' ? exact : coercing)(route as never)) as unknown as FastifySchemaCompiler<unknown>
+const validatorCompiler = (uncompiled: Array<() => unknown>) => ((route: { httpPart?: string }) => {
+  const compile = route.httpPart === 'body' ? exact : coercing
+  return onFirstUse(() => compile(route as never) as unknown as Validator, uncompiled)
+}) as unknown as FastifySchemaCompiler<unknown>
 
 /**
  * Response serializers (fast-json-stringify, its default options), compiled once per schema object
@@ -61,14 +79,14 @@ const validatorCompiler = ((route: { httpPart?: string }) =>
  */
 const compileSerializer = SerializerSelector()({}, undefined) as unknown as (route: { schema: object }) => Serializer
 const serializers = new WeakMap<object, Serializer>()
-const serializerCompiler = ((route: { schema: object }) => {
+const serializerCompiler = (uncompiled: Array<() => unknown>) => ((route: { schema: object }) => onFirstUse(() => {
   let serializer = serializers.get(route.schema)
   if (serializer === undefined) {
     serializer = compileSerializer(route)
     serializers.set(route.schema, serializer)
   }
   return serializer
-}) as unknown as FastifySerializerCompiler<unknown>
+}, uncompiled)) as unknown as FastifySerializerCompiler<unknown>
 
 const NAME = 'bff-schema-compilers'
 
@@ -77,8 +95,23 @@ const NAME = 'bff-schema-compilers'
  * buildApp registers it) or a module's own scope in a host ({@link ensureSchemaCompilers}).
  */
 function useSchemaCompilers (app: FastifyInstance): void {
-  app.setValidatorCompiler(validatorCompiler)
-  app.setSerializerCompiler(serializerCompiler)
+  const uncompiled: Array<() => unknown> = []
+  notYetCompiled.set(app, uncompiled)
+  app.setValidatorCompiler(validatorCompiler(uncompiled))
+  app.setSerializerCompiler(serializerCompiler(uncompiled))
+}
+
+const notYetCompiled = new WeakMap<FastifyInstance, Array<() => unknown>>()
+
+/**
+ * Compiles now every validator and serializer of the routes `app` has (after `ready()`), as their
+ * first requests would: the tests prove with it that every schema of the service compiles.
+ * Returns how many there are; throws as the first bad one does.
+ */
+export function compileEverySchema (app: FastifyInstance): number {
+  const uncompiled = notYetCompiled.get(app) ?? []
+  for (const compile of uncompiled) compile()
+  return uncompiled.length
 }
 
 /** The service's validator and serializer compilers for every route of the app. Register before any route. */

@@ -58,8 +58,8 @@ const TIMEOUT_CODES = new Set([
 ])
 const TOO_LARGE_CODE = 'UND_ERR_RES_EXCEEDED_MAX_SIZE'
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i
-/** The policy of a relayed body that is not JSON: nothing in it loads, runs or submits. */
-const NOT_JSON_POLICY = "default-src 'none'; sandbox"
+/** The policy of a relayed body that is not JSON: nothing in it loads, runs or submits, and no page frames it. */
+const NOT_JSON_POLICY = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
 function codeOf (error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code

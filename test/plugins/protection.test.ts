@@ -6,16 +6,38 @@ import type { Response as LightMyRequestResponse } from 'light-my-request'
 import { buildApp, type App } from '../../src/app.js'
 import { apiKey, assertErrorBody, bearer, buildTestApp, clientToken, testConfig, userToken } from '../helper.js'
 
-t.test('helmet headers on every answer', async t => {
+t.test('the security headers of a JSON API on every answer, and none of an HTML page\'s', async t => {
   const app = await buildTestApp(t)
-  const res = await app.inject({ method: 'GET', url: '/auth/health' })
-  t.equal(res.headers['x-content-type-options'], 'nosniff')
-  t.equal(res.headers['x-frame-options'], 'SAMEORIGIN')
-  t.equal(res.headers['content-security-policy'], undefined, 'JSON answers carry no CSP: browsers never render them')
-  t.equal(res.headers['x-powered-by'], undefined)
+  const answers = [
+    await app.inject({ method: 'GET', url: '/auth/health' }),
+    await app.inject({ method: 'GET', url: '/portfolios/none', headers: apiKey() }),
+    await app.inject({ method: 'GET', url: '/no-such-route' })
+  ]
+  for (const res of answers) {
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+    t.equal(res.headers['content-security-policy'], "frame-ancestors 'none'", 'no page may frame an answer')
+    t.equal(res.headers['x-frame-options'], 'DENY', 'for browsers without CSP level 2')
+    t.equal(res.headers['strict-transport-security'], 'max-age=31536000; includeSubDomains', 'HSTS on by default')
+    for (const name of ['x-powered-by', 'referrer-policy', 'cross-origin-opener-policy', 'cross-origin-resource-policy',
+      'origin-agent-cluster', 'x-dns-prefetch-control', 'x-download-options', 'x-permitted-cross-domain-policies',
+      'x-xss-protection']) {
+      t.equal(res.headers[name], undefined, `no ${name}: it governs HTML documents`)
+    }
+  }
 })
 
-t.test('Cache-Control: no-store on every answer no route marks otherwise, with the helmet headers', async t => {
+t.test('HSTS_MAX_AGE sets HSTS\'s max-age; 0 sends none', async t => {
+  const shorter = await buildTestApp(t, { HSTS_MAX_AGE: '86400' })
+  const res = await shorter.inject({ method: 'GET', url: '/auth/health' })
+  t.equal(res.headers['strict-transport-security'], 'max-age=86400; includeSubDomains')
+  const none = await buildTestApp(t, { HSTS_MAX_AGE: '0' })
+  const plain = await none.inject({ method: 'GET', url: '/auth/health' })
+  t.equal(plain.headers['strict-transport-security'], undefined)
+  t.equal(plain.headers['x-content-type-options'], 'nosniff', 'the other headers stay')
+  t.throws(() => testConfig({ HSTS_MAX_AGE: '-1' }), /HSTS_MAX_AGE/)
+})
+
+t.test('Cache-Control: no-store on every answer no route marks otherwise, with the security headers', async t => {
   const app = await buildTestApp(t, { CORS_ORIGINS: 'https://app.example' })
   const origin = 'https://app.example'
   const answers = {

@@ -10,7 +10,7 @@ import { captureLog, credentials } from './verification-helpers.js'
 const connectors = { endpoint: '/connectors', method: 'GET' }
 const relayAs = (headers: Record<string, string>) =>
   ({ method: 'POST' as const, url: '/aggregator', headers, payload: connectors })
-const SANDBOX = "default-src 'none'; sandbox"
+const SANDBOX = "default-src 'none'; frame-ancestors 'none'; sandbox"
 
 t.test('a 4xx that is not JSON is relayed as received: status, bytes, content type, Retry-After', async t => {
   const pluggy = await startFakePluggy(t)
@@ -54,7 +54,7 @@ t.test('a 4xx that is not JSON is relayed as received: status, bytes, content ty
   t.equal(success.statusCode, 502, 'a success that is not JSON is still unusable')
   assertErrorBody(t, success.json(), 502, '/aggregator')
   const json = await relay('/items/unknown')
-  t.equal(json.headers['content-security-policy'], undefined, 'a JSON answer has no such policy')
+  t.equal(json.headers['content-security-policy'], "frame-ancestors 'none'", 'a JSON answer has only the API\'s policy')
 })
 
 t.test('the backend relay follows the same rule for a 4xx that is not JSON', async t => {
