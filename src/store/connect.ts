@@ -102,6 +102,12 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }
 
+/** PostgreSQL's invalid_schema_name about a schema that is not the store's own. */
+function otherSchemaDropped (error: unknown, own: string | undefined): boolean {
+  if (!(error instanceof Error) || (error as { code?: unknown }).code !== '3F000') return false
+  return own === undefined || !error.message.includes(`"${own}"`)
+}
+
 /** Applies pending migrations; safe to run from several instances at once. */
 export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promise<void> {
   // Kysely looks for its bookkeeping tables in every schema unless told which: name the current one,
@@ -110,7 +116,13 @@ export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promi
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
   const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema })
-  const { error, results } = await migrator.migrateToLatest()
+  let { error, results } = await migrator.migrateToLatest()
+  // Kysely's bookkeeping check lists the tables of every schema by name: a schema another store
+  // drops meanwhile fails it with 3F000 (seen in CI: stores of parallel test files on one
+  // database). Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
+  for (let retries = 20; retries > 0 && otherSchemaDropped(error, migrationTableSchema); retries--) {
+    ({ error, results } = await migrator.migrateToLatest())
+  }
   if (error !== undefined) {
     const failed = results?.find(result => result.status === 'Error')?.migrationName
     throw new Error(`Database migration ${failed ?? ''} failed: ${(error as Error).message ?? String(error)}`)
