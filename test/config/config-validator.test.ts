@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { isDeepStrictEqual } from 'node:util'
 import { CONFIG_VALIDATOR_FILE, compiledConfigSchema, configValidatorCode } from '../../src/cli/config-validator.js'
 import { validateConfig } from '../../src/config/config-validator.generated.js'
-import { ConfigSchema } from '../../src/config/schema.js'
+import { ConfigSchema, loadConfig } from '../../src/config/config.js'
 
 t.test('the committed validator is what the schema and Ajv generate today', async t => {
   t.equal(readFileSync(CONFIG_VALIDATOR_FILE, 'utf8'), configValidatorCode(),
@@ -34,4 +34,11 @@ t.test('it answers as Ajv compiling the schema at start did: coercions, defaults
       isDeepStrictEqual(validateConfig.errors, compiled.errors)
   }), { numRuns: 300 })
   t.pass('300 sets of variables answered alike')
+})
+
+t.test('loadConfig coerces and defaults a copy: the caller\'s variables stay as they were', async t => {
+  const env = { PORT: '8080', PATH: '/bin', JWT_SECRET: 's', API_KEYS: 'k', HOST: '' }
+  const before = { ...env }
+  t.equal(loadConfig(env).env.PORT, 8080)
+  t.strictSame(env, before)
 })
