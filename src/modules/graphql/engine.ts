@@ -22,7 +22,6 @@ import {
 import { graphqlLoaders } from './loaders.js'
 import { buildGraphqlSchema } from './schema.js'
 import { admittedAccess, SubscriptionSession, type SessionSocket } from './session.js'
-import type { GraphqlModuleOptions } from './index.js'
 
 /*
  * The GraphQL engine, loaded on the first GraphQL request (docs/style.md, "Start-up: what is
@@ -58,6 +57,17 @@ function isGraphqlLayerError (error: FastifyError): boolean {
   return error instanceof GraphQLError || (typeof error.code === 'string' && error.code.startsWith('MER_ERR_'))
 }
 
+export interface GraphqlEngineOptions {
+  /** Introspection and the GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
+  devTools: boolean
+  /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
+  maxCost: number
+  /** The longest document, in UTF-8 bytes (GRAPHQL_MAX_DOCUMENT_BYTES); longer ones are refused unparsed. */
+  maxDocumentBytes: number
+  /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
+  tokenLeewaySeconds: number
+}
+
 /** What the app hands the engine: the request as the app's routes saw it. */
 export type AppRequestOf = (raw: IncomingMessage) => FastifyRequest
 
@@ -78,7 +88,7 @@ function closeGoingAway (engine: FastifyInstance): void {
 
 /** Builds the engine for `app` (its domain, its logger, its closing state). */
 export async function startGraphqlEngine (
-  app: FastifyInstance, options: GraphqlModuleOptions, appRequestOf: AppRequestOf
+  app: FastifyInstance, options: GraphqlEngineOptions, appRequestOf: AppRequestOf
 ): Promise<GraphqlEngine> {
   const engine = Fastify({
     loggerInstance: app.log,
@@ -133,7 +143,7 @@ export async function startGraphqlEngine (
 }
 
 async function registerMercurius (
-  engine: FastifyInstance, app: FastifyInstance, options: GraphqlModuleOptions, appRequestOf: AppRequestOf
+  engine: FastifyInstance, app: FastifyInstance, options: GraphqlEngineOptions, appRequestOf: AppRequestOf
 ): Promise<void> {
   const { domain } = app
   const contextOf = (request: FastifyRequest): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>

@@ -4,18 +4,11 @@ import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ensureDomain } from '../../plugins/domain.js'
-import type { GraphqlEngine } from './engine.js'
+import type { GraphqlEngine, GraphqlEngineOptions } from './engine.js'
 
-export interface GraphqlModuleOptions {
-  /** Introspection and the GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
-  devTools: boolean
-  /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
-  maxCost: number
-  /** The longest document, in UTF-8 bytes (GRAPHQL_MAX_DOCUMENT_BYTES); longer ones are refused unparsed. */
-  maxDocumentBytes: number
-  /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
-  tokenLeewaySeconds: number
-  /** Where the engine is loaded from (./engine.js); a test gives one that fails. */
+/** The engine's options (./engine.js), and where the engine is loaded from. */
+export interface GraphqlModuleOptions extends GraphqlEngineOptions {
+  /** ./engine.js, unless a test gives one that fails to load. */
   loadEngine?: () => Promise<typeof import('./engine.js')>
 }
 
