@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
+import WebSocket from 'ws'
 import { buildApp } from '../../../src/app.js'
 import { assertErrorBody, testConfig } from '../../helper.js'
 
@@ -42,4 +43,32 @@ t.test('concurrent first requests share one load; a failed load answers 500, the
   t.equal(loads, 2, 'loaded once more, for the three')
   await app.inject(query)
   t.equal(loads, 2, 'and never again')
+})
+
+t.test('a document sent as application/graphql reaches the engine as the app read it', async t => {
+  const app = await buildApp(testConfig())
+  t.teardown(() => app.close())
+  const answer = await app.inject({
+    method: 'POST', url: '/graphql', headers: { 'content-type': 'application/graphql' }, payload: '{ __typename }'
+  })
+  t.equal(answer.statusCode, 200)
+  t.same(answer.json(), { data: { __typename: 'Query' } })
+})
+
+t.test('a WebSocket upgrade the engine cannot take is answered over HTTP and its socket closed', async t => {
+  const config = testConfig()
+  config.modules.graphql.loadEngine = async () => { throw new Error('the engine\'s chunk is missing') }
+  const app = await buildApp(config)
+  t.teardown(() => app.close())
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const socket = new WebSocket(`${address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+  const status = await new Promise<number>((resolve, reject) => {
+    socket.on('unexpected-response', (_request, response) => {
+      response.resume()
+      // Resolved once the service closed the socket: a left-open one would time the test out.
+      response.socket.once('close', () => { resolve(response.statusCode ?? 0) })
+    })
+    socket.on('open', () => { reject(new Error('upgraded')) })
+  })
+  t.equal(status, 500)
 })
