@@ -53,6 +53,8 @@ export default [
       '.tap/**',
       'bench/results/**',
       'test/fixtures/generated-client*/**',
+      // Ajv's standalone code, written by `npm run build:config-validator` (docs/style.md).
+      'src/**/*.generated.ts',
       'node_modules/**'
     ]
   }),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import envSchema from 'env-schema'
+import type { ErrorObject } from 'ajv'
 import { ConfigSchema, type ConfigValues } from './schema.js'
+import { validateConfig } from './config-validator.generated.js'
 import { DEVELOPMENT_FOLDER, inDevelopmentFolder } from './development-folder.js'
 import { misspeltVariables, type Misspelling } from './misspellings.js'
 import { providerConfig } from '../schemas/tokens.js'
@@ -87,12 +88,9 @@ export function commaList (value: string | undefined): string[] {
   return (value ?? '').split(',').map(item => item.trim()).filter(item => item.length > 0)
 }
 
-interface ConfigIssue { keyword: string, instancePath: string, params: Record<string, unknown>, message?: string }
-
 /** One phrase per bad variable, naming it and what it may be; values are never echoed (they may be secrets). */
-function configProblems (error: Error & { errors?: ConfigIssue[] }): string {
-  if (error.errors === undefined) return error.message
-  return error.errors.map(issue => {
+function configProblems (issues: ErrorObject[]): string {
+  return issues.map(issue => {
     const name = issue.instancePath.replace(/^\//, '')
     if (issue.keyword === 'enum') return `${name} must be one of ${(issue.params.allowedValues as string[]).join(', ')}`
     return `${name} ${issue.message ?? 'is invalid'}`
@@ -120,11 +118,10 @@ function validatedConfig (
   env: Record<string, string | undefined>, options: LoadConfigOptions
 ): Omit<AppConfig, 'misspellings'> {
   const defined = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
-  let values: ConfigValues
-  try {
-    values = envSchema<ConfigValues>({ schema: structuredClone(ConfigSchema), data: defined, env: false })
-  } catch (error) {
-    throw new ConfigError(`Invalid configuration: ${configProblems(error as Error & { errors?: ConfigIssue[] })}`)
+  // Coerced, defaulted and stripped of unknown variables in a copy: `defined` keeps what was set.
+  const values: Record<string, unknown> = { ...defined }
+  if (!validateConfig(values)) {
+    throw new ConfigError(`Invalid configuration: ${configProblems(validateConfig.errors ?? [])}`)
   }
 
   const production = values.NODE_ENV === 'production'
