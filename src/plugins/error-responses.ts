@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http'
+import { http } from '../http/node-http.js'
 import type { Socket } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -21,6 +21,8 @@ import {
 } from '../schemas/common.js'
 import { NO_STORE } from '../http/cache-control.js'
 import { validationMessages } from './validation-messages.js'
+
+const { STATUS_CODES } = http
 
 export { validationMessages }
 

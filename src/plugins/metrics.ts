@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
+import { http } from '../http/node-http.js'
 import type { AddressInfo } from 'node:net'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
@@ -69,7 +70,7 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
       : `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`
   })
   app.addHook('onReady', async () => {
-    server = createServer((request, response) => {
+    server = http.createServer((request, response) => {
       if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
         response.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n')
         return

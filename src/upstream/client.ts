@@ -1,5 +1,4 @@
-import { Agent as HttpAgent } from 'node:http'
-import { Agent as HttpsAgent } from 'node:https'
+import { http, https } from '../http/node-http.js'
 import type { Got, Method, RequestError } from 'got'
 import { NO_TELEMETRY, type Telemetry, type UpstreamName } from '../observability/telemetry.js'
 import { upstreamTraceparent } from '../observability/trace.js'
@@ -142,7 +141,7 @@ export class UpstreamClient {
     // a fast network, and decompressing would add a stream per response.
     const agentOptions = { keepAlive: true, maxFreeSockets: 256, scheduling: 'lifo' as const }
     this.http = got.extend({
-      agent: { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) },
+      agent: { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) },
       timeout: { request: this.timeoutMs },
       followRedirect: false,
       throwHttpErrors: false,
