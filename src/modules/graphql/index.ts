@@ -1,8 +1,9 @@
-import { ServerResponse, type IncomingMessage } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { http } from '../../http/node-http.js'
 import { ensureDomain } from '../../plugins/domain.js'
 import type { GraphqlEngine, GraphqlEngineOptions } from './engine.js'
 
@@ -81,7 +82,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   app.server.on('upgrade', (raw: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', destroyOnError)
     upgrades.set(raw, { socket, head })
-    const response = new ServerResponse(raw)
+    const response = new http.ServerResponse(raw)
     try {
       response.assignSocket(socket as Socket)
       app.routing(raw, response)
