@@ -1,165 +1,105 @@
+import type { IncomingMessage } from 'node:http'
+import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import fp from 'fastify-plugin'
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import mercurius from 'mercurius'
-import websocket, { type WebsocketPluginOptions } from '@fastify/websocket'
-import { GraphQLError, NoSchemaIntrospectionCustomRule, specifiedRules, validate } from 'graphql'
-import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
-import { answerError } from '../../plugins/error-responses.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { http } from '../../http/node-http.js'
 import { ensureDomain } from '../../plugins/domain.js'
-import type { GraphqlContext } from './context.js'
-import { OperationGuard } from './guard.js'
-import {
-  formatGraphqlError, graphqlErrorFormatter, MAX_QUERY_DEPTH, QueryRefusedError
-} from '../../plugins/graphql-errors.js'
-import {
-  assertValidationAffordable, DocumentGuard, documentLimits, guardedWebSocket
-} from '../../plugins/graphql-limits.js'
-import { graphqlLoaders } from './loaders.js'
-import { buildGraphqlSchema } from './schema.js'
-import { admittedAccess, SubscriptionSession, type SessionSocket } from './session.js'
+import type { GraphqlEngine, GraphqlEngineOptions } from './engine.js'
 
-export { buildGraphqlSchema } from './schema.js'
-
-export interface GraphqlModuleOptions {
-  /** Introspection and the GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
-  devTools: boolean
-  /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
-  maxCost: number
-  /** The longest document, in UTF-8 bytes (GRAPHQL_MAX_DOCUMENT_BYTES); longer ones are refused unparsed. */
-  maxDocumentBytes: number
-  /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
-  tokenLeewaySeconds: number
+/** The engine's options (./engine.js), and where the engine is loaded from. */
+export interface GraphqlModuleOptions extends GraphqlEngineOptions {
+  /** ./engine.js, unless a test gives one that fails to load. */
+  loadEngine?: () => Promise<typeof import('./engine.js')>
 }
 
-type WebSocketClass = NonNullable<NonNullable<WebsocketPluginOptions['options']>['WebSocket']>
+/** The pages GraphiQL is made of (Mercurius serves them), in development only. */
+const GRAPHIQL_PATHS = ['/graphiql', '/graphiql/main.js', '/graphiql/sw.js', '/graphiql/config.js']
 
-/** Automatic persisted queries each instance remembers (a forgotten hash costs the client one retry with the text). */
-const PERSISTED_QUERIES = 5000
-
-/**
- * Deeper documents are refused before they run (graphql-armor's rule, in validation), introspection
- * fields not counted: the standard introspection query (`getIntrospectionQuery()`) nests 13 levels.
- */
-const depthRule = maxDepthRule({
-  n: MAX_QUERY_DEPTH,
-  ignoreIntrospection: true,
-  propagateOnRejection: false,
-  onReject: [(context, error) => {
-    const found = /found (\d+)/.exec(error.message)?.[1] ?? '?'
-    const message = `query depth (${found}) exceeds the query depth limit of ${MAX_QUERY_DEPTH}`
-    context?.reportError(new QueryRefusedError(message, { maxDepth: MAX_QUERY_DEPTH }))
-  }]
-})
-
-/** Errors of the GraphQL layer answer as GraphQL; the rest (429, 413, 503…) in the standard body, as on every route. */
-function isGraphqlLayerError (error: FastifyError): boolean {
-  return error instanceof GraphQLError || (typeof error.code === 'string' && error.code.startsWith('MER_ERR_'))
+/** An upgrade's socket, until the engine takes it, is destroyed on error (as @fastify/websocket guards it). */
+function destroyOnError (this: Duplex): void {
+  this.destroy()
 }
 
 /**
  * GraphQL (docs/api.md#graphql) over the REST domains: `POST /graphql`, `GET /graphql` for queries, and
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
+ *
+ * Mercurius, graphql-js, graphql-jit and the WebSocket server are loaded on the first GraphQL
+ * request (about 120 ms of CPU a start would spend otherwise: docs/style.md, "Start-up: what is
+ * compiled when"). Fastify takes no route after start, so the routes are registered here, where
+ * every hook of the app runs for them as for any route; each hands its request to the engine
+ * (./engine.js), which answers it as Mercurius would in this scope.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
   await ensureDomain(app)
-  const { domain } = app
-  const contextOf = (request: FastifyRequest): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>
-    ({ access: request.access, domain, log: request.log })
-
   app.addHook('onRequest', async request => { await request.access.identifyEarly() })
   // GraphQL is described by its own schema (`schema.graphql`, introspection), not by OpenAPI.
   app.addHook('onRoute', route => { route.schema = { ...route.schema, hide: true } as typeof route.schema })
 
-  const schema = buildGraphqlSchema()
-  const operationGuard = new OperationGuard(schema, options.maxCost)
-  const limits = documentLimits(options.maxDocumentBytes)
-  const documentGuard = new DocumentGuard(limits)
-  const hideSuggestions = !options.devTools
-  // Handed to GraphQL's `validate` as they are (Mercurius's types name `maxErrors` only).
-  const validateOptions: NonNullable<Parameters<typeof validate>[3]> = { hideSuggestions }
-  const validationRules = options.devTools ? [depthRule] : [depthRule, NoSchemaIntrospectionCustomRule]
-  // The subscriptions' WebSocket server, registered here rather than by Mercurius: its messages
-  // are bounded by the document limit (with room for variables and the JSON around the text),
-  // and an operation's document is checked before Mercurius parses it.
-  await app.register(websocket, {
-    options: {
-      maxPayload: 2 * limits.maxBytes + 64 * 1024,
-      // A subclass of ws's WebSocket (whose types want its static members too).
-      WebSocket: guardedWebSocket(source => { documentGuard.assert(source) }, app.log) as unknown as WebSocketClass
-    },
-    // Shutting down: each connection closes with 1001 (going away), the client reconnects elsewhere.
-    preClose: async function (this: FastifyInstance) {
-      for (const client of this.websocketServer.clients) client.close(1001, 'Servidor em desligamento')
-    }
-  })
-  await app.register(mercurius, {
-    schema,
-    loaders: graphqlLoaders as never,
-    path: '/graphql',
-    graphiql: options.devTools,
-    // Compiled with graphql-jit from a query's second run on.
-    jit: 1,
-    graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },
-    validationRules,
-    persistedQueryProvider: mercurius.persistedQueryDefaults.automatic(PERSISTED_QUERIES),
-    context: request => contextOf(request),
-    errorFormatter: (execution, context) =>
-      graphqlErrorFormatter(execution, (context as unknown as Partial<GraphqlContext>).log ?? app.log, hideSuggestions),
-    errorHandler: (error, request, reply) => {
-      if (!isGraphqlLayerError(error as FastifyError)) {
-        answerError(error as FastifyError, request, reply)
-        return
-      }
-      const errors = [error as unknown as GraphQLError]
-      const { statusCode, response } = graphqlErrorFormatter({ errors }, request.log, hideSuggestions)
-      // A mutation over GET is 405, as GraphQL over HTTP says.
-      reply.code(error.statusCode === 405 ? 405 : statusCode).send(response)
-    },
-    subscription: {
-      // One session per connection: it ends when the connection's token expires.
-      context: (socket, request) => {
-        const session = new SubscriptionSession(socket as unknown as SessionSocket, options.tokenLeewaySeconds * 1000)
-        const context = contextOf(request)
-        return { ...context, access: admittedAccess(context.access, session), session }
-      },
-      // Browsers cannot set headers on a WebSocket: credentials come in `connection_init`'s
-      // payload, which Mercurius adds to the upgrade request's headers, by their lower-case names.
-      onConnect: ({ payload }: { payload?: unknown }) => {
-        if (payload !== null && typeof payload === 'object') {
-          for (const [name, value] of Object.entries(payload)) {
-            const lower = name.toLowerCase()
-            if (lower !== name) (payload as Record<string, unknown>)[lower] = value
-          }
-        }
-        return true
-      }
-    }
-  })
-  // Cheapest first: the text before it is parsed, the document before it is validated, then
-  // every argument and the cost before anything runs.
-  app.graphql.addHook('preParsing', async (_schema, source) => { documentGuard.assert(source) })
-  app.graphql.addHook('preValidation', async (_schema, document) => { assertValidationAffordable(document) })
-  // Mercurius validates no subscription's document: the rules of HTTP's, before it starts (its `error` message).
-  app.graphql.addHook('preSubscriptionExecution', async (schema, document, context) => {
-    assertValidationAffordable(document)
-    const [error] = validate(schema, document, [...specifiedRules, ...validationRules], validateOptions)
-    if (error === undefined) return
-    const { message, extensions } = formatGraphqlError(error, (context as Partial<GraphqlContext>).log ?? app.log,
-      hideSuggestions)
-    throw new GraphQLError(message, { extensions })
-  })
-  app.graphql.addHook('preExecution', async (_schema, document, context, variables) => {
-    operationGuard.assertAllowed(document, variables, operationNameOf(context.reply?.request))
-  })
-}
-
-/** The operation a request names (a document may hold several), from its body or query string. */
-function operationNameOf (request: { body?: unknown, query?: unknown } | undefined): string | undefined {
-  for (const source of [request?.body, request?.query]) {
-    const name = (source as { operationName?: unknown } | null | undefined)?.operationName
-    if (typeof name === 'string') return name
+  const requests = new WeakMap<IncomingMessage, FastifyRequest>()
+  const upgrades = new WeakMap<IncomingMessage, { socket: Duplex, head: Buffer }>()
+  const load = options.loadEngine ?? (async () => await import('./engine.js'))
+  let starting: Promise<GraphqlEngine> | undefined
+  let started: GraphqlEngine | undefined
+  // One load for concurrent first requests; a failed one is tried again by the next request.
+  const engine = async (): Promise<GraphqlEngine> => {
+    starting ??= load()
+      .then(async module => await module.startGraphqlEngine(app, options, raw => requests.get(raw) as FastifyRequest))
+      .then(loaded => (started = loaded))
+      .catch((error: unknown) => {
+        starting = undefined
+        throw error
+      })
+    return await starting
   }
-  return undefined
+
+  const relay = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const graphql = await engine()
+    requests.set(request.raw, request)
+    const upgrade = upgrades.get(request.raw)
+    if (upgrade === undefined) {
+      graphql.serve(request, reply)
+      return
+    }
+    reply.hijack()
+    reply.raw.detachSocket(upgrade.socket as Socket)
+    upgrade.socket.removeListener('error', destroyOnError)
+    graphql.upgrade(request.raw, upgrade.socket, upgrade.head)
+  }
+  // Mercurius's routes validate the query string (its schemas, the app's rules): these take it as it is.
+  const route = { attachValidation: true, handler: relay }
+  app.get('/graphql', route)
+  app.post('/graphql', route)
+  if (options.devTools) for (const path of GRAPHIQL_PATHS) app.get(path, route)
+  // Mercurius's own parser for a document sent as the body, read here with the app's body limit.
+  app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => {
+    done(null, { query: body })
+  })
+
+  // A WebSocket upgrade goes through the app's routing, and so its hooks, as @fastify/websocket
+  // routes it; the `/graphql` route hands the socket to the engine.
+  app.server.on('upgrade', (raw: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', destroyOnError)
+    upgrades.set(raw, { socket, head })
+    const response = new http.ServerResponse(raw)
+    try {
+      response.assignSocket(socket as Socket)
+      app.routing(raw, response)
+    } catch (error) {
+      app.log.warn({ err: error }, 'websocket upgrade failed')
+    }
+  })
+  // An upgrade answered over HTTP (refused by a hook, the engine failing) leaves no socket open.
+  app.addHook('onResponse', (request, _reply, done) => {
+    upgrades.get(request.raw)?.socket.destroy()
+    done()
+  })
+  app.addHook('preClose', async () => { started?.goingAway() })
+  app.addHook('onClose', async () => {
+    const loaded = await starting?.catch(() => undefined)
+    await loaded?.close()
+  })
 }
 
 export default fp(graphqlModule, {
