@@ -65,6 +65,22 @@ export default [
   layer('plugins', ['src/plugins/**/*.ts'], [above('plugins', 1)]),
   layer('modules', ['src/modules/**/*.ts'], [above('modules', 2), NO_OTHER_MODULE]),
   {
+    // Importing a builtin as ESM reads every export, and Node 24's `http.WebSocket` getters load
+    // Node's own undici: 50-60 ms of a start (docs/style.md, "Start-up: what is compiled when").
+    name: 'bff/node-http-through-require',
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: ['node:http', 'node:https', 'http', 'https'].map(name => ({
+          name,
+          allowTypeImports: true,
+          message: 'Take it from src/http/node-http.ts (through require: docs/style.md, "Start-up").'
+        }))
+      }]
+    }
+  },
+  {
     name: 'bff/style',
     rules: {
       '@stylistic/max-len': ['error', { code: 120, tabWidth: 2 }],
