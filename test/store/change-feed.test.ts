@@ -20,10 +20,15 @@ function watched (): ReturnType<typeof capturedLog> & { health: DependencyHealth
 const updatedAt = new Date().toISOString()
 const status: ItemStatus = { itemId: 'item-1', status: 'UPDATED', event: 'item/updated', updatedAt }
 
-/** The portfolio changes a feed tells its listeners, as they come. */
-function heard (feed: ChangeFeed): { changes: PortfolioChange[], until: (count: number) => Promise<void> } {
+/**
+ * The portfolio changes a feed tells its listeners, as they come; `ours` leaves out those of other
+ * test files, which publish on the same PostgreSQL database's channel while this one runs.
+ */
+function heard (
+  feed: ChangeFeed, ours: (change: PortfolioChange) => boolean = () => true
+): { changes: PortfolioChange[], until: (count: number) => Promise<void> } {
   const changes: PortfolioChange[] = []
-  feed.onPortfolioChange(change => { changes.push(change) })
+  feed.onPortfolioChange(change => { if (ours(change)) changes.push(change) })
   return {
     changes,
     until: async count => {
@@ -70,15 +75,19 @@ testNeeding(t, 'PostgreSQL: another instance hears statuses and portfolio change
   t.teardown(async () => { await listener.close(); await publisher.close() })
   t.equal(listener.transport, 'postgres')
   t.equal(listener.linked(), true, 'listening once started')
-  const received = listener.itemStatuses('item-1')
-  const there = heard(listener)
-  const here = heard(publisher)
-  await publisher.publishItemStatus(status)
-  t.match((await received.next()).value, status)
-  await publisher.publishPortfolioChange({ kind: 'portfolio', portfolioId: 'p1', deleted: true })
-  t.same(here.changes, [{ kind: 'portfolio', portfolioId: 'p1', deleted: true }], 'told here at once')
+  // Other test files publish on this database's channel too: this test's ids are its own.
+  const itemId = `item-${process.pid}-${Date.now()}`
+  const portfolioId = `p-${process.pid}-${Date.now()}`
+  const ours = (change: PortfolioChange): boolean => change.kind === 'all' || change.portfolioId === portfolioId
+  const received = listener.itemStatuses(itemId)
+  const there = heard(listener, ours)
+  const here = heard(publisher, ours)
+  await publisher.publishItemStatus({ ...status, itemId })
+  t.match((await received.next()).value, { ...status, itemId })
+  await publisher.publishPortfolioChange({ kind: 'portfolio', portfolioId, deleted: true })
+  t.same(here.changes, [{ kind: 'portfolio', portfolioId, deleted: true }], 'told here at once')
   await there.until(1)
-  t.same(there.changes, [{ kind: 'portfolio', portfolioId: 'p1', deleted: true }])
+  t.same(there.changes, [{ kind: 'portfolio', portfolioId, deleted: true }])
 
   const admin = new pg.Client({ connectionString: POSTGRES_URL })
   await admin.connect()
@@ -91,7 +100,7 @@ testNeeding(t, 'PostgreSQL: another instance hears statuses and portfolio change
   await there.until(2)
   t.same(there.changes[1], { kind: 'all' }, 'what was published meanwhile may be lost: read everything again')
   t.equal(listener.linked(), true, 'linked again')
-  await publisher.publishItemStatus({ ...status, status: 'LOGIN_ERROR' })
+  await publisher.publishItemStatus({ ...status, itemId, status: 'LOGIN_ERROR' })
   t.match((await received.next()).value, { status: 'LOGIN_ERROR' }, 'heard again')
   await received.return?.()
   t.same(here.changes.length, 1, 'the publisher never heard its own messages twice')
