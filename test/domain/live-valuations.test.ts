@@ -29,7 +29,7 @@ function provider (withRefresh: boolean) {
     quote: async (symbol: string) => (await answer([symbol])).get(symbol),
     quoteMany: answer,
     ...(withRefresh ? { refresh: answer } : {}),
-    monthlyCloses: async () => undefined
+    history: async () => undefined
   }
   return { prices, requests, quotes, fail: (value: boolean) => { failing = value } }
 }
