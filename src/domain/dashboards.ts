@@ -79,7 +79,10 @@ async function dashboardOf (
  * monthly history against the benchmark, buys. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {
-  constructor (private readonly assets: AssetRepository, private readonly quotes: QuoteProvider) {}
+  constructor (
+    private readonly assets: Pick<AssetRepository, 'portfolioHoldingsOf' | 'holdingsOfPortfolios'>,
+    private readonly quotes: QuoteProvider
+  ) {}
 
   async ofAsset (access: Access, assetId: string, log: Log): Promise<Dashboard> {
     await access.apiKey()
