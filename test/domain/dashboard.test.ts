@@ -157,10 +157,16 @@ t.test('estimated: a month whose figures rest on a price that is not market data
     { month: '2026-09', close: 12 }
   ]
   t.same(months([{ assetId: 'x', lastQuote: 13, origin: brapi, closes, lots }]), [false, true, true, false, false],
-    'a close converted with another month\'s rate, then a gap (August repeats July): estimated; the current quote is not')
+    'a close at another month\'s rate, then a gap (August repeats July): estimated; the current quote is not')
   const bond = { assetId: 'b', lastQuote: 100, origin: { source: 'asset', lastUpdate: null }, closes: [], lots }
-  t.same(months([{ assetId: 'x', lastQuote: 13, origin: brapi, closes: [{ month: '2026-06', close: 10 },
-    { month: '2026-07', close: 11 }, { month: '2026-08', close: 11 }, { month: '2026-09', close: 12 }], lots }, bond]),
+  t.same(months([{
+    assetId: 'x',
+    lastQuote: 13,
+    origin: brapi,
+    closes: [{ month: '2026-06', close: 10 },
+      { month: '2026-07', close: 11 }, { month: '2026-08', close: 11 }, { month: '2026-09', close: 12 }],
+    lots
+  }, bond]),
   [true, true, true, true, true], 'an asset at its stored price: every month\'s portfolio share rests on it')
   const market = [{ assetId: 'x', lastQuote: 13, origin: brapi, closes: benchmark.closes, lots }]
   t.same(months(market), [false, false, false, false, false], 'every price a market close or quote')

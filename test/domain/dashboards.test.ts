@@ -11,15 +11,26 @@ import { silentLog as log } from '../helper.js'
 
 const access: Access = { apiKey: async () => {}, principal: async () => { throw new Error('no') }, caller: () => 'k' }
 
-function holding (symbol: string, type: AssetType, lots: Array<[monthsAgo: number, quantity: number, price: number]>): Holding {
+function holding (
+  symbol: string, type: AssetType, lots: Array<[monthsAgo: number, quantity: number, price: number]>
+): Holding {
   const quantity = lots.reduce((sum, [, units]) => sum + units, 0)
   const asset: Asset = {
-    id: symbol, name: symbol, symbol, type, quantity, price: lots[0]?.[2] ?? 0, totalValue: 0, portfolioId: 'p',
-    createdAt: '', updatedAt: ''
+    id: symbol,
+    name: symbol,
+    symbol,
+    type,
+    quantity,
+    price: lots[0]?.[2] ?? 0,
+    totalValue: 0,
+    portfolioId: 'p',
+    createdAt: '',
+    updatedAt: ''
   }
   return {
     asset,
-    lots: lots.map(([monthsAgo, units, price], index) => ({ id: `${symbol}-${index}`, date: dayOf(monthsAgo, 10), quantity: units, price }))
+    lots: lots.map(([monthsAgo, units, price], index) =>
+      ({ id: `${symbol}-${index}`, date: dayOf(monthsAgo, 10), quantity: units, price }))
   }
 }
 

@@ -4,7 +4,9 @@ import { buildDashboard } from '../../src/domain/dashboard.js'
 import {
   inReais, inReaisAll, monthlyClosesInReais, quotesInReais, quotesInReaisOrNone, ratesOrNone
 } from '../../src/domain/reais.js'
-import type { ExchangeRate, PriceHistory, ProviderQuote, QuoteProvider, RateObservation } from '../../src/quotes/provider.js'
+import type {
+  ExchangeRate, PriceHistory, ProviderQuote, QuoteProvider, RateObservation
+} from '../../src/quotes/provider.js'
 import { positionValue } from '../../src/schemas/money.js'
 import { silentLog as log } from '../helper.js'
 
@@ -82,7 +84,9 @@ t.test('quotes in reais: BRL as given, another currency converted with its rate,
   t.same(await ratesOrNone(rated, [], log), new Map(), 'no currency: nothing asked')
   t.same(rated.asked, ['rates USD,EUR'])
 
-  const failing: QuoteProvider = { source: 'x', quote: async () => { throw new Error('down') }, history: async () => undefined }
+  const failing: QuoteProvider = {
+    source: 'x', quote: async () => { throw new Error('down') }, history: async () => undefined
+  }
   await t.rejects(quotesInReais(failing, ['PETR4'], log), /down/, 'a dashboard hears of the failure')
   t.same(await quotesInReaisOrNone(failing, ['PETR4'], log), new Map(), 'a valuation counts at book value')
   t.same(await quotesInReais(failing, [], log), new Map())
@@ -146,7 +150,10 @@ t.test('docs/api.md\'s worked example of a dollar asset', async t => {
       lastQuote,
       origin: { source: 'brapi.dev', lastUpdate: T0 },
       closes,
-      lots: [{ id: 'a', date: '2026-09-10', quantity: 2, price: 1050 }, { id: 'b', date: '2026-10-10', quantity: 1, price: 1150 }]
+      lots: [
+        { id: 'a', date: '2026-09-10', quantity: 2, price: 1050 },
+        { id: 'b', date: '2026-10-10', quantity: 1, price: 1150 }
+      ]
     }],
     benchmark: {
       lastQuote: 132_000,
@@ -155,7 +162,12 @@ t.test('docs/api.md\'s worked example of a dollar asset', async t => {
     now: new Date('2026-11-15T12:00:00Z')
   })
   t.match(dashboard.basicInfo, {
-    averagePrice: 1083.33333333, lastQuote: 1265, investedValue: 3250, grossValue: 3795, result: 545, resultPercentage: 16.77
+    averagePrice: 1083.33333333,
+    lastQuote: 1265,
+    investedValue: 3250,
+    grossValue: 3795,
+    result: 545,
+    resultPercentage: 16.77
   })
   t.same(dashboard.monthlyHistory.map(month => [
     month.month, month.quantity, month.currentBalance, month.returnPercentage, month.portfolioPercentage,
