@@ -122,3 +122,18 @@ t.test('the cache asks for the quotes it lacks in one batch, and single quotes t
     ['B', { symbol: 'B', price: 2, currency: 'BRL', lastUpdate: '' }]
   ]), 'a provider without batches: one call per distinct symbol')
 })
+
+t.test('offline: a dollar share in USD, the dollar\'s simulated rate and its history, no other currency', async t => {
+  const offline = new OfflineQuotes(() => new Date('2026-11-22T12:00:00Z'))
+  const apple = await offline.quote('aapl')
+  t.match(apple, { symbol: 'AAPL', currency: 'USD' })
+  t.equal((await offline.history('AAPL', { interval: '1mo', since: '2026-10-01' })).currency, 'USD')
+  const rates = await offline.rates(['USD', 'EUR'])
+  t.match(rates.get('USD'), { currency: 'USD', rate: /^\d\.\d{1,4}$/, lastUpdate: '2026-11-22T12:00:00.000Z' })
+  t.equal(rates.get('EUR'), undefined)
+  const history = await offline.rateHistory('USD', { interval: '1mo', since: '2026-09-01' })
+  t.same(history?.map(observation => observation.date), ['2026-09-30', '2026-10-31', '2026-11-22'],
+    'one rate a month, on its last day; today\'s for this month')
+  t.equal(history?.at(-1)?.rate, rates.get('USD')?.rate, 'today\'s rate ends the history')
+  t.equal(await offline.rateHistory('EUR', { interval: '1mo', since: '2026-09-01' }), undefined)
+})

@@ -133,3 +133,28 @@ t.test('a refused token: 502, and one error line a minute naming BRAPI_TOKEN', a
   t.equal(lines.filter(line => /BRAPI_TOKEN/.test(String(line.msg))).length, 1)
   t.notMatch(JSON.stringify(lines), /brapi-token/, 'the token itself is never logged')
 })
+
+t.test('npm start\'s offline provider prices the demo\'s coins and converts its dollar share', async t => {
+  const app = await buildTestApp(t)
+  await app.inject({ method: 'POST', url: '/reset', headers: apiKey() })
+  const assets = (await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json() as
+    Array<{ id: string, symbol: string, portfolioId: string }>
+  const apple = assets.find(asset => asset.symbol === 'AAPL')
+  const bitcoin = assets.find(asset => asset.symbol === 'BTC')
+  t.equal(apple?.portfolioId, bitcoin?.portfolioId, 'beside the coins')
+  const dollars = (await app.inject({ method: 'GET', url: '/portfolio-assets/price/AAPL', headers: apiKey() })).json()
+  t.match(dollars, { symbol: 'AAPL', currency: 'USD', source: /offline/ })
+  t.match((await app.inject({ method: 'GET', url: '/portfolio-assets/price/BTC', headers: apiKey() })).json(),
+    { symbol: 'BTC', currency: 'BRL' })
+  const dashboard = (await app.inject({
+    method: 'GET', url: `/portfolio-assets/${apple?.id ?? ''}/dashboard`, headers: apiKey()
+  })).json()
+  const rate = dashboard.basicInfo.lastQuote / dollars.price
+  t.ok(rate > 4 && rate < 7, `the share in reais at a simulated dollar of about R$ 5.30: ${rate}`)
+  t.ok(dashboard.monthlyHistory.every((month: { estimated: boolean }) => !month.estimated),
+    'every month has its simulated close and rate')
+  const valuation = (await app.inject({
+    method: 'GET', url: `/portfolios/${apple?.portfolioId ?? ''}/valuation`, headers: apiKey()
+  })).json()
+  t.same(valuation.unquotedSymbols, [], 'nothing at book value')
+})
