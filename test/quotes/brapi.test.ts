@@ -307,3 +307,52 @@ t.test('answers brapi\'s SDKs do not allow are 502, logged, never served', async
   t.match(odd, { symbol: 'ODDTIME3', currency: 'USD', price: 1.12345679 }, 'one ticker, one result: that ticker\'s')
   t.ok(Date.parse(odd?.lastUpdate ?? '') > Date.now() - 60_000, 'a time brapi gave that reads as none: now')
 })
+
+t.test('currencies and histories brapi answers oddly', async t => {
+  const brapi = await startFakeBrapi(t)
+  brapi.listedCoins = []
+  const { quotes } = brapiOn(brapi)
+  const answer = (path: string, body: unknown): void => {
+    brapi.onPath(path, (_request, res) => sendJson(res, 200, body))
+  }
+  const garbled = { code: 'BFF_UPSTREAM_UNAVAILABLE' }
+  answer('/api/v2/currency', { currency: 'USD-BRL 5.43' })
+  await t.rejects(quotes.rates(['USD'], log), garbled, 'no list of pairs')
+  answer('/api/v2/currency', {
+    currency: [
+      null,
+      { fromCurrency: 'USD', toCurrency: 'EUR', bidPrice: '0.9' },
+      { fromCurrency: 'GBP', bidPrice: '7' },
+      { fromCurrency: 'usd', toCurrency: 'brl', bidPrice: 5.43, updatedAtTimestamp: '2026-11-21 17:07:23' }]
+  })
+  const lastUpdate = '2026-11-21T17:07:23.000Z'
+  t.same(await quotes.rates(['USD'], log), new Map([['USD', { currency: 'USD', rate: '5.43', lastUpdate }]]),
+    'another pair, one not asked for: left out; a numeric bidPrice taken as its decimal')
+  const history = '/api/v2/currency/historical'
+  answer(history, { results: 'none' })
+  t.equal(await quotes.rateHistory('USD', monthly(1), log), undefined, 'no results')
+  answer(history, { results: [{ pair: 'USD-BRL' }] })
+  t.equal(await quotes.rateHistory('USD', monthly(1), log), undefined, 'no observations')
+  const observed = (...observations: unknown[]): void => {
+    answer(history, { results: [{ pair: 'USD-BRL', observations }] })
+  }
+  observed({ date: '2026-11-21T00:00:00Z', value: 5.4 }, null)
+  await t.rejects(quotes.rateHistory('USD', monthly(1), log), garbled, 'an observation it cannot read')
+  observed({ date: 'yesterday', value: 5.4 })
+  await t.rejects(quotes.rateHistory('USD', monthly(1), log), garbled, 'a date it cannot read')
+  observed({ date: '2026-11-22', value: '5.41' }, { date: '2026-11-21', value: 5.4 })
+  t.same(await quotes.rateHistory('USD', monthly(1), log),
+    [{ date: '2026-11-21', rate: '5.4' }, { date: '2026-11-22', rate: '5.41' }], 'oldest first, whatever the order')
+
+  brapi.prices.set('PETR4', 38)
+  brapi.on('PETR4', (_request, res) => sendJson(res, 200, {
+    results: [{ symbol: 'PETR4', currency: 'BRL', usedRange: 'ytd', historicalDataPrice: [null, 7] }]
+  }))
+  t.same(await quotes.history('PETR4', monthly(1), log), { currency: 'BRL', closes: [] }, 'entries that are no entries')
+  brapi.on('PETR4', (_request, res) => sendJson(res, 200, {
+    results: [{ symbol: 'PETR4', currency: 'BRL', regularMarketPrice: 38, usedRange: 'forever' }]
+  }))
+  t.same(await quotes.history('PETR4', monthly(1), log), { currency: 'BRL', closes: [] }, 'no historicalDataPrice')
+  brapi.on('PETR4', (_request, res) => sendJson(res, 200, { results: [{ symbol: 'VALE3', currency: 'BRL' }, {}] }))
+  t.equal(await quotes.history('PETR4', monthly(1), log), undefined, 'another ticker\'s history is none of this one')
+})
