@@ -99,7 +99,7 @@ t.test('a spent quota: 503 UPSTREAM_UNAVAILABLE with Retry-After on quotes and d
   t.equal(price.statusCode, 503)
   t.equal(price.headers['retry-after'], '120')
   assertErrorBody(t, price.json(), 503, '/portfolio-assets/price/PETR4')
-  t.match(price.json(), { code: 'UPSTREAM_UNAVAILABLE', message: /provedor de cotações.*120 segundos/ })
+  t.match(price.json(), { code: 'UPSTREAM_UNAVAILABLE', message: TEXTS.quoteQuotaSpent(120) })
   const sent = brapi.received.length
   brapi.refusal = undefined
   const dashboard = await app.inject({
