@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildTestApp, TEXTS } from '../../helper.js'
 import { startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
+import { portfolioWith } from '../../fixtures/portfolios.js'
 import { capturedLog } from '../../fixtures/captured-log.js'
 
 const TIME = '2026-11-21T20:07:46.000Z'
@@ -12,26 +13,6 @@ async function brapiApp (t: Test, extra: Record<string, string> = {}): Promise<{
     QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, BRAPI_TOKEN: 'brapi-token', BRAPI_TIMEOUT_MS: '2000', ...extra
   })
   return { app, brapi }
-}
-
-async function portfolioWith (
-  app: App, assets: Array<{ symbol: string, quantity: number, price: number, type?: string }>
-): Promise<{ id: string, assetIds: string[] }> {
-  const created = await app.inject({
-    method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Moedas', userId: 'c' }
-  })
-  const id = (created.json() as { id: string }).id
-  const assetIds: string[] = []
-  for (const asset of assets) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/portfolio-assets',
-      headers: apiKey(),
-      payload: { name: asset.symbol, type: asset.type ?? 'STOCK', portfolioId: id, ...asset }
-    })
-    assetIds.push((res.json() as { id: string }).id)
-  }
-  return { id, assetIds }
 }
 
 t.test('GET /portfolio-assets/price/:symbol: a coin in reais, a dollar share as brapi gives it', async t => {
