@@ -61,8 +61,8 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   429: 'Too many requests: wait Retry-After seconds (RATE_LIMITED)',
   500: 'Unexpected error; the request id is in x-request-id (INTERNAL_ERROR)',
   502: 'The upstream failed or could not be reached (UPSTREAM_UNAVAILABLE)',
-  503: 'Not serving now: overloaded, draining, store down or not configured ' +
-    '(OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED)',
+  503: 'Not serving now: overloaded, draining, store down, not configured, or the quote provider\'s quota spent; ' +
+    'wait Retry-After seconds (OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED, UPSTREAM_UNAVAILABLE)',
   504: 'The upstream did not answer in time (UPSTREAM_TIMEOUT)'
 }
 

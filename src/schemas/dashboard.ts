@@ -29,7 +29,13 @@ export const DashboardSchema = Type.Object({
     quantity: Type.Number(),
     returnPercentage: Type.Number(),
     portfolioPercentage: Type.Number(),
-    ibovPercentage: Type.Number()
+    ibovPercentage: Type.Number(),
+    estimated: Type.Boolean({
+      description: 'True when a figure of this month rests on a price that is not market data: a month without ' +
+        'its own close (valued at the average buy price, or at an earlier close), an asset priced at its own ' +
+        'stored price, a close converted with another month\'s exchange rate, or the benchmark missing ' +
+        '(ibovPercentage is then not the index\'s change)'
+    })
   })),
   historicalChart: Type.Array(Type.Object({
     month: Type.String(),
