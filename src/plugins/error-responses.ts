@@ -7,6 +7,7 @@ import {
   ERROR_CODES,
   errorCodeOf,
   isCodedError,
+  isExpectedRefusal,
   isStoreUnavailable,
   Messages,
   UNSUPPORTED_MEDIA_TYPE_MESSAGE,
@@ -155,8 +156,10 @@ export function answerError (error: FastifyError, request: FastifyRequest, reply
     request.log.error({ err: error }, 'unhandled error')
     return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
   }
-  // The store's outage is logged once by the store, not once per request it fails.
-  if (status >= 500 && !isStoreUnavailable(error)) request.log.warn({ err: error }, error.message)
+  // The store's outage is logged once by the store, not once per request it fails; a refusal the
+  // service makes on purpose (draining, shedding) is no news and has no stack worth reading.
+  if (isExpectedRefusal(error)) request.log.debug({ code: error.code, statusCode: status }, error.message)
+  else if (status >= 500 && !isStoreUnavailable(error)) request.log.warn({ err: error }, error.message)
   return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 

@@ -44,7 +44,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       response: { 200: HealthSchema }
     },
     // Liveness is never shed: an orchestrator would restart an instance that is only busy.
-    config: { shed: false }
+    config: { shed: false, probe: true }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {

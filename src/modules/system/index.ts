@@ -63,7 +63,8 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
       summary: 'Readiness for a load balancer: 503 while draining or without the store',
       security: [],
       response: { 200: ReadySchema, ...errorSchemas(503) }
-    }
+    },
+    config: { probe: true }
   }, async request => {
     if (app.lifecycle.draining) throw new DrainingError()
     // The store logs its own outage once (docs/deploy.md#failure-modes): a balancer's every check is not a line.
