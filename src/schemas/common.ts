@@ -29,6 +29,12 @@ export function StringEnum<const T extends readonly string[]> (values: T) {
  */
 export const MAX_ID_LENGTH = 64
 
+/**
+ * The longest text a request's path parameter or header can hold: the router answers 404 for a
+ * longer path parameter (`maxParamLength`), Node 431 for headers over 16 KiB together.
+ */
+export const MAX_REQUEST_TEXT_LENGTH = 16 * 1024
+
 /** A record's id, as a path parameter or a reference in a body or query. */
 export const IdSchema = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH })
 
