@@ -14,10 +14,12 @@ import {
   type ErrorCode
 } from '../errors.js'
 import {
+  MAX_REQUEST_TEXT_LENGTH,
   RelayedBodySchema,
   RelayedJsonSchema,
   RelayedTextSchema,
   StringEnum,
+  Timestamp,
   UpstreamBodySchema
 } from '../schemas/common.js'
 import { NO_STORE } from '../http/cache-control.js'
@@ -27,14 +29,24 @@ const { STATUS_CODES } = http
 
 export { validationMessages }
 
+/**
+ * A phrase of an error: a fixed text, or a validation rule's wording that may name a parameter of
+ * the request or its path (each at most MAX_REQUEST_TEXT_LENGTH); one per failed rule, fewer
+ * rules than the request has characters.
+ */
+const ErrorPhrase = Type.String({ maxLength: 2 * MAX_REQUEST_TEXT_LENGTH })
+
 /** The error body (docs/api.md#errors); `message` is an array only for validation failures. */
 export const ErrorBodySchema = Type.Object({
-  statusCode: Type.Integer(),
+  statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
   code: StringEnum(ERROR_CODES),
-  message: Type.Union([Type.String(), Type.Array(Type.String())]),
-  error: Type.String(),
-  timestamp: Type.String({ format: 'date-time' }),
-  path: Type.String()
+  message: Type.Union([ErrorPhrase, Type.Array(ErrorPhrase, { maxItems: MAX_REQUEST_TEXT_LENGTH })]),
+  error: Type.String({
+    description: 'The status\'s reason phrase',
+    maxLength: Math.max(...Object.values(STATUS_CODES).map(phrase => phrase?.length ?? 0))
+  }),
+  timestamp: Timestamp,
+  path: Type.String({ maxLength: MAX_REQUEST_TEXT_LENGTH, description: 'The request\'s path, without its query' })
 }, {
   title: 'ErrorBody',
   description: 'Error body of every error the service answers: statusCode, code (for programs), ' +

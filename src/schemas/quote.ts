@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { TimestampOf } from './common.js'
+import { MonthSchema, StoredText, TimestampOf } from './common.js'
 
 /** Tickers the providers accept: B3 codes, indexes (`^BVSP`), crypto pairs (`BTC-USD`). */
 export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
@@ -7,9 +7,17 @@ export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
 /** `GET /portfolio-assets/price/:symbol` and GraphQL's `quote(symbol:)`. */
 export const SymbolParamsSchema = Type.Object({ symbol: Type.String({ pattern: TICKER_PATTERN }) })
 
+/** Who priced a quote: the service's providers (src/quotes) name themselves so. */
+export const QUOTE_SOURCES = ['brapi.dev', 'offline (cotações simuladas)'] as const
+const QuoteSourceSchema = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...QUOTE_SOURCES],
+  description: 'Who gave the price (brapi.dev, or the offline simulation)'
+})
+
 /** A price as a provider gives it. */
 export const ProviderQuoteSchema = Type.Object({
-  symbol: Type.String({ description: 'The ticker' }),
+  symbol: StoredText(200, 'The ticker'),
   price: Type.Number({ description: 'The last price, at most 8 decimals' }),
   currency: Type.String({ description: 'The price\'s currency (BRL)' }),
   lastUpdate: TimestampOf('When the provider last priced it')
@@ -20,7 +28,7 @@ export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 export const QuoteSchema = Type.Composite(
   [
     ProviderQuoteSchema,
-    Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })
+    Type.Object({ source: QuoteSourceSchema })
   ],
   { title: 'AssetQuote' }
 )
@@ -31,7 +39,7 @@ export type MonthKey = string
 
 /** The closing price of a month. */
 export const MonthlyCloseSchema = Type.Object({
-  month: Type.String({ pattern: '^\\d{4}-\\d{2}$' }),
+  month: MonthSchema,
   close: Type.Number()
 })
 export type MonthlyClose = Static<typeof MonthlyCloseSchema>

@@ -26,7 +26,7 @@ export interface AuthModuleOptions {
   jwtAlgorithm: string
 }
 
-export const HEALTH_MESSAGE = 'BFF Service está funcionando!'
+export const HEALTH_MESSAGE = 'BFF Service está funcionando!' as const
 
 const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('auth', 'bearerAuth'))
@@ -112,7 +112,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
       operationId: 'testClient',
       summary: 'Plain-text probe for clients',
       response: {
-        200: { description: 'The text OK', content: { 'text/plain': { schema: Type.String() } } },
+        200: { description: 'The text OK', content: { 'text/plain': { schema: Type.Literal('OK') } } },
         ...guarded
       }
     },

@@ -1,10 +1,9 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
   CreateExclusionInputSchema,
   ExcludedTransactionRecordSchema,
@@ -43,7 +42,7 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listExcludedTransactions',
       summary: 'Exclusions of one client',
       querystring: ListExclusionsQuerySchema,
-      response: { 200: Type.Array(ExcludedTransactionSchema), ...errors }
+      response: { 200: PageOf(ExcludedTransactionSchema), ...errors }
     }
   }, async request => await exclusions.list(request.access, request.query.client_id, request.query))
 

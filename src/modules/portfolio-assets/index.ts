@@ -1,11 +1,10 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema, PageQuerySchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../../schemas/common.js'
 import {
   AssetListItemSchema, AssetSchema, CreateAssetInputSchema, ListAssetsQuerySchema, UpdateAssetInputSchema
 } from '../../schemas/asset.js'
@@ -25,7 +24,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   const { assets, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
   const upstreamErrors = errorSchemas(400, 401, 404, 502, 504)
-  const AssetList = Type.Array(AssetListItemSchema)
+  const AssetList = PageOf(AssetListItemSchema)
 
   app.get('/', {
     schema: {

@@ -1,12 +1,11 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
-import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
@@ -33,7 +32,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listPortfolios',
       summary: 'List portfolios, optionally of one user',
       querystring: ListPortfoliosQuerySchema,
-      response: { 200: Type.Array(PortfolioSchema), ...errors }
+      response: { 200: PageOf(PortfolioSchema), ...errors }
     }
   }, async request => await portfolios.list(request.access, request.query, request.query))
 
