@@ -29,6 +29,9 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'excludeTransaction',
       summary: 'Exclude a transaction (idempotent per client and transaction)',
+      description: 'Records that a client excluded an open-finance transaction (201). The same client and ' +
+        'transaction again answer the stored record with 200. A client token may only exclude its own ' +
+        'transactions, a user token any client\'s (docs/api.md#resources).',
       body: CreateExclusionInputSchema,
       response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
     }
@@ -41,6 +44,8 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'listExcludedTransactions',
       summary: 'Exclusions of one client',
+      description: 'A page of one client\'s excluded transactions (client_id required). A client token sees only ' +
+        'its own (403 otherwise), a user token any client\'s (docs/api.md#resources).',
       querystring: ListExclusionsQuerySchema,
       response: { 200: PageOf(ExcludedTransactionSchema), ...errors }
     }
@@ -50,6 +55,8 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'deleteExcludedTransaction',
       summary: 'Remove an exclusion',
+      description: 'Removes an exclusion. A client token may only remove its own (403 otherwise) ' +
+        '(docs/api.md#resources).',
       params: IdParamsSchema,
       response: { 200: DeletedSchema, ...errors }
     }

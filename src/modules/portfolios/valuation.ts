@@ -35,6 +35,10 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getPortfolioValuation',
       summary: 'What a portfolio is worth at market prices',
+      description: 'What a portfolio is worth at market prices: each asset\'s quantity times its symbol\'s quote, ' +
+        'rounded to cents, summed; an asset without a quote counts at its own totalValue and its symbol ' +
+        'is listed in unquotedSymbols. One provider request for all the portfolio\'s symbols ' +
+        '(docs/api.md#valuation).',
       params: IdParamsSchema,
       response: { 200: PortfolioValuationSchema, ...errors }
     }
