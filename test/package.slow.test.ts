@@ -72,7 +72,9 @@ t.test('npm pack on a fresh clone builds, and ships dist/ with its declarations,
   const expected = [
     'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js',
     // Loaded by path at run time (a worker thread's program), not imported: nothing else would show it missing.
-    'dist/store/checkpoint-worker.js'
+    'dist/store/checkpoint-worker.js',
+    // Read by path too: GraphiQL's page and the browser builds it loads (src/modules/graphql/graphiql.ts).
+    'dist/graphiql/graphiql.js', 'dist/graphiql/graphiql.css', 'dist/graphiql/react.js', 'dist/graphiql/react-dom.js'
   ]
   for (const path of expected) {
     t.ok(files.includes(path), `${path} is shipped`)
