@@ -65,7 +65,8 @@ export const RESPONSE_HEADERS = {
     schema: { type: 'integer', format: 'int32', minimum: 0, maximum: RATE_LIMIT_WINDOW_MAX_SECONDS }
   },
   'Retry-After': {
-    description: 'Seconds to wait before trying again',
+    description: 'Seconds to wait before trying again (an upstream\'s own 429 relayed keeps its own value, ' +
+      'docs/api.md#relays)',
     schema: { type: 'integer', format: 'int64', minimum: 0, maximum: MAX_EXACT_INTEGER }
   },
   'Access-Control-Allow-Origin': {
