@@ -91,6 +91,19 @@ export const AggregatorRefusedError = createError(
   'Agregador recusou as credenciais deste serviço',
   503
 )
+/**
+ * The service's own refusals to serve, which it answers on purpose and reports elsewhere: shutting
+ * down (the drain's log lines), shedding load (`bff_load_shed_total`), an upstream left
+ * unconfigured (the configuration line at start). Logged at `debug`, without a stack.
+ */
+const EXPECTED_REFUSALS: ReadonlySet<string> = new Set([
+  'BFF_DRAINING', 'BFF_OVERLOADED', 'BFF_AGGREGATOR_NOT_CONFIGURED'
+])
+
+export function isExpectedRefusal (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && EXPECTED_REFUSALS.has(code)
+}
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 /** The same 404 for a feminine noun: `new NotFoundFeminineError('Exclusão')` → 'Exclusão não encontrada'. */
 export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>(

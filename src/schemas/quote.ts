@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { TimestampOf } from './common.js'
+import { StoredText, TimestampOf } from './common.js'
 
 /** Tickers the providers accept: B3 codes, indexes (`^BVSP`), coins (`BTC`), crypto pairs (`BTC-USD`). */
 export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
@@ -10,9 +10,17 @@ export const SymbolParamsSchema = Type.Object({ symbol: Type.String({ pattern: T
 /** The currency every amount the service sums or compares is in (docs/api.md#currencies). */
 export const REAIS = 'BRL'
 
+/** Who priced a quote: the service's providers (src/quotes) name themselves so. */
+export const QUOTE_SOURCES = ['brapi.dev', 'offline (cotações simuladas)'] as const
+const QuoteSourceSchema = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...QUOTE_SOURCES],
+  description: 'Who gave the price (brapi.dev, or the offline simulation)'
+})
+
 /** A price as a provider gives it, in the currency it gives it in. */
 export const ProviderQuoteSchema = Type.Object({
-  symbol: Type.String({ description: 'The ticker' }),
+  symbol: StoredText(200, 'The ticker'),
   price: Type.Number({ description: 'The last price, at most 8 decimals, in `currency`' }),
   currency: Type.String({
     description: 'The price\'s currency as the provider gives it (ISO 4217: BRL, USD…); coins are priced in BRL'
@@ -25,7 +33,7 @@ export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 export const QuoteSchema = Type.Composite(
   [
     ProviderQuoteSchema,
-    Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })
+    Type.Object({ source: QuoteSourceSchema })
   ],
   { title: 'AssetQuote' }
 )
