@@ -17,11 +17,11 @@ export function imageUrlFor (symbol: string): string {
 /**
  * Prices of one asset: the provider's quote and closes; for a symbol the provider does not know
  * (a Tesouro bond, a private fund), the asset's own stored price and no closes, so its history
- * is valued at its buy prices until the current month. Provider failures (502/504) propagate.
+ * is valued at its average price until the current month. Provider failures (502/504) propagate.
  */
 async function pricesOf (
   quotes: QuoteProvider,
-  { asset, lots }: Holding,
+  { asset, transactions }: Holding,
   since: MonthKey,
   log: Log
 ): Promise<AssetPrices> {
@@ -32,11 +32,11 @@ async function pricesOf (
     ])
     if (quote !== undefined) {
       const origin = { source: quotes.source, lastUpdate: quote.lastUpdate }
-      return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes: closes ?? [] }
+      return { assetId: asset.id, transactions, lastQuote: quote.price, origin, closes: closes ?? [] }
     }
   }
   const origin = { source: STORED_PRICE_SOURCE, lastUpdate: null }
-  return { assetId: asset.id, lots, lastQuote: asset.price, origin, closes: [] }
+  return { assetId: asset.id, transactions, lastQuote: asset.price, origin, closes: [] }
 }
 
 /** The dashboard of `holding`, one of `portfolio`'s (every holding of its portfolio, it included). */
@@ -47,8 +47,8 @@ async function dashboardOf (
   log: Log,
   now = new Date()
 ): Promise<Dashboard> {
-  const { asset, lots } = holding
-  const since = lots[0]?.date.slice(0, 7) ?? monthKey(now)
+  const { asset, transactions } = holding
+  const since = transactions[0]?.date.slice(0, 7) ?? monthKey(now)
   const [prices, benchmarkQuote, benchmarkCloses] = await Promise.all([
     Promise.all(portfolio.map(async entry => await pricesOf(quotes, entry, since, log))),
     quotes.quote(IBOV_SYMBOL, log),
@@ -71,7 +71,7 @@ async function dashboardOf (
 
 /**
  * Asset dashboards (docs/api.md#the-asset-dashboard), behind the API key: position,
- * monthly history against the benchmark, buys. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
+ * monthly history against the benchmark, buys and sales. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {
   constructor (private readonly assets: AssetRepository, private readonly quotes: QuoteProvider) {}

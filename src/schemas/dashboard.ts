@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { TimestampOf } from './common.js'
+import { TransactionTypeSchema } from './transaction.js'
 
 /** An asset's dashboard (docs/api.md#the-asset-dashboard). */
 export const DashboardSchema = Type.Object({
@@ -18,10 +19,14 @@ export const DashboardSchema = Type.Object({
     quoteUpdatedAt: Type.Union([TimestampOf('When the provider last priced it'), Type.Null()], {
       description: 'When the provider last priced lastQuote; null for an asset\'s own stored price'
     }),
-    investedValue: Type.Number(),
+    investedValue: Type.Number({ description: 'What the quantity held cost, at average cost' }),
     grossValue: Type.Number(),
-    result: Type.Number(),
-    resultPercentage: Type.Number()
+    result: Type.Number({ description: 'grossValue − investedValue: the result of what is held, not yet realized' }),
+    resultPercentage: Type.Number(),
+    realizedResult: Type.Number({
+      description: 'What the sales made over the average price, less every transaction\'s fee'
+    }),
+    fees: Type.Number({ description: 'The fees of every transaction' })
   }),
   monthlyHistory: Type.Array(Type.Object({
     month: Type.String(),
@@ -39,11 +44,12 @@ export const DashboardSchema = Type.Object({
   transactions: Type.Array(Type.Object({
     id: Type.String(),
     date: Type.String(),
-    type: Type.Literal('BUY'),
+    type: TransactionTypeSchema,
     description: Type.String(),
     quantity: Type.Number(),
     pricePerUnit: Type.Number(),
-    totalValue: Type.Number()
+    totalValue: Type.Number({ description: 'quantity × pricePerUnit, the fee apart' }),
+    fee: Type.Number()
   }))
 }, { title: 'AssetDashboard' })
 export type Dashboard = Static<typeof DashboardSchema>

@@ -11,19 +11,21 @@ import {
 } from '../../schemas/asset.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema, SymbolParamsSchema } from '../../schemas/quote.js'
-import { AssetTypeParamsSchema } from './schemas.js'
+import { AssetTransactionSchema, CreateTransactionInputSchema } from '../../schemas/transaction.js'
+import { AssetTypeParamsSchema, TransactionParamsSchema } from './schemas.js'
 
 /**
- * Portfolio assets, their quotes and dashboards (docs/api.md#resources), behind the API key: the
- * onRequest guard checks it, and each handler hands the request to a service of src/domain,
- * which owns the rules.
+ * Portfolio assets, their transactions, quotes and dashboards (docs/api.md#resources), behind the
+ * API key: the onRequest guard checks it, and each handler hands the request to a service of
+ * src/domain, which owns the rules.
  */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
   await ensureDomain(app)
-  const { assets, quotes, dashboards } = app.domain
+  const { assets, transactions, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
+  const positionErrors = errorSchemas(400, 401, 404, 422)
   const upstreamErrors = errorSchemas(400, 401, 404, 502, 504)
   const AssetList = Type.Array(AssetListItemSchema)
 
@@ -58,7 +60,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.get('/:id/dashboard', {
     schema: {
       operationId: 'getAssetDashboard',
-      summary: 'Position, history and buys of one asset',
+      summary: 'Position, history, buys and sales of one asset',
       params: IdParamsSchema,
       response: { 200: DashboardSchema, ...upstreamErrors }
     }
@@ -80,6 +82,8 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'createAsset',
       summary: 'Add an asset to a portfolio',
+      description: 'Records its first transaction: a BUY of `quantity` at `price` on `date` (today when absent). ' +
+        'See docs/api.md#transactions.',
       body: CreateAssetInputSchema,
       response: { 201: AssetSchema, ...errors }
     }
@@ -91,6 +95,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'updateAsset',
       summary: 'Change the quantity or price of an asset',
+      description: '`price` becomes the asset\'s price (its last known unit price; no transaction changes); a new ' +
+        '`quantity` is recorded as a BUY or SELL of the difference, dated today, at that price or else the ' +
+        'asset\'s. See docs/api.md#transactions.',
       params: IdParamsSchema,
       body: UpdateAssetInputSchema,
       response: { 200: AssetSchema, ...errors }
@@ -98,6 +105,48 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   }, async (request, reply) => {
     const access = request.access
     return answerTagged(reply, await assets.update(access, request.params.id, request.body, ifMatchOf(request)))
+  })
+
+  app.get('/:id/transactions', {
+    schema: {
+      operationId: 'listAssetTransactions',
+      summary: 'The buys and sales of one asset',
+      description: 'In the order they count: by date, then as recorded. See docs/api.md#transactions.',
+      params: IdParamsSchema,
+      querystring: PageQuerySchema,
+      response: { 200: Type.Array(AssetTransactionSchema), ...errors }
+    }
+  }, async request => await transactions.list(request.access, request.params.id, request.query))
+
+  app.post('/:id/transactions', {
+    config: { idempotent: true },
+    schema: {
+      operationId: 'addAssetTransaction',
+      summary: 'Record a dated buy or sale of an asset',
+      description: 'The asset\'s quantity, price (its average price) and totalValue, and its portfolio\'s ' +
+        'totalValue, follow. A SELL of more than is held at its date (transactions may be back-dated) is 422 ' +
+        'INSUFFICIENT_QUANTITY and records nothing. See docs/api.md#transactions.',
+      params: IdParamsSchema,
+      body: CreateTransactionInputSchema,
+      response: { 201: AssetTransactionSchema, ...positionErrors }
+    }
+  }, async (request, reply) =>
+    reply.code(201).send(await transactions.add(request.access, request.params.id, request.body)))
+
+  app.delete('/:id/transactions/:transactionId', {
+    schema: {
+      operationId: 'removeAssetTransaction',
+      summary: 'Undo a buy or sale of an asset',
+      description: 'The asset\'s quantity, price (its average price) and totalValue follow. A removal that would ' +
+        'leave less than nothing held at some date (a BUY that a later SELL needs) is 422 INSUFFICIENT_QUANTITY ' +
+        'and removes nothing. See docs/api.md#transactions.',
+      params: TransactionParamsSchema,
+      response: { 200: DeletedSchema, ...positionErrors }
+    }
+  }, async request => {
+    const { id, transactionId } = request.params
+    await transactions.remove(request.access, id, transactionId)
+    return { message: 'Transação removida com sucesso', id: transactionId }
   })
 
   app.delete('/:id', {
