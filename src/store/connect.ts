@@ -103,10 +103,15 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }
 
-/** PostgreSQL's invalid_schema_name about a schema that is not the store's own. */
-function otherSchemaDropped (error: unknown, own: string | undefined): boolean {
-  if (!(error instanceof Error) || (error as { code?: unknown }).code !== '3F000') return false
-  return own === undefined || !error.message.includes(`"${own}"`)
+/**
+ * PostgreSQL's invalid_schema_name about a schema, or undefined_table about a table (`"schema.table"`),
+ * that is not the store's own: another store's, dropped while Kysely read the catalog.
+ */
+function otherSchemaChanged (error: unknown, own: string | undefined): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (code === '3F000') return own === undefined || !error.message.includes(`"${own}"`)
+  return code === '42P01' && own !== undefined && !error.message.includes(`"${own}.`)
 }
 
 /**
@@ -138,8 +143,9 @@ export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promi
   let { error, results } = await migrator.migrateToLatest()
   // Kysely's bookkeeping check lists the tables of every schema by name: a schema another store
   // drops meanwhile fails it with 3F000 (seen in CI: stores of parallel test files on one
-  // database). Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
-  for (let retries = 20; retries > 0 && otherSchemaDropped(error, migrationTableSchema); retries--) {
+  // database), a table another store's migration drops (migration 10 drops one) with 42P01.
+  // Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
+  for (let retries = 20; retries > 0 && otherSchemaChanged(error, migrationTableSchema); retries--) {
     ({ error, results } = await migrator.migrateToLatest())
   }
   if (error !== undefined) {
