@@ -10,7 +10,9 @@ import { PreconditionFailedError } from '../errors.js'
 import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
 import { decimal } from '../schemas/money.js'
 import { among, toAsset, type AssetRow } from './rows.js'
-import { positionColumns, toTransaction, transactionRow, valueCents, type TransactionRow } from './trades.js'
+import {
+  lastSeq, positionColumns, reconciledRows, toTransaction, transactionRow, valueCents, type TransactionRow
+} from './trades.js'
 
 export interface AssetFilter {
   portfolioId?: string
@@ -30,16 +32,15 @@ type Trx = Transaction<Database>
  * today, at `price`, recorded after the asset's other transactions (the caller holds its row).
  */
 async function recordQuantityChange (
-  trx: Trx, assetId: string, from: number, to: number, price: number, timestamp: string
+  trx: Trx, asset: { id: string, quantity: number, price: number }, to: number, price: number, timestamp: string
 ): Promise<void> {
-  const last = await trx.selectFrom('asset_transactions').select(eb => eb.fn.max('seq').as('seq'))
-    .where('asset_id', '=', assetId).executeTakeFirst()
-  const bought = to > from
+  const rows = await reconciledRows(trx, asset.id, asset.quantity, asset.price, timestamp)
+  const bought = to > asset.quantity
   // Decimal arithmetic: the difference of two amounts of at most 8 decimals, exactly.
-  const quantity = (bought ? decimal(to).minus(from) : decimal(from).minus(to)).toNumber()
+  const quantity = (bought ? decimal(to).minus(asset.quantity) : decimal(asset.quantity).minus(to)).toNumber()
   const trade = { type: bought ? 'BUY' : 'SELL', date: timestamp.slice(0, 10), quantity, price, fee: 0 } as const
   await trx.insertInto('asset_transactions')
-    .values(transactionRow(assetId, trade, Number(last?.seq ?? 0) + 1, timestamp)).execute()
+    .values(transactionRow(asset.id, trade, lastSeq(rows) + 1, timestamp)).execute()
 }
 
 /**
@@ -119,7 +120,7 @@ export class AssetRepository {
       const row = await trx.updateTable('portfolio_assets')
         .set({ quantity, price, value_cents: valueCents(quantity, price) })
         .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-      if (quantity !== before.quantity) await recordQuantityChange(trx, id, before.quantity, quantity, price, timestamp)
+      if (quantity !== before.quantity) await recordQuantityChange(trx, { id, ...before }, quantity, price, timestamp)
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
       return tagged(row)
     })

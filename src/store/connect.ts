@@ -143,7 +143,7 @@ export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promi
   let { error, results } = await migrator.migrateToLatest()
   // Kysely's bookkeeping check lists the tables of every schema by name: a schema another store
   // drops meanwhile fails it with 3F000 (seen in CI: stores of parallel test files on one
-  // database), a table another store's migration drops (migration 10 drops one) with 42P01.
+  // database), a table dropped meanwhile (another store's migration, an operator) with 42P01.
   // Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
   for (let retries = 20; retries > 0 && otherSchemaChanged(error, migrationTableSchema); retries--) {
     ({ error, results } = await migrator.migrateToLatest())

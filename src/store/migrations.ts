@@ -220,8 +220,9 @@ const migrations: Record<string, Migration> = {
     /**
      * Dated buys and sales (docs/api.md#transactions). Each buy lot becomes a BUY of the quantity
      * it still held, at its price, on its date, with its id, order and creation time, and no fee;
-     * the assets keep their quantity, price and value as they are (docs/deploy.md#migrations). In
-     * one transaction on both engines (Kysely runs SQLite's migrations outside one).
+     * the assets keep their quantity, price and value as they are. `asset_lots` stays, unused, for
+     * the previous version during a rolling deployment (docs/deploy.md#migrations). In one
+     * transaction on both engines (Kysely runs SQLite's migrations outside one).
      */
     async up (db: Kysely<unknown>) {
       await (db.isTransaction ? up0010(db) : db.transaction().execute(up0010))
@@ -248,7 +249,6 @@ async function up0010 (db: Kysely<unknown>): Promise<void> {
     insert into asset_transactions (id, asset_id, type, date, seq, quantity, price, fee, created_at)
     select id, asset_id, 'BUY', date, seq, quantity, price, 0, created_at from asset_lots
   `.execute(db)
-  await db.schema.dropTable('asset_lots').execute()
 }
 
 /** The names of every migration, in order. */

@@ -4,7 +4,7 @@ import type { AssetTransactionsTable, Database } from './database.js'
 import type { Executor } from './handle.js'
 import { PositionTooLargeError } from '../errors.js'
 import { averagePrice, positionOf, type Trade } from '../schemas/average-cost.js'
-import { money, positionValue, toCents } from '../schemas/money.js'
+import { decimal, money, positionValue, toCents } from '../schemas/money.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
 
 /**
@@ -50,7 +50,7 @@ export function byDateThenSeq (a: TransactionRow, b: TransactionRow): number {
 }
 
 /** The asset's transactions in the order they count. */
-export async function transactionRowsOf (executor: Executor, assetId: string): Promise<TransactionRow[]> {
+async function transactionRowsOf (executor: Executor, assetId: string): Promise<TransactionRow[]> {
   return await executor.selectFrom('asset_transactions').selectAll().where('asset_id', '=', assetId)
     .orderBy('date').orderBy('seq').execute()
 }
@@ -83,6 +83,26 @@ export function positionColumns (rows: readonly TransactionRow[]): PositionColum
   const quantity = position.quantity.toNumber()
   const price = averagePrice(position).toNumber()
   return { quantity, price, value_cents: valueCents(quantity, price) }
+}
+
+/**
+ * Inside a write holding the asset's row: its transactions in the order they count, after
+ * recording what makes them hold `held`, the quantity its row holds, if they do not. Only the
+ * previous version leaves a difference — it kept buy lots, not transactions — when it wrote
+ * during a rolling deployment (docs/deploy.md#migrations): the difference is recorded as a
+ * PATCH of quantity records it now, a BUY or SELL dated today at the asset's price.
+ */
+export async function reconciledRows (
+  trx: Transaction<Database>, assetId: string, held: number, price: number, timestamp: string
+): Promise<TransactionRow[]> {
+  const rows = await transactionRowsOf(trx, assetId)
+  const difference = decimal(held).minus(positionOf([...rows].sort(byDateThenSeq)).quantity)
+  if (difference.eq(0)) return rows
+  const type = difference.gt(0) ? 'BUY' : 'SELL'
+  const trade: Trade = { type, date: timestamp.slice(0, 10), quantity: difference.abs().toNumber(), price, fee: 0 }
+  const row = transactionRow(assetId, trade, lastSeq(rows) + 1, timestamp)
+  await trx.insertInto('asset_transactions').values(row).execute()
+  return [...rows, row]
 }
 
 /** Sets the asset's position columns, in the write `trx` that changed its transactions, and bumps its version. */

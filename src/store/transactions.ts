@@ -3,7 +3,7 @@ import type { Database } from './database.js'
 import { now, type StoreHandle } from './handle.js'
 import { touchPortfolioStatement, type TouchPortfolio } from './portfolios.js'
 import { among } from './rows.js'
-import { lastSeq, positionColumns, setPosition, toTransaction, transactionRow, transactionRowsOf } from './trades.js'
+import { lastSeq, positionColumns, reconciledRows, setPosition, toTransaction, transactionRow } from './trades.js'
 import type { Trade } from '../schemas/average-cost.js'
 import type { Page } from '../schemas/common.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
@@ -51,16 +51,16 @@ export class TransactionRepository {
   /** Records `trade` for the asset; `undefined` (nothing written) when there is no such asset. */
   async add (assetId: string, trade: Trade): Promise<AssetTransaction | undefined> {
     const added = await this.handle.write(async trx => {
-      const portfolioId = await this.lockAsset(trx, assetId)
-      if (portfolioId === undefined) return undefined
-      const rows = await transactionRowsOf(trx, assetId)
+      const asset = await this.lockAsset(trx, assetId)
+      if (asset === undefined) return undefined
       const timestamp = now()
+      const rows = await reconciledRows(trx, assetId, asset.quantity, asset.price, timestamp)
       const row = transactionRow(assetId, trade, lastSeq(rows) + 1, timestamp)
       const columns = positionColumns([...rows, row])
       await trx.insertInto('asset_transactions').values(row).execute()
       await setPosition(trx, assetId, columns, timestamp)
-      await this.touchPortfolio(trx, portfolioId, timestamp)
-      return { transaction: toTransaction(row), portfolioId }
+      await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
+      return { transaction: toTransaction(row), portfolioId: asset.portfolio_id }
     })
     if (added === undefined) return undefined
     this.handle.changedPortfolio(added.portfolioId)
@@ -75,17 +75,17 @@ export class TransactionRepository {
         await trx.selectFrom('asset_transactions').select('id').where('id', '=', transactionId)
           .where('asset_id', '=', assetId).forUpdate().execute()
       }
-      const portfolioId = await this.lockAsset(trx, assetId)
-      if (portfolioId === undefined) return 'no asset'
-      const rows = await transactionRowsOf(trx, assetId)
+      const asset = await this.lockAsset(trx, assetId)
+      if (asset === undefined) return 'no asset'
+      const timestamp = now()
+      const rows = await reconciledRows(trx, assetId, asset.quantity, asset.price, timestamp)
       const kept = rows.filter(row => row.id !== transactionId)
       if (kept.length === rows.length) return 'no transaction'
       const columns = positionColumns(kept)
-      const timestamp = now()
       await trx.deleteFrom('asset_transactions').where('id', '=', transactionId).execute()
       await setPosition(trx, assetId, columns, timestamp)
-      await this.touchPortfolio(trx, portfolioId, timestamp)
-      return { portfolioId }
+      await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
+      return { portfolioId: asset.portfolio_id }
     })
     if (typeof removed === 'string') return removed
     this.handle.changedPortfolio(removed.portfolioId)
@@ -93,12 +93,14 @@ export class TransactionRepository {
   }
 
   /**
-   * Inside a write: the asset's portfolio, its row locked (PostgreSQL) so that the asset's
-   * transactions read next stay as read until the write commits; `undefined` for no such asset.
+   * Inside a write: the asset's portfolio, quantity and price, its row locked (PostgreSQL) so that
+   * the asset's transactions read next stay as read until the write commits; `undefined` for no such asset.
    */
-  private async lockAsset (trx: Transaction<Database>, assetId: string): Promise<string | undefined> {
-    const query = trx.selectFrom('portfolio_assets').select('portfolio_id').where('id', '=', assetId)
-    const row = await (this.handle.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
-    return row?.portfolio_id
+  private async lockAsset (
+    trx: Transaction<Database>, assetId: string
+  ): Promise<{ portfolio_id: string, quantity: number, price: number } | undefined> {
+    const query = trx.selectFrom('portfolio_assets').select(['portfolio_id', 'quantity', 'price'])
+      .where('id', '=', assetId)
+    return await (this.handle.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
   }
 }
