@@ -97,6 +97,12 @@ forEachEngine(t, 'input rules and unknown ids answer the same on both', async (t
       await rest(app, 'DELETE', `/portfolio-assets/${String(assetOfIt)}/transactions/${String(id)}`, apiKey()),
       await graphql(app, 'removeTransaction', REMOVE, { assetId: assetOfIt, id }, apiKey()), false)
   }
+  const portfolioId = (await rest(app, 'GET', `/portfolio-assets/${assetId}`, apiKey())).body.portfolioId
+  const datedAsset = { name: 'B', symbol: 'B', type: 'STOCK', quantity: 1, price: 1, portfolioId, date: '1989-12-31' }
+  assertSameValidation(t, await rest(app, 'POST', '/portfolio-assets', apiKey(), datedAsset),
+    await graphql(app, 'createAsset', 'mutation ($input: CreateAssetInput!) { createAsset(input: $input) { id } }',
+      { input: datedAsset }, apiKey()),
+    ['minimal allowed date for date is 1990-01-01'])
   const noKey = await graphql(app, 'addTransaction', ADD, { assetId, input }, {})
   assertSameRefusal(t, await rest(app, 'POST', url, {}, input), noKey, 401, 'API_KEY_INVALID')
 })
