@@ -32,7 +32,7 @@ async function restore (url: string, fixture: LegacyFixture): Promise<void> {
       : undefined
     const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema })
     const { error } = await migrator.migrateTo('0009-versions')
-    if (error !== undefined) throw error as Error
+    if (error !== undefined) throw new Error('migrating to 0009 failed', { cause: error })
     const untyped = db as unknown as Kysely<Record<LegacyTable, Record<string, unknown>>>
     for (const table of Object.keys(LEGACY_TABLES) as LegacyTable[]) {
       const rows = fixture.rows[table] ?? []
@@ -98,11 +98,19 @@ async function migrated (t: Test, engine: Engine): Promise<void> {
   // Each lot is a BUY of what it held, as it was: id, date, quantity, price, creation, order; no fee.
   const lots = fixture.rows.asset_lots ?? []
   for (const asset of answers['GET /portfolio-assets']?.body as Array<{ id: string }>) {
-    const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}/transactions`, headers: apiKey() })
+    const res = await app.inject({
+      method: 'GET', url: `/portfolio-assets/${asset.id}/transactions`, headers: apiKey()
+    })
     const expected = lots.filter(lot => lot.asset_id === asset.id)
       .sort((a, b) => String(a.date).localeCompare(String(b.date)) || Number(a.seq) - Number(b.seq))
       .map(lot => ({
-        id: lot.id, type: 'BUY', date: lot.date, quantity: lot.quantity, price: lot.price, fee: 0, createdAt: lot.created_at
+        id: lot.id,
+        type: 'BUY',
+        date: lot.date,
+        quantity: lot.quantity,
+        price: lot.price,
+        fee: 0,
+        createdAt: lot.created_at
       }))
     t.match(res.json(), expected, `the lots of ${asset.id} are its BUYs`)
   }
