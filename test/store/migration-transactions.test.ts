@@ -3,9 +3,8 @@ import { mock } from 'node:test'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { Migrator, sql, type Kysely } from 'kysely'
-import { connect } from '../../src/store/connect.js'
-import { migrationProvider } from '../../src/store/migrations.js'
+import type { Kysely } from 'kysely'
+import { connect, migrate } from '../../src/store/connect.js'
 import { DashboardService } from '../../src/domain/dashboards.js'
 import { apiKey, buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, type Engine } from '../helper.js'
 import {
@@ -27,12 +26,7 @@ function fixtureOf (engine: Engine): LegacyFixture {
 async function restore (url: string, fixture: LegacyFixture): Promise<void> {
   const { db, release } = await connect(url)
   try {
-    const schema = fixture.engine === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
-      : undefined
-    const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema: schema })
-    const { error } = await migrator.migrateTo('0009-versions')
-    if (error !== undefined) throw new Error('migrating to 0009 failed', { cause: error })
+    await migrate(db, fixture.engine, '0009-versions')
     const untyped = db as unknown as Kysely<Record<LegacyTable, Record<string, unknown>>>
     for (const table of Object.keys(LEGACY_TABLES) as LegacyTable[]) {
       const rows = fixture.rows[table] ?? []

@@ -185,7 +185,7 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
     },
     removeTransaction: {
       type: new GraphQLNonNull(GraphQLBoolean),
-      description: 'Undo a buy or sale of an asset; false when the asset has no transaction of this id; refused ' +
+      description: 'Undo a buy or sale of an asset; false when there is no such asset or transaction; refused ' +
         'with INSUFFICIENT_QUANTITY when that would leave less than nothing held at some date (x-api-key)',
       args: { assetId: { type: new GraphQLNonNull(GraphQLID) }, ...idArg },
       resolve: async (_root, { assetId, id }: IdArgs, ctx) =>
