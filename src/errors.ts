@@ -132,6 +132,16 @@ export const IdempotencyKeyReusedError = createError('BFF_IDEMPOTENCY_KEY_REUSED
   'Esta Idempotency-Key já foi usada com outra requisição', 422)
 export const PreconditionFailedError = createError('BFF_PRECONDITION_FAILED',
   'O recurso mudou desde a versão indicada em If-Match', 412)
+/**
+ * A sale of more than is held at its date, or the removal of a transaction that would leave less
+ * than nothing held at some date (docs/api.md#transactions): nothing is written.
+ * `new InsufficientQuantityError('2024-03-15')`.
+ */
+export const InsufficientQuantityError = createError<'BFF_INSUFFICIENT_QUANTITY', 422, [string]>(
+  'BFF_INSUFFICIENT_QUANTITY',
+  'Quantidade insuficiente: em %s a posição ficaria negativa',
+  422
+)
 
 export interface ValidationIssue {
   keyword: string
@@ -166,6 +176,7 @@ export const ERROR_CODES = [
   'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT',
   'OVERLOADED', 'NOT_CONFIGURED', 'DRAINING', 'STORE_UNAVAILABLE',
   'IDEMPOTENCY_KEY_IN_FLIGHT', 'IDEMPOTENCY_KEY_REUSED', 'PRECONDITION_FAILED',
+  'INSUFFICIENT_QUANTITY',
   'INTERNAL_ERROR'
 ] as const
 export type ErrorCode = typeof ERROR_CODES[number]
@@ -195,7 +206,8 @@ const CODE_OF_ERROR: Record<string, ErrorCode> = {
   BFF_UNSUPPORTED_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
   BFF_IDEMPOTENCY_KEY_IN_FLIGHT: 'IDEMPOTENCY_KEY_IN_FLIGHT',
   BFF_IDEMPOTENCY_KEY_REUSED: 'IDEMPOTENCY_KEY_REUSED',
-  BFF_PRECONDITION_FAILED: 'PRECONDITION_FAILED'
+  BFF_PRECONDITION_FAILED: 'PRECONDITION_FAILED',
+  BFF_INSUFFICIENT_QUANTITY: 'INSUFFICIENT_QUANTITY'
 }
 
 /** Errors raised by Fastify or a plugin: their status says which code they are. */

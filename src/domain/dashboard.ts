@@ -1,18 +1,20 @@
 import { monthKey, monthsBetween, type MonthKey } from '../quotes/provider.js'
-import type { Lot } from '../schemas/asset.js'
+import { afterTrade, averagePrice, NO_POSITION, type Position } from '../schemas/average-cost.js'
 import type { Dashboard } from '../schemas/dashboard.js'
-import {
-  decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
-} from '../schemas/money.js'
+import { decimal, money, percentage, positionValue, roundMoney, unitAmount, type Decimal } from '../schemas/money.js'
+import type { AssetTransaction } from '../schemas/transaction.js'
 import type { MonthClose } from './reais.js'
 
-export type { Lot } from '../schemas/asset.js'
 export type { Dashboard } from '../schemas/dashboard.js'
 
-/** One asset of the portfolio, with what is known of its prices, all in reais. */
+/** What the dashboard reads of a transaction. */
+export type DashboardTransaction = Pick<AssetTransaction, 'id' | 'type' | 'date' | 'quantity' | 'price' | 'fee'>
+
+/** One asset of the portfolio, with its transactions and what is known of its prices, all in reais. */
 export interface AssetPrices {
   assetId: string
-  lots: readonly Lot[]
+  /** In the order they count (by date, then as recorded). */
+  transactions: readonly DashboardTransaction[]
   /** The current quote (the last month's price). */
   lastQuote: number
   /** Who gave `lastQuote`. */
@@ -39,6 +41,9 @@ export interface DashboardInput {
   now: Date
 }
 
+/** A transaction's `description`: `Compra de 100 PETR4`, `Venda de 50 PETR4`. */
+const DESCRIPTIONS = { BUY: 'Compra', SELL: 'Venda' } as const
+
 const MONTHS = ['Jan', 'Fev', 'Mar', 'Abr', 'Mai', 'Jun', 'Jul', 'Ago', 'Set', 'Out', 'Nov', 'Dez']
 
 /** `2026-03` → `Mar.2026` (`monthlyHistory` labels `Mon.YYYY`, Portuguese month names). */
@@ -51,10 +56,6 @@ export function longLabel (month: MonthKey): string {
 export function shortLabel (month: MonthKey): string {
   const [year, index] = month.split('-').map(Number) as [number, number]
   return `${MONTHS[index - 1] ?? ''}/${String(year % 100).padStart(2, '0')}`
-}
-
-function byDate (a: Lot, b: Lot): number {
-  return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
 }
 
 /** A month's price, and whether it is market data: the month's own close, or a provider's current quote. */
@@ -85,19 +86,27 @@ function priceIn (
   return found
 }
 
-interface Holding {
-  quantity: Decimal
-  /** The sum of the lots' values as answered (each rounded to cents), so the figures add up. */
-  invested: Decimal
+function byDate (a: DashboardTransaction, b: DashboardTransaction): number {
+  return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
 }
 
-/** Quantity and invested value of the lots bought up to the end of `month`. */
-function holdingAt (lots: readonly Lot[], month: MonthKey): Holding {
-  const held = lots.filter(lot => lot.date.slice(0, 7) <= month)
-  return {
-    quantity: sum(held.map(lot => decimal(lot.quantity))),
-    invested: sum(held.map(lot => positionValue(lot.quantity, lot.price)))
+/**
+ * What was held at the end of each of `months` (in order), from transactions in the order they
+ * count, replayed at average cost in one pass.
+ */
+function positionsAt (
+  transactions: readonly DashboardTransaction[], months: readonly MonthKey[]
+): Map<MonthKey, Position> {
+  const positions = new Map<MonthKey, Position>()
+  let position = NO_POSITION
+  let next = 0
+  for (const month of months) {
+    for (; next < transactions.length && (transactions[next]?.date.slice(0, 7) ?? '') <= month; next++) {
+      position = afterTrade(position, transactions[next] as DashboardTransaction)
+    }
+    positions.set(month, position)
   }
+  return positions
 }
 
 /** `quantity × price`, exact and rounded to cents. */
@@ -106,28 +115,33 @@ function valueOf (quantity: Decimal, price: number): Decimal {
 }
 
 /**
- * The asset dashboard (docs/api.md#resources), computed from the stored lots and the provider's prices
- * (rules and a worked example: docs/api.md#the-asset-dashboard), in exact decimals (docs/api.md#money):
- * - invested = Σ lot quantity × lot price (each rounded to cents, as `transactions` shows it);
- *   averagePrice = invested / quantity (8 decimals); grossValue = quantity × lastQuote (cents);
- *   result = grossValue − invested; resultPercentage = result / invested × 100 (2 decimals).
- * - one history entry per month from the first lot's month to the current one, with the lots
- *   held at the end of that month valued at that month's price.
+ * The asset dashboard (docs/api.md#resources), computed from the stored transactions and the provider's
+ * prices (rules and a worked example: docs/api.md#the-asset-dashboard), in exact decimals (docs/api.md#money):
+ * - what is held is replayed from the transactions at average cost (docs/api.md#average-cost):
+ *   investedValue = its cost (cents); averagePrice (8 decimals); grossValue = quantity × lastQuote
+ *   (cents); result = grossValue − investedValue; resultPercentage = result / investedValue × 100
+ *   (2 decimals); realizedResult = the sales' results less every fee; fees.
+ * - one history entry per month from the first transaction's month to the current one, with what
+ *   was held at the end of that month valued at that month's price.
  */
 export function buildDashboard (input: DashboardInput): Dashboard {
-  // Lots in date order everywhere: sums then add up in one order, whoever computes them.
-  const portfolio = input.portfolio.map(entry => ({ ...entry, lots: [...entry.lots].sort(byDate) }))
+  // Transactions in date order everywhere (of one date, as recorded): sums then add up in one order.
+  const portfolio = input.portfolio.map(entry => ({ ...entry, transactions: [...entry.transactions].sort(byDate) }))
   const own = portfolio.find(entry => entry.assetId === input.asset.id)
   if (own === undefined) throw new Error('the asset must be part of its portfolio')
-  const lots = own.lots
+  const transactions = own.transactions
   const current = monthKey(input.now)
-  const firstLot = lots[0]
+  const firstTransaction = transactions[0]
 
-  const { quantity, invested } = holdingAt(lots, current)
-  const grossValue = valueOf(quantity, own.lastQuote)
+  const months = firstTransaction === undefined ? [] : monthsBetween(firstTransaction.date.slice(0, 7), current)
+  // What each asset of the portfolio held at the end of each month, the current one included.
+  const positions = new Map(portfolio.map(entry => [entry, positionsAt(entry.transactions, [...months, current])]))
+  const holdingAt = (entry: typeof own, month: MonthKey): Position => positions.get(entry)?.get(month) ?? NO_POSITION
+  const position = holdingAt(own, current)
+  const invested = roundMoney(position.cost)
+  const grossValue = valueOf(position.quantity, own.lastQuote)
   const result = grossValue.minus(invested)
 
-  const months = firstLot === undefined ? [] : monthsBetween(firstLot.date.slice(0, 7), current)
   const benchmarkAt = (month: MonthKey): MonthPrice | undefined => {
     const benchmark = input.benchmark
     if (benchmark === undefined) return undefined
@@ -147,13 +161,13 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   for (const month of months) {
     let portfolioBalance = decimal(0)
     let balance = decimal(0)
-    let held: Holding = { quantity: decimal(0), invested: decimal(0) }
+    let held = NO_POSITION
     // A month is estimated when one of its figures rests on a price that is not market data.
     let estimated = false
     for (const entry of portfolio) {
-      const holding = holdingAt(entry.lots, month)
+      const holding = holdingAt(entry, month)
       if (holding.quantity.eq(0)) continue
-      const fallback = unitAmount(holding.invested.div(holding.quantity))
+      const fallback = averagePrice(holding).toNumber()
       const quoted = entry.origin.source !== STORED_PRICE_SOURCE
       const { price, market } = priceIn(month, current, entry.lastQuote, entry.closes, fallback, quoted)
       if (!market) estimated = true
@@ -164,13 +178,14 @@ export function buildDashboard (input: DashboardInput): Dashboard {
         held = holding
       }
     }
+    const applied = roundMoney(held.cost)
     const benchmark = benchmarkAt(month)
     if (benchmark?.market !== true || benchmarkStart?.market !== true) estimated = true
     monthlyHistory.push({
       month: longLabel(month),
       currentBalance: balance.toNumber(),
       quantity: held.quantity.toNumber(),
-      returnPercentage: percentage(balance.minus(held.invested), held.invested),
+      returnPercentage: percentage(balance.minus(applied), applied),
       portfolioPercentage: percentage(balance, portfolioBalance),
       ibovPercentage:
         benchmark === undefined || benchmarkStart === undefined
@@ -180,7 +195,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
     })
     historicalChart.push({
       month: shortLabel(month),
-      appliedValue: held.invested.toNumber(),
+      appliedValue: applied.toNumber(),
       grossBalance: balance.toNumber()
     })
   }
@@ -191,25 +206,28 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       name: input.asset.name,
       imageUrl: input.asset.imageUrl,
       quantity: input.asset.quantity,
-      averagePrice: quantity.eq(0) ? 0 : unitAmount(invested.div(quantity)),
+      averagePrice: averagePrice(position).toNumber(),
       lastQuote: unitAmount(own.lastQuote),
       quoteSource: own.origin.source,
       quoteUpdatedAt: own.origin.lastUpdate,
       investedValue: invested.toNumber(),
       grossValue: grossValue.toNumber(),
       result: result.toNumber(),
-      resultPercentage: percentage(result, invested)
+      resultPercentage: percentage(result, invested),
+      realizedResult: money(position.realized.minus(position.fees)),
+      fees: money(position.fees)
     },
     monthlyHistory,
     historicalChart,
-    transactions: lots.map(lot => ({
-      id: lot.id,
-      date: lot.date,
-      type: 'BUY' as const,
-      description: `Compra de ${lot.quantity} ${input.asset.symbol}`,
-      quantity: lot.quantity,
-      pricePerUnit: lot.price,
-      totalValue: money(positionValue(lot.quantity, lot.price))
+    transactions: transactions.map(transaction => ({
+      id: transaction.id,
+      date: transaction.date,
+      type: transaction.type,
+      description: `${DESCRIPTIONS[transaction.type]} de ${transaction.quantity} ${input.asset.symbol}`,
+      quantity: transaction.quantity,
+      pricePerUnit: transaction.price,
+      totalValue: money(positionValue(transaction.quantity, transaction.price)),
+      fee: transaction.fee
     }))
   }
 }

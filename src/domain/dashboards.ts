@@ -20,20 +20,20 @@ export function imageUrlFor (symbol: string): string {
  * Prices of one asset, in reais: the provider's quote and monthly closes, converted; for a symbol
  * without a quote (one the provider does not know — a Tesouro bond, a private fund — or priced in a
  * currency without a rate), the asset's own stored price and no closes, so its history is valued
- * at its buy prices until the current month.
+ * at its average price until the current month.
  */
 function pricesOf (
   source: string,
-  { asset, lots }: Holding,
+  { asset, transactions }: Holding,
   quote: QuoteInReais | undefined,
   closes: readonly MonthClose[]
 ): AssetPrices {
   if (quote !== undefined) {
     const origin = { source, lastUpdate: quote.lastUpdate }
-    return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes }
+    return { assetId: asset.id, transactions, lastQuote: quote.price, origin, closes }
   }
   const origin = { source: STORED_PRICE_SOURCE, lastUpdate: null }
-  return { assetId: asset.id, lots, lastQuote: asset.price, origin, closes: [] }
+  return { assetId: asset.id, transactions, lastQuote: asset.price, origin, closes: [] }
 }
 
 /**
@@ -48,8 +48,8 @@ async function dashboardOf (
   log: Log,
   now = new Date()
 ): Promise<Dashboard> {
-  const { asset, lots } = holding
-  const since = lots[0]?.date.slice(0, 7) ?? monthKey(now)
+  const { asset, transactions } = holding
+  const since = transactions[0]?.date.slice(0, 7) ?? monthKey(now)
   knowCoinsOf(quotes, portfolio.map(entry => entry.asset))
   const tickers = [...new Set(portfolio.map(entry => entry.asset.symbol).filter(isTicker))]
   const [inReais, closes, benchmarkCloses] = await Promise.all([
@@ -76,7 +76,7 @@ async function dashboardOf (
 
 /**
  * Asset dashboards (docs/api.md#the-asset-dashboard), behind the API key: position,
- * monthly history against the benchmark, buys. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
+ * monthly history against the benchmark, buys and sales. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {
   constructor (

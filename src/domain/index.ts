@@ -12,6 +12,7 @@ import { PortfolioService } from './portfolios.js'
 import { PrincipalService } from './principals.js'
 import { QuoteService } from './quotes.js'
 import { StatsService } from './stats.js'
+import { TransactionService } from './transactions.js'
 import { ValuationService } from './valuation.js'
 import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './valuation-streams.js'
 import type { Log } from './ports.js'
@@ -27,6 +28,7 @@ export type { ReadCacheOptions } from './portfolio-reads.js'
 export interface Domain {
   portfolios: PortfolioService
   assets: AssetService
+  transactions: TransactionService
   quotes: QuoteService
   dashboards: DashboardService
   exclusions: ExclusionService
@@ -79,6 +81,7 @@ export function createDomain (
   return {
     get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios, reads())) },
     get assets () { return once('assets', () => new AssetService(adapters.store.assets)) },
+    get transactions () { return once('transactions', () => new TransactionService(adapters.store.transactions)) },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
     get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },

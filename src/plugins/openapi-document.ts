@@ -30,7 +30,9 @@ const ERROR_DESCRIPTIONS: Record<string, string> = {
   404: 'Nothing has this id or path (NOT_FOUND)',
   409: 'A request with this Idempotency-Key is still running: retry later (IDEMPOTENCY_KEY_IN_FLIGHT)',
   412: 'The resource changed since the ETag sent in If-Match; nothing was changed (PRECONDITION_FAILED)',
-  422: 'This Idempotency-Key was used with another request: method, path or body differ (IDEMPOTENCY_KEY_REUSED)',
+  422: 'Well-formed but refused, `code` says why: this Idempotency-Key was used with another request — method, ' +
+    'path or body differ (IDEMPOTENCY_KEY_REUSED); a transaction would leave less than nothing held ' +
+    '(INSUFFICIENT_QUANTITY)',
   413: 'The body is over 1 MiB (PAYLOAD_TOO_LARGE)',
   415: 'The body is not JSON in UTF-8: send Content-Type application/json (UNSUPPORTED_MEDIA_TYPE)',
   429: 'Too many requests: wait Retry-After seconds (RATE_LIMITED)',

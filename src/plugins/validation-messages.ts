@@ -105,6 +105,11 @@ function phrasesFor (issue: ValidationIssue, root: string): string[] {
       return [params.pattern === '\\S'
         ? `${propertyName(issue.instancePath, root)} should not be empty`
         : `${propertyName(issue.instancePath, root)} must match ${String(params.pattern)} regular expression`]
+    case 'formatMinimum':
+      // class-validator's MinDate and MaxDate (a date's bounds, checked by the domain).
+      return [`minimal allowed date for ${propertyName(issue.instancePath, root)} is ${String(params.limit)}`]
+    case 'formatMaximum':
+      return [`maximal allowed date for ${propertyName(issue.instancePath, root)} is ${String(params.limit)}`]
     case 'maxDecimals':
       // class-validator's IsNumber({ maxDecimalPlaces }) says no more than this.
       return [typePhrase(propertyName(issue.instancePath, root), 'number')]

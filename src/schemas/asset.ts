@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  AtLeastOneOf, DaySchema, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
+  AtLeastOneOf, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
 } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
@@ -13,6 +13,14 @@ export type AssetType = Static<typeof AssetTypeSchema>
  */
 export const Quantity = Type.Number({ exclusiveMinimum: 0, maximum: 1e12, description: 'At most 8 decimals' })
 export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit price in BRL, at most 8 decimals' })
+
+/** The first date a transaction may have (docs/api.md#transactions). */
+export const FIRST_TRADE_DATE = '1990-01-01'
+
+const TRADE_DATE_RULE = `YYYY-MM-DD (UTC), from ${FIRST_TRADE_DATE} to today`
+
+/** A transaction's date, `YYYY-MM-DD`; its bounds (1990-01-01 to today, UTC) are checked by the domain. */
+export const TradeDate = Type.String({ format: 'date', maxLength: 10, description: TRADE_DATE_RULE })
 
 /** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
 export const AssetSchema = Type.Object({
@@ -40,11 +48,25 @@ export const CreateAssetInputSchema = Type.Object({
   type: AssetTypeSchema,
   quantity: Quantity,
   price: Price,
-  portfolioId: IdSchema
+  portfolioId: IdSchema,
+  date: Type.Optional(Type.String({
+    format: 'date', maxLength: 10, description: `The first buy's date, ${TRADE_DATE_RULE}; today when absent`
+  }))
 }, {
   title: 'CreateAssetInput',
   examples: [
-    { name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 38.45, portfolioId: '<portfolio id>' }
+    {
+      name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 100, price: 38.45, portfolioId: '<portfolio id>'
+    },
+    {
+      name: 'Vale ON',
+      symbol: 'VALE3',
+      type: 'STOCK',
+      quantity: 50,
+      price: 61.18,
+      portfolioId: '<portfolio id>',
+      date: '2024-03-15'
+    }
   ]
 })
 export type CreateAssetInput = Static<typeof CreateAssetInputSchema>
@@ -54,15 +76,6 @@ export const UpdateAssetInputSchema = AtLeastOneOf(Type.Object({
   price: Type.Optional(Price)
 }, { title: 'UpdateAssetInput', examples: [{ quantity: 150 }] }))
 export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
-
-/** A buy lot of an asset: what was bought, when, at what unit price (the dashboard's transactions). */
-export const LotSchema = Type.Object({
-  id: RecordId(),
-  date: DaySchema,
-  quantity: Type.Number(),
-  price: Type.Number()
-})
-export type Lot = Static<typeof LotSchema>
 
 /** `GET /portfolio-assets` and GraphQL's `assets`: a page, optionally of one portfolio. */
 export const ListAssetsQuerySchema = Type.Composite([

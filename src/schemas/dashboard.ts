@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DaySchema, MonthSchema, RecordId, StoredText, TimestampOf } from './common.js'
 import { QUOTE_SOURCES } from './quote.js'
+import { TransactionTypeSchema } from './transaction.js'
 
 /** An asset's dashboard (docs/api.md#the-asset-dashboard). */
 export const DashboardSchema = Type.Object({
@@ -22,10 +23,14 @@ export const DashboardSchema = Type.Object({
     quoteUpdatedAt: Type.Union([TimestampOf('When the provider last priced it'), Type.Null()], {
       description: 'When the provider last priced lastQuote; null for an asset\'s own stored price'
     }),
-    investedValue: Type.Number(),
+    investedValue: Type.Number({ description: 'What the quantity held cost, at average cost' }),
     grossValue: Type.Number(),
-    result: Type.Number(),
-    resultPercentage: Type.Number()
+    result: Type.Number({ description: 'grossValue − investedValue: the result of what is held, not yet realized' }),
+    resultPercentage: Type.Number(),
+    realizedResult: Type.Number({
+      description: 'What the sales made over the average price, less every transaction\'s fee'
+    }),
+    fees: Type.Number({ description: 'The fees of every transaction' })
   }),
   monthlyHistory: Type.Array(Type.Object({
     month: MonthSchema,
@@ -49,12 +54,13 @@ export const DashboardSchema = Type.Object({
   transactions: Type.Array(Type.Object({
     id: RecordId(),
     date: DaySchema,
-    type: Type.Literal('BUY'),
-    // `Compra de <quantity> <ticker>`: a quantity is at most 24 characters as JavaScript writes it.
+    type: TransactionTypeSchema,
+    // `Compra de <quantity> <ticker>` (or `Venda de …`): a quantity is at most 24 characters as JavaScript writes it.
     description: StoredText(10 + 24 + 1 + 200),
     quantity: Type.Number(),
     pricePerUnit: Type.Number(),
-    totalValue: Type.Number()
+    totalValue: Type.Number({ description: 'quantity × pricePerUnit, the fee apart' }),
+    fee: Type.Number()
   }))
 }, { title: 'AssetDashboard' })
 export type Dashboard = Static<typeof DashboardSchema>

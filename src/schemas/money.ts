@@ -64,6 +64,25 @@ export function fromCents (cents: number | string): number {
   return Number(cents) / 100
 }
 
+/** big.js constructors whose division rounds to a number of decimals, half away from zero: one per number. */
+const dividers = new Map<number, typeof Big>()
+
+/**
+ * `dividend / divisor` to `decimals` places, rounded half away from zero from the exact quotient:
+ * big.js divides to its constructor's `DP` places with its `RM`, looking at the remainder, so a
+ * quotient such as 1/3 is rounded once, never from a longer rounded expansion.
+ */
+export function quotient (dividend: Big, divisor: Big | number, decimals: number): Big {
+  let Divider = dividers.get(decimals)
+  if (Divider === undefined) {
+    Divider = Big()
+    Divider.DP = decimals
+    Divider.RM = HALF_AWAY_FROM_ZERO
+    dividers.set(decimals, Divider)
+  }
+  return new Divider(dividend).div(divisor)
+}
+
 /** `part / whole × 100`, 2 decimals; 0 for a zero whole. */
 export function percentage (part: Big, whole: Big): number {
   return whole.eq(0) ? 0 : money(part.div(whole).times(100))

@@ -103,10 +103,15 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
   throw new Error('DATABASE_URL must start with sqlite: or postgres://')
 }
 
-/** PostgreSQL's invalid_schema_name about a schema that is not the store's own. */
-function otherSchemaDropped (error: unknown, own: string | undefined): boolean {
-  if (!(error instanceof Error) || (error as { code?: unknown }).code !== '3F000') return false
-  return own === undefined || !error.message.includes(`"${own}"`)
+/**
+ * PostgreSQL's invalid_schema_name about a schema, or undefined_table about a table (`"schema.table"`),
+ * that is not the store's own: another store's, dropped while Kysely read the catalog.
+ */
+function otherSchemaChanged (error: unknown, own: string | undefined): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (code === '3F000') return own === undefined || !error.message.includes(`"${own}"`)
+  return code === '42P01' && own !== undefined && !error.message.includes(`"${own}.`)
 }
 
 /**
@@ -126,21 +131,27 @@ async function upToDate (db: Kysely<Database>, schema: string | undefined): Prom
   return recorded?.size === MIGRATION_NAMES.length && MIGRATION_NAMES.every(name => recorded.has(name))
 }
 
-/** Applies pending migrations; safe to run from several instances at once. */
-export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promise<void> {
+/**
+ * Applies pending migrations; safe to run from several instances at once. `upTo` stops after that
+ * migration (a test's store as an earlier release left it).
+ */
+export async function migrate (db: Kysely<Database>, engine: StoreEngine, upTo?: string): Promise<void> {
   // Kysely looks for its bookkeeping tables in every schema unless told which: name the current one,
   // so that one database can hold several stores (one per schema, via search_path).
   const migrationTableSchema = engine === 'postgres'
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
-  if (await upToDate(db, migrationTableSchema)) return
+  if (upTo === undefined && await upToDate(db, migrationTableSchema)) return
   const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema })
-  let { error, results } = await migrator.migrateToLatest()
+  const run = async (): ReturnType<Migrator['migrateToLatest']> =>
+    await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
+  let { error, results } = await run()
   // Kysely's bookkeeping check lists the tables of every schema by name: a schema another store
   // drops meanwhile fails it with 3F000 (seen in CI: stores of parallel test files on one
-  // database). Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
-  for (let retries = 20; retries > 0 && otherSchemaDropped(error, migrationTableSchema); retries--) {
-    ({ error, results } = await migrator.migrateToLatest())
+  // database), a table dropped meanwhile (another store's migration, an operator) with 42P01.
+  // Nothing ran yet, and migrations are idempotent under Kysely's lock: run again.
+  for (let retries = 20; retries > 0 && otherSchemaChanged(error, migrationTableSchema); retries--) {
+    ({ error, results } = await run())
   }
   if (error !== undefined) {
     const failed = results?.find(result => result.status === 'Error')?.migrationName

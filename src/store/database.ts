@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely'
 import type { AssetType } from '../schemas/asset.js'
+import type { TransactionType } from '../schemas/transaction.js'
 
 /** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
 export interface PortfoliosTable {
@@ -111,21 +112,27 @@ export interface IdempotencyKeysTable {
   created_at: string
 }
 
-/** A buy of an asset (issue 5): the dashboard's transactions and history come from these. */
-export interface AssetLotsTable {
+/**
+ * A dated buy or sale of an asset (migration 10, which made the buy lots of migration 3 buys): the
+ * asset's quantity and average price, and the dashboard's transactions and history, come from these.
+ */
+export interface AssetTransactionsTable {
   id: string
   asset_id: string
+  type: TransactionType
   /** YYYY-MM-DD (UTC). */
   date: string
-  /** 1, 2, … per asset, in the order of the buys. */
+  /** 1, 2, … per asset, in the order they were recorded: of one date, the first recorded counts first. */
   seq: number
   quantity: number
   price: number
+  /** Money, at most 2 decimals. */
+  fee: number
   created_at: string
 }
 
 export interface Database {
-  asset_lots: AssetLotsTable
+  asset_transactions: AssetTransactionsTable
   aggregator_webhook_events: AggregatorWebhookEventsTable
   aggregator_items: AggregatorItemsTable
   aggregator_item_verifications: AggregatorItemVerificationsTable

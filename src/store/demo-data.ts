@@ -1,19 +1,28 @@
 import type { AssetType } from '../schemas/asset.js'
 
+/** A buy (in `lots`) or a sale (in `sales`). */
 export interface DemoLot {
-  /** Bought this many months before the store was seeded. */
+  /** Made this many months before the store was seeded. */
   monthsAgo: number
   quantity: number
   price: number
+  /** Fees and taxes paid on it; none when absent. */
+  fee?: number
 }
 
 export interface DemoAsset {
   name: string
   symbol: string
   type: AssetType
-  /** The last known unit price; the quantity is the sum of the lots. */
-  price: number
+  /**
+   * A last known unit price, as a PATCH of `price` sets it (docs/api.md#transactions): for a bond the
+   * quote provider does not price. Absent: the average price of what is held, as the transactions make it.
+   */
+  price?: number
+  /** The buys. */
   lots: DemoLot[]
+  /** The sales, each of no more than is held at its date. */
+  sales?: DemoLot[]
 }
 
 export interface DemoPortfolio {
@@ -25,8 +34,9 @@ export interface DemoPortfolio {
 
 /**
  * Demo portfolios for users "1" and "2" (`npm run token` mints sub "1"), with Brazilian
- * assets of every type and buys spread over the last two years, so dashboards have a history.
- * Loaded on the first start of an empty development store and by /reset.
+ * assets of every type and buys, sales and fees spread over the last two years, so dashboards
+ * have a history and a realized result. Loaded on the first start of an empty development store
+ * and by /reset.
  */
 export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
   {
@@ -38,28 +48,27 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         name: 'Petrobras PN',
         symbol: 'PETR4',
         type: 'STOCK',
-        price: 37.42,
         lots: [
-          { monthsAgo: 18, quantity: 100, price: 31.2 },
-          { monthsAgo: 6, quantity: 100, price: 36.9 }
-        ]
+          { monthsAgo: 18, quantity: 100, price: 31.2, fee: 4.9 },
+          { monthsAgo: 6, quantity: 100, price: 36.9, fee: 4.9 }
+        ],
+        sales: [{ monthsAgo: 2, quantity: 50, price: 38.75, fee: 4.9 }]
       },
       {
         name: 'Vale ON',
         symbol: 'VALE3',
         type: 'STOCK',
-        price: 61.18,
         lots: [{ monthsAgo: 14, quantity: 150, price: 68.4 }]
       },
       {
         name: 'Itaú Unibanco PN',
         symbol: 'ITUB4',
         type: 'STOCK',
-        price: 33.05,
         lots: [
-          { monthsAgo: 20, quantity: 200, price: 26.7 },
-          { monthsAgo: 3, quantity: 100, price: 32.1 }
-        ]
+          { monthsAgo: 20, quantity: 200, price: 26.7, fee: 4.9 },
+          { monthsAgo: 3, quantity: 100, price: 32.1, fee: 4.9 }
+        ],
+        sales: [{ monthsAgo: 1, quantity: 80, price: 34.6, fee: 4.9 }]
       },
       {
         name: 'Tesouro IPCA+ 2035',
@@ -72,7 +81,6 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         name: 'CSHG Logística FII',
         symbol: 'HGLG11',
         type: 'FUND',
-        price: 158.3,
         lots: [{ monthsAgo: 9, quantity: 40, price: 162.4 }]
       }
     ]
@@ -86,17 +94,16 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         name: 'Bitcoin',
         symbol: 'BTC',
         type: 'CRYPTO',
-        price: 352_000,
         lots: [
-          { monthsAgo: 10, quantity: 0.03, price: 310_000 },
-          { monthsAgo: 2, quantity: 0.02, price: 345_000 }
-        ]
+          { monthsAgo: 10, quantity: 0.03, price: 310_000, fee: 18.6 },
+          { monthsAgo: 2, quantity: 0.02, price: 345_000, fee: 13.8 }
+        ],
+        sales: [{ monthsAgo: 1, quantity: 0.01, price: 352_000, fee: 7.04 }]
       },
       {
         name: 'Ouro (grama)',
         symbol: 'GOLD',
         type: 'COMMODITY',
-        price: 412.5,
         lots: [{ monthsAgo: 15, quantity: 25, price: 338.9 }]
       },
       {
@@ -117,7 +124,6 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         name: 'iShares Ibovespa',
         symbol: 'BOVA11',
         type: 'FUND',
-        price: 128.7,
         lots: [
           { monthsAgo: 24, quantity: 60, price: 112.5 },
           { monthsAgo: 12, quantity: 60, price: 121.3 }
@@ -134,14 +140,12 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         name: 'Ethereum',
         symbol: 'ETH',
         type: 'CRYPTO',
-        price: 13_900,
         lots: [{ monthsAgo: 5, quantity: 0.8, price: 15_250 }]
       },
       {
         name: 'Banco do Brasil ON',
         symbol: 'BBAS3',
         type: 'STOCK',
-        price: 27.9,
         lots: [{ monthsAgo: 4, quantity: 100, price: 28.6 }]
       }
     ]

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { decimal, positionCents, sum } from '../schemas/money.js'
 import type { Transaction } from 'kysely'
 import type { Database } from './database.js'
-import { insertLot } from './assets.js'
-import { DEMO_PORTFOLIOS, type DemoPortfolio } from './demo-data.js'
+import { DEMO_PORTFOLIOS, type DemoAsset, type DemoPortfolio } from './demo-data.js'
 import { now, type StoreHandle } from './handle.js'
+import { positionColumns, transactionRow, valueCents, type TransactionRow } from './trades.js'
+import type { Trade } from '../schemas/average-cost.js'
 
 const DEMO_LOADED_KEY = 'demo_data_loaded_at'
 
@@ -12,6 +12,16 @@ const DEMO_LOADED_KEY = 'demo_data_loaded_at'
 function monthsBefore (now: Date, monthsAgo: number): string {
   const date = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsAgo, 15))
   return date.toISOString().slice(0, 10)
+}
+
+/** An asset's buys and sales as transactions, in date order (of one date, buys first). */
+function transactionsOf (asset: DemoAsset, assetId: string, seededAt: Date, timestamp: string): TransactionRow[] {
+  const trades: Trade[] = [
+    ...asset.lots.map(lot => ({ type: 'BUY' as const, ...lot })),
+    ...(asset.sales ?? []).map(sale => ({ type: 'SELL' as const, ...sale }))
+  ].map(({ monthsAgo, fee = 0, ...trade }) => ({ ...trade, fee, date: monthsBefore(seededAt, monthsAgo) }))
+    .sort((a, b) => a.date.localeCompare(b.date) || (a.type === b.type ? 0 : a.type === 'BUY' ? -1 : 1))
+  return trades.map((trade, index) => transactionRow(assetId, trade, index + 1, timestamp))
 }
 
 async function insertPortfolios (trx: Transaction<Database>, portfolios: readonly DemoPortfolio[]): Promise<void> {
@@ -27,21 +37,25 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
       created_at: timestamp,
       updated_at: timestamp
     }).execute()
-    for (const { lots, ...asset } of portfolio.assets) {
+    for (const asset of portfolio.assets) {
       const assetId = randomUUID()
-      const quantity = sum(lots.map(lot => decimal(lot.quantity))).toNumber()
+      const transactions = transactionsOf(asset, assetId, seededAt, timestamp)
+      const { quantity, price: averagePrice } = positionColumns(transactions)
+      // A last known price is the asset's own, as a PATCH of price sets it; else the average price.
+      const price = asset.price ?? averagePrice
       await trx.insertInto('portfolio_assets').values({
         id: assetId,
         portfolio_id: portfolioId,
-        ...asset,
+        name: asset.name,
+        symbol: asset.symbol,
+        type: asset.type,
         quantity,
-        value_cents: positionCents(quantity, asset.price),
+        price,
+        value_cents: valueCents(quantity, price),
         created_at: timestamp,
         updated_at: timestamp
       }).execute()
-      for (const lot of lots) {
-        await insertLot(trx, assetId, timestamp, lot.quantity, lot.price, monthsBefore(seededAt, lot.monthsAgo))
-      }
+      await trx.insertInto('asset_transactions').values(transactions).execute()
     }
   }
 }
@@ -53,7 +67,7 @@ export class DemoRepository {
   /** Replaces every portfolio and asset with the demo data, in one transaction: every portfolio changed. */
   async reset (): Promise<void> {
     await this.handle.write(async trx => {
-      await trx.deleteFrom('asset_lots').execute()
+      await trx.deleteFrom('asset_transactions').execute()
       await trx.deleteFrom('portfolio_assets').execute()
       await trx.deleteFrom('portfolios').execute()
       await insertPortfolios(trx, DEMO_PORTFOLIOS)

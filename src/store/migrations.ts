@@ -215,7 +215,40 @@ const migrations: Record<string, Migration> = {
         await db.schema.alterTable(table).addColumn('version', 'integer', col => col.notNull().defaultTo(1)).execute()
       }
     }
+  },
+  '0010-asset-transactions': {
+    /**
+     * Dated buys and sales (docs/api.md#transactions). Each buy lot becomes a BUY of the quantity
+     * it still held, at its price, on its date, with its id, order and creation time, and no fee;
+     * the assets keep their quantity, price and value as they are. `asset_lots` stays, unused, for
+     * the previous version during a rolling deployment (docs/deploy.md#migrations). In one
+     * transaction on both engines (Kysely runs SQLite's migrations outside one).
+     */
+    async up (db: Kysely<unknown>) {
+      await (db.isTransaction ? up0010(db) : db.transaction().execute(up0010))
+    }
   }
+}
+
+async function up0010 (db: Kysely<unknown>): Promise<void> {
+  await db.schema.createTable('asset_transactions')
+    .addColumn('id', 'text', col => col.primaryKey())
+    .addColumn('asset_id', 'text', col => col.notNull().references('portfolio_assets.id').onDelete('cascade'))
+    .addColumn('type', 'text', col => col.notNull().check(sql`type in ('BUY', 'SELL')`))
+    .addColumn('date', 'text', col => col.notNull())
+    .addColumn('seq', 'integer', col => col.notNull())
+    .addColumn('quantity', 'double precision', col => col.notNull())
+    .addColumn('price', 'double precision', col => col.notNull())
+    .addColumn('fee', 'double precision', col => col.notNull().defaultTo(0))
+    .addColumn('created_at', 'text', col => col.notNull())
+    .execute()
+  // An asset's transactions are read in the order they count.
+  await db.schema.createIndex('asset_transactions_asset_id_idx').on('asset_transactions')
+    .columns(['asset_id', 'date', 'seq']).execute()
+  await sql`
+    insert into asset_transactions (id, asset_id, type, date, seq, quantity, price, fee, created_at)
+    select id, asset_id, 'BUY', date, seq, quantity, price, 0, created_at from asset_lots
+  `.execute(db)
 }
 
 /** The names of every migration, in order. */

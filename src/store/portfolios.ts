@@ -83,7 +83,7 @@ function changeSql (name: boolean, description: boolean): string {
 
 const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ?'
 
-/** The assets' ids of a portfolio, for the statements on their lots. */
+/** The assets' ids of a portfolio, for the statements on their transactions. */
 const ASSET_IDS_SQL = 'select id from portfolio_assets where portfolio_id = ?'
 
 /** The version a checked write compares (see `check`). */
@@ -91,13 +91,13 @@ const VERSION_SQL = 'select version from portfolios where id = ?'
 
 /** PostgreSQL's row locks of a checked write (see `check`), in the order every write takes them (SQLite has none). */
 const LOCK_SQL = {
-  lots: `select id from asset_lots where asset_id in (${ASSET_IDS_SQL}) for update`,
+  transactions: `select id from asset_transactions where asset_id in (${ASSET_IDS_SQL}) for update`,
   assets: `${ASSET_IDS_SQL} for update`,
   portfolio: `${VERSION_SQL} for update`
 }
 
 const DELETE_SQL = {
-  lots: `delete from asset_lots where asset_id in (${ASSET_IDS_SQL})`,
+  transactions: `delete from asset_transactions where asset_id in (${ASSET_IDS_SQL})`,
   assets: 'delete from portfolio_assets where portfolio_id = ?',
   portfolio: 'delete from portfolios where id = ?'
 }
@@ -162,12 +162,12 @@ function statements (handle: StoreHandle) {
       [handle.changes(changeSql(true, false)), handle.changes(changeSql(true, true))]
     ] as const,
     lock: {
-      lots: handle.statement(LOCK_SQL.lots),
+      transactions: handle.statement(LOCK_SQL.transactions),
       assets: handle.statement(LOCK_SQL.assets),
       portfolio: handle.statement<{ version: number }>(LOCK_SQL.portfolio)
     },
     delete: {
-      lots: handle.changes(DELETE_SQL.lots),
+      transactions: handle.changes(DELETE_SQL.transactions),
       assets: handle.changes(DELETE_SQL.assets),
       portfolio: handle.changes(DELETE_SQL.portfolio)
     }
@@ -262,12 +262,12 @@ export class PortfolioRepository {
    * transaction at a time) and throws PreconditionFailedError unless `precondition` holds for its detail's tag as
    * it is now (only its version is read) — asset writes lock the same row, so nothing changes it between the
    * check and the write. A missing portfolio passes: the write then finds nothing (not found). A delete first locks
-   * what it will delete, in the order every delete takes (lots, assets, then the portfolio, which
+   * what it will delete, in the order every delete takes (transactions, assets, then the portfolio, which
    * asset writes lock last): locking the portfolio first could deadlock against an asset write.
    */
   private async check (trx: Executor, id: string, precondition: Precondition, deleting = false): Promise<void> {
     if (this.handle.engine === 'postgres' && deleting) {
-      await this.run.lock.lots([id], trx)
+      await this.run.lock.transactions([id], trx)
       await this.run.lock.assets([id], trx)
     }
     const lock = this.handle.engine === 'postgres' ? this.run.lock.portfolio : this.run.version
@@ -275,11 +275,11 @@ export class PortfolioRepository {
     if (row !== undefined && !precondition(versionTag(id, row.version))) throw new PreconditionFailedError()
   }
 
-  /** Deletes the portfolio, its assets and their lots in one transaction, when `precondition` holds (see change). */
+  /** Deletes the portfolio, its assets and their transactions atomically, when `precondition` holds (see change). */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
     const deleted = await this.handle.write(async trx => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
-      await this.run.delete.lots([id], trx)
+      await this.run.delete.transactions([id], trx)
       await this.run.delete.assets([id], trx)
       return await this.run.delete.portfolio([id], trx) > 0
     })

@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely'
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely'
 import type { PortfolioAssetsTable } from './database.js'
+import type { StoreHandle } from './handle.js'
 import type { Asset } from '../schemas/asset.js'
 import { fromCents } from '../schemas/money.js'
 
@@ -19,4 +20,15 @@ export function toAsset (row: AssetRow): Asset {
     createdAt: row.created_at,
     updatedAt: row.updated_at
   }
+}
+
+/**
+ * `column` among `ids`, bound as one parameter whatever their number (`json_each` on SQLite, `any` on
+ * PostgreSQL): one statement text, so one prepared statement, for any number of ids.
+ */
+export function among (handle: StoreHandle, column: string, ids: readonly string[]): RawBuilder<SqlBool> {
+  const list = handle.listParameter(ids)
+  return handle.engine === 'postgres'
+    ? sql<SqlBool>`${sql.ref(column)} = any(${list}::text[])`
+    : sql<SqlBool>`${sql.ref(column)} in (select value from json_each(${list}))`
 }

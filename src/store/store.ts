@@ -8,6 +8,7 @@ import { isPostgresConnectionFailure } from './outage.js'
 import { StoreHandle } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
+import { TransactionRepository } from './transactions.js'
 import { ExclusionRepository } from './exclusions.js'
 import { AggregatorEventRepository } from './aggregator-events.js'
 import { ItemVerificationRepository } from './item-verifications.js'
@@ -52,6 +53,7 @@ function openFailure (url: string, error: unknown): StoreOpenError {
 export class Store {
   readonly portfolios: PortfolioRepository
   readonly assets: AssetRepository
+  readonly transactions: TransactionRepository
   readonly exclusions: ExclusionRepository
   readonly aggregatorEvents: AggregatorEventRepository
   readonly itemVerifications: ItemVerificationRepository
@@ -64,6 +66,7 @@ export class Store {
   private constructor (private readonly handle: StoreHandle, private readonly release?: () => Promise<void>) {
     this.portfolios = new PortfolioRepository(handle)
     this.assets = new AssetRepository(handle)
+    this.transactions = new TransactionRepository(handle)
     this.exclusions = new ExclusionRepository(handle)
     this.aggregatorEvents = new AggregatorEventRepository(handle)
     this.itemVerifications = new ItemVerificationRepository(handle)

@@ -7,10 +7,10 @@ import {
   shortLabel,
   type AssetPrices,
   type Dashboard,
-  type Lot
+  type DashboardTransaction
 } from '../../src/domain/dashboard.js'
 import { monthKey, monthsBetween, type MonthKey } from '../../src/quotes/provider.js'
-import { Store } from '../../src/store/store.js'
+import { inOrder, referencePosition } from '../fixtures/average-cost.js'
 
 const NOW = new Date('2026-11-15T12:00:00Z')
 
@@ -40,41 +40,65 @@ const eightPlaces = (min: number, max: number): fc.Arbitrary<number> =>
   fc.integer({ min: min * 1e8, max: max * 1e8 }).map(units => units / 1e8)
 const price = eightPlaces(0.01, 1e6)
 const quantity = eightPlaces(0.0001, 1e6)
-const lot = fc.record({
+/**
+ * Buys and sales of one asset: a sale sells a share of what is held at its date (none is made
+ * while nothing is held), so that every sequence is one the service accepts.
+ */
+const trade = fc.record({
   monthsAgo: fc.integer({ min: 0, max: 35 }),
   day: fc.integer({ min: 1, max: 28 }),
+  sale: fc.boolean(),
   quantity,
-  price
+  /** The share of what is held a sale sells, in millionths: often all of it. */
+  share: fc.oneof(fc.constant(1_000_000), fc.integer({ min: 1, max: 1_000_000 })),
+  price,
+  fee: fc.integer({ min: 0, max: 5000 }).map(cents => cents / 100)
 })
 const closes = fc.dictionary(fc.integer({ min: 0, max: 40 }).map(String), price, { maxKeys: 40 }).map(byMonth =>
   Object.entries(byMonth)
     .map(([ago, close]) => ({ month: monthsAgo(Number(ago)), close }))
     .sort((a, b) => (a.month < b.month ? -1 : 1))
 )
-const asset = fc.record({ lots: fc.array(lot, { minLength: 1, maxLength: 6 }), lastQuote: price, closes })
+const asset = fc.record({ trades: fc.array(trade, { minLength: 1, maxLength: 8 }), lastQuote: price, closes })
 const portfolio = fc.record({
   assets: fc.array(asset, { minLength: 1, maxLength: 4 }),
   benchmark: fc.option(fc.record({ lastQuote: price, closes }), { nil: undefined })
 })
 
+type GeneratedTrade = typeof trade extends fc.Arbitrary<infer T> ? T : never
+
+/** The generated trades as transactions in the order they count; a sale sells its share of what is held then. */
+function transactionsOf (trades: GeneratedTrade[], index: number): DashboardTransaction[] {
+  const dated = inOrder(trades.map(spec =>
+    ({ ...spec, date: `${monthsAgo(spec.monthsAgo)}-${String(spec.day).padStart(2, '0')}` })))
+  const transactions: DashboardTransaction[] = []
+  let held = new Big(0)
+  dated.forEach((spec, n) => {
+    const selling = spec.sale && held.gt(0)
+    const amount = selling ? held.times(spec.share).div(1_000_000).round(8, Big.roundDown) : new Big(spec.quantity)
+    if (amount.eq(0)) return
+    held = selling ? held.minus(amount) : held.plus(amount)
+    transactions.push({
+      id: `tx-${index}-${n}`,
+      type: selling ? 'SELL' : 'BUY',
+      date: spec.date,
+      quantity: amount.toNumber(),
+      price: spec.price,
+      fee: spec.fee
+    })
+  })
+  return transactions
+}
+
 function toPrices (
-  assets: Array<{
-    lots: Array<{ monthsAgo: number, day: number, quantity: number, price: number }>
-    lastQuote: number
-    closes: AssetPrices['closes']
-  }>
+  assets: Array<{ trades: GeneratedTrade[], lastQuote: number, closes: AssetPrices['closes'] }>
 ): AssetPrices[] {
   return assets.map((entry, index) => ({
     assetId: `asset-${index}`,
     lastQuote: entry.lastQuote,
     origin: { source: 'brapi.dev', lastUpdate: '2026-11-21T20:07:46.000Z' },
     closes: entry.closes,
-    lots: entry.lots.map((l, n): Lot => ({
-      id: `lot-${index}-${n}`,
-      date: `${monthsAgo(l.monthsAgo)}-${String(l.day).padStart(2, '0')}`,
-      quantity: l.quantity,
-      price: l.price
-    }))
+    transactions: transactionsOf(entry.trades, index)
   }))
 }
 
@@ -82,13 +106,12 @@ function dashboardOf (
   prices: AssetPrices[], index: number, benchmark: { lastQuote: number, closes: AssetPrices['closes'] } | undefined
 ): Dashboard {
   const own = prices[index] as AssetPrices
-  const quantityHeld = sumOf(own.lots.map(l => l.quantity)).toNumber()
   return buildDashboard({
     asset: {
       id: own.assetId,
       symbol: `SYM${index}`,
       name: `Asset ${index}`,
-      quantity: quantityHeld,
+      quantity: referencePosition(own.transactions)?.quantity ?? 0,
       imageUrl: 'https://x/y.svg'
     },
     portfolio: prices,
@@ -110,37 +133,39 @@ function checkPercentage (answered: number, part: Big, whole: Big, name: string)
   )
 }
 
-t.test('dashboard figures are exact decimals that add up, for random lots and price series', async t => {
+t.test('dashboard figures are exact decimals that add up, for random buys, sales and price series', async t => {
   fc.assert(fc.property(portfolio, ({ assets, benchmark }) => {
     const prices = toPrices(assets)
     const dashboards = prices.map((_, index) => dashboardOf(prices, index, benchmark))
     const balancesByMonth = new Map<string, { shares: number[], balances: number[] }>()
     dashboards.forEach((dashboard, index) => {
       const own = prices[index] as AssetPrices
-      const lots = [...own.lots].sort((a, b) => (a.date < b.date ? -1 : a.date > b.date ? 1 : 0))
-      const held = sumOf(lots.map(l => l.quantity))
+      const transactions = own.transactions
+      const position = referencePosition(transactions)
+      if (position === undefined) throw new Error('the generated sales never sell more than is held')
+      const held = exact(position.quantity)
       const info = dashboard.basicInfo
-      // transactions: each total is the exact product rounded half away from zero to cents
-      for (const tx of dashboard.transactions) {
-        check(tx.type === 'BUY', 'buys only')
+      // transactions: as recorded, each total the exact product rounded half away from zero to cents
+      check(dashboard.transactions.map(tx => tx.id).join() === transactions.map(tx => tx.id).join(), 'all, in order')
+      dashboard.transactions.forEach((tx, n) => {
+        const recorded = transactions[n] as DashboardTransaction
+        check(tx.type === recorded.type && tx.fee === recorded.fee, 'its type and fee')
+        check(tx.description === `${tx.type === 'BUY' ? 'Compra' : 'Venda'} de ${tx.quantity} SYM${index}`, 'text')
         check(
           exact(tx.totalValue).eq(rounded(exact(tx.quantity).times(tx.pricePerUnit), 2)),
           `transaction total ${tx.totalValue} = ${tx.quantity} × ${tx.pricePerUnit}, rounded`
         )
-      }
-      check(sumOf(dashboard.transactions.map(tx => tx.quantity)).eq(held), 'transactions add up to the quantity')
-      check(
-        dashboard.transactions.every((tx, n, all) => n === 0 || (all[n - 1]?.date ?? '') <= tx.date),
-        'transactions in date order'
-      )
-      // basicInfo: money to the cent, unit prices to 8 places, and the figures add up as shown
-      for (const name of ['investedValue', 'grossValue', 'result'] as const) {
+      })
+      // basicInfo: what is held and what was realized, as recomputed at average cost; the figures add up as shown
+      check(info.quantity === position.quantity, 'the quantity held')
+      check(info.averagePrice === position.averagePrice, `averagePrice ${info.averagePrice} = ${position.averagePrice}`)
+      check(info.investedValue === position.investedValue, `invested ${info.investedValue} = ${position.investedValue}`)
+      check(info.realizedResult === position.realizedResult,
+        `realizedResult ${info.realizedResult} = ${position.realizedResult}`)
+      check(info.fees === position.fees, `fees ${info.fees} = ${position.fees}`)
+      for (const name of ['investedValue', 'grossValue', 'result', 'realizedResult', 'fees'] as const) {
         check(places(info[name]) <= 2, `${name} has at most 2 decimals`)
       }
-      check(
-        exact(info.investedValue).eq(sumOf(dashboard.transactions.map(tx => tx.totalValue))),
-        'investedValue is the sum of the transactions shown'
-      )
       check(
         exact(info.grossValue).eq(rounded(held.times(own.lastQuote), 2)),
         'grossValue = quantity × lastQuote, rounded'
@@ -150,13 +175,9 @@ t.test('dashboard figures are exact decimals that add up, for random lots and pr
         'result = gross − invested, exactly'
       )
       check(info.lastQuote === own.lastQuote, 'lastQuote comes from the provider')
-      check(
-        exact(info.averagePrice).eq(rounded(exact(info.investedValue).div(held), 8)),
-        'averagePrice = invested / quantity, 8 places'
-      )
       checkPercentage(info.resultPercentage, exact(info.result), exact(info.investedValue), 'resultPercentage')
-      // one entry per month, first lot to now
-      const months = monthsBetween((lots[0] as Lot).date.slice(0, 7), monthKey(NOW))
+      // one entry per month, first transaction to now
+      const months = monthsBetween((transactions[0] as DashboardTransaction).date.slice(0, 7), monthKey(NOW))
       check(
         dashboard.monthlyHistory.length === months.length && dashboard.historicalChart.length === months.length,
         'one entry per month'
@@ -166,12 +187,9 @@ t.test('dashboard figures are exact decimals that add up, for random lots and pr
         const chart = dashboard.historicalChart[m]
         if (entry === undefined || chart === undefined) throw new Error('missing month')
         check(entry.month === longLabel(month) && chart.month === shortLabel(month), 'labels')
-        const upTo = dashboard.transactions.filter(tx => tx.date.slice(0, 7) <= month)
-        check(exact(entry.quantity).eq(sumOf(upTo.map(tx => tx.quantity))), 'quantity held at the end of the month')
-        check(
-          exact(chart.appliedValue).eq(sumOf(upTo.map(tx => tx.totalValue))),
-          'appliedValue is what was invested by then, as shown'
-        )
+        const then = referencePosition(transactions.filter(tx => tx.date.slice(0, 7) <= month))
+        check(entry.quantity === then?.quantity, 'quantity held at the end of the month')
+        check(chart.appliedValue === then?.investedValue, 'appliedValue is what was held cost, at average cost')
         check(places(entry.currentBalance) <= 2, 'currentBalance has at most 2 decimals')
         check(chart.grossBalance === entry.currentBalance, 'the chart shows the same balance')
         checkPercentage(
@@ -203,7 +221,7 @@ t.test('dashboard figures are exact decimals that add up, for random lots and pr
       )
     }
   }), { numRuns: 300 })
-  t.pass('300 random portfolios')
+  t.pass('300 random portfolios of buys and sales')
 })
 
 t.test('the benchmark return is measured from the first month', async t => {
@@ -212,8 +230,7 @@ t.test('the benchmark return is measured from the first month', async t => {
     const dashboard = dashboardOf(prices, 0, benchmark)
     const current = dashboard.monthlyHistory.at(-1)
     if (current === undefined) throw new Error('no history')
-    const startMonth =
-      [...(prices[0] as AssetPrices).lots].sort((a, b) => (a.date < b.date ? -1 : 1))[0]?.date.slice(0, 7) ?? ''
+    const startMonth = (prices[0] as AssetPrices).transactions[0]?.date.slice(0, 7) ?? ''
     const before =
       benchmark.closes.filter(c => c.month <= startMonth).at(-1)?.close ??
       benchmark.closes[0]?.close ??
@@ -227,49 +244,4 @@ t.test('the benchmark return is measured from the first month', async t => {
     )
   }), { numRuns: 300 })
   t.pass('300 random cases')
-})
-
-t.test('quantity changes up and down keep the lots equal to the quantity (FIFO)', async t => {
-  const store = await Store.open('sqlite::memory:')
-  t.teardown(() => store.close())
-  const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const steps = fc.array(fc.record({
-    quantity,
-    price: fc.option(price, { nil: undefined })
-  }), { minLength: 1, maxLength: 8 })
-  await fc.assert(fc.asyncProperty(quantity, price, steps, async (initialQuantity, initialPrice, changes) => {
-    const asset = await store.assets.create({
-      name: 'A',
-      symbol: 'A',
-      type: 'STOCK',
-      quantity: initialQuantity,
-      price: initialPrice,
-      portfolioId: portfolio.id
-    })
-    if (asset === undefined) throw new Error('no asset')
-    const buys: Array<{ quantity: number, price: number }> = [{ quantity: initialQuantity, price: initialPrice }]
-    let current = { quantity: initialQuantity, price: initialPrice }
-    for (const change of changes) {
-      const updated = (await store.assets.update(asset.id, {
-        quantity: change.quantity,
-        ...(change.price === undefined ? {} : { price: change.price })
-      }))?.value
-      if (updated === undefined) throw new Error('asset vanished')
-      if (change.quantity > current.quantity) {
-        buys.push({ quantity: exact(change.quantity).minus(current.quantity).toNumber(), price: updated.price })
-      }
-      current = { quantity: updated.quantity, price: updated.price }
-      const lots = await store.assets.lots(asset.id)
-      const total = sumOf(lots.map(l => l.quantity))
-      check(total.eq(updated.quantity), `lots ${total.toString()} = quantity ${updated.quantity}, exactly`)
-      check(lots.every(l => places(l.quantity) <= 8), 'lots keep at most 8 decimals')
-      if (lots.some(l => !(l.quantity > 0))) throw new Error('no empty or negative lot remains')
-      // FIFO: what remains is the newest buys, the oldest of them possibly in part.
-      const prices = lots.map(l => l.price)
-      const tail = buys.slice(buys.length - lots.length).map(b => b.price)
-      if (prices.join() !== tail.join()) throw new Error('the oldest lots go first')
-    }
-    await store.assets.delete(asset.id)
-  }), { numRuns: 60 })
-  t.pass('60 random sequences of quantity changes')
 })

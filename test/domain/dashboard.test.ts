@@ -7,7 +7,7 @@ t.test('docs/api.md\'s worked example', async t => {
       id: 'petr4',
       symbol: 'PETR4',
       name: 'Petrobras PN',
-      quantity: 150,
+      quantity: 120,
       imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg'
     },
     portfolio: [
@@ -19,9 +19,10 @@ t.test('docs/api.md\'s worked example', async t => {
           { month: '2026-09', close: 30 },
           { month: '2026-10', close: 35 }
         ],
-        lots: [
-          { id: 'b', date: '2026-10-10', quantity: 50, price: 36 },
-          { id: 'a', date: '2026-09-10', quantity: 100, price: 32 }
+        transactions: [
+          { id: 'a', type: 'BUY', date: '2026-09-10', quantity: 100, price: 32, fee: 0 },
+          { id: 'b', type: 'BUY', date: '2026-10-10', quantity: 50, price: 36, fee: 4.9 },
+          { id: 'c', type: 'SELL', date: '2026-10-20', quantity: 30, price: 38, fee: 5.7 }
         ]
       },
       {
@@ -29,7 +30,7 @@ t.test('docs/api.md\'s worked example', async t => {
         lastQuote: 50,
         origin: { source: 'brapi.dev', lastUpdate: '2026-11-14T20:07:46.000Z' },
         closes: [],
-        lots: [{ id: 'c', date: '2026-11-05', quantity: 10, price: 60 }]
+        transactions: [{ id: 'd', type: 'BUY', date: '2026-11-05', quantity: 10, price: 60, fee: 0 }]
       }
     ],
     benchmark: {
@@ -45,15 +46,18 @@ t.test('docs/api.md\'s worked example', async t => {
     ticker: 'PETR4',
     name: 'Petrobras PN',
     imageUrl: 'https://icons.brapi.dev/icons/PETR4.svg',
-    quantity: 150,
+    quantity: 120,
     averagePrice: 33.33333333,
     lastQuote: 40,
     quoteSource: 'brapi.dev',
     quoteUpdatedAt: '2026-11-14T20:07:46.000Z',
-    investedValue: 5000,
-    grossValue: 6000,
-    result: 1000,
-    resultPercentage: 20
+    investedValue: 4000,
+    grossValue: 4800,
+    result: 800,
+    resultPercentage: 20,
+    // 30 × (38 − 33.33333333) = 140.0000001, less 4.90 + 5.70 of fees
+    realizedResult: 129.4,
+    fees: 10.6
   })
   t.same(dashboard.monthlyHistory, [
     {
@@ -67,8 +71,8 @@ t.test('docs/api.md\'s worked example', async t => {
     },
     {
       month: 'Out.2026',
-      currentBalance: 5250,
-      quantity: 150,
+      currentBalance: 4200,
+      quantity: 120,
       returnPercentage: 5,
       portfolioPercentage: 100,
       ibovPercentage: 5,
@@ -76,18 +80,18 @@ t.test('docs/api.md\'s worked example', async t => {
     },
     {
       month: 'Nov.2026',
-      currentBalance: 6000,
-      quantity: 150,
+      currentBalance: 4800,
+      quantity: 120,
       returnPercentage: 20,
-      portfolioPercentage: 92.31,
+      portfolioPercentage: 90.57,
       ibovPercentage: 10,
       estimated: false
     }
   ])
   t.same(dashboard.historicalChart, [
     { month: 'Set/26', appliedValue: 3200, grossBalance: 3000 },
-    { month: 'Out/26', appliedValue: 5000, grossBalance: 5250 },
-    { month: 'Nov/26', appliedValue: 5000, grossBalance: 6000 }
+    { month: 'Out/26', appliedValue: 4000, grossBalance: 4200 },
+    { month: 'Nov/26', appliedValue: 4000, grossBalance: 4800 }
   ])
   t.same(dashboard.transactions, [
     {
@@ -97,7 +101,8 @@ t.test('docs/api.md\'s worked example', async t => {
       description: 'Compra de 100 PETR4',
       quantity: 100,
       pricePerUnit: 32,
-      totalValue: 3200
+      totalValue: 3200,
+      fee: 0
     },
     {
       id: 'b',
@@ -106,7 +111,18 @@ t.test('docs/api.md\'s worked example', async t => {
       description: 'Compra de 50 PETR4',
       quantity: 50,
       pricePerUnit: 36,
-      totalValue: 1800
+      totalValue: 1800,
+      fee: 4.9
+    },
+    {
+      id: 'c',
+      date: '2026-10-20',
+      type: 'SELL',
+      description: 'Venda de 30 PETR4',
+      quantity: 30,
+      pricePerUnit: 38,
+      totalValue: 1140,
+      fee: 5.7
     }
   ])
 })
@@ -119,7 +135,7 @@ t.test('gaps in closes repeat the last close; before any close, the average buy 
       lastQuote: 12,
       origin: { source: 'offline', lastUpdate: null },
       closes: [{ month: '2026-08', close: 11 }],
-      lots: [{ id: 'l', date: '2026-07-01', quantity: 2, price: 9 }]
+      transactions: [{ id: 'l', type: 'BUY', date: '2026-07-01', quantity: 2, price: 9, fee: 0 }]
     }],
     benchmark: undefined,
     now: new Date('2026-10-02T00:00:00Z')
@@ -138,7 +154,7 @@ t.test('gaps in closes repeat the last close; before any close, the average buy 
 
 t.test('estimated: a month whose figures rest on a price that is not market data, and only such a month', async t => {
   const brapi = { source: 'brapi.dev', lastUpdate: '2026-10-01T20:00:00.000Z' }
-  const lots = [{ id: 'l', date: '2026-06-10', quantity: 2, price: 9 }]
+  const transactions = [{ id: 'l', type: 'BUY' as const, date: '2026-06-10', quantity: 2, price: 9, fee: 0 }]
   const benchmark = {
     lastQuote: 130,
     closes: [{ month: '2026-06', close: 100 }, { month: '2026-07', close: 110 }, { month: '2026-08', close: 120 },
@@ -156,19 +172,20 @@ t.test('estimated: a month whose figures rest on a price that is not market data
     { month: '2026-07', close: 11, estimated: true },
     { month: '2026-09', close: 12 }
   ]
-  t.same(months([{ assetId: 'x', lastQuote: 13, origin: brapi, closes, lots }]), [false, true, true, false, false],
+  t.same(months([{ assetId: 'x', lastQuote: 13, origin: brapi, closes, transactions }]),
+    [false, true, true, false, false],
     'a close at another month\'s rate, then a gap (August repeats July): estimated; the current quote is not')
-  const bond = { assetId: 'b', lastQuote: 100, origin: { source: 'asset', lastUpdate: null }, closes: [], lots }
+  const bond = { assetId: 'b', lastQuote: 100, origin: { source: 'asset', lastUpdate: null }, closes: [], transactions }
   t.same(months([{
     assetId: 'x',
     lastQuote: 13,
     origin: brapi,
     closes: [{ month: '2026-06', close: 10 },
       { month: '2026-07', close: 11 }, { month: '2026-08', close: 11 }, { month: '2026-09', close: 12 }],
-    lots
+    transactions
   }, bond]),
   [true, true, true, true, true], 'an asset at its stored price: every month\'s portfolio share rests on it')
-  const market = [{ assetId: 'x', lastQuote: 13, origin: brapi, closes: benchmark.closes, lots }]
+  const market = [{ assetId: 'x', lastQuote: 13, origin: brapi, closes: benchmark.closes, transactions }]
   t.same(months(market), [false, false, false, false, false], 'every price a market close or quote')
   t.same(months(market, { lastQuote: 130, closes: benchmark.closes.slice(2) }), [true, true, true, true, true],
     'the benchmark missing in the first month: every month\'s change from it is not the index\'s')

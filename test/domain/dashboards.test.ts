@@ -29,8 +29,17 @@ function holding (
   }
   return {
     asset,
-    lots: lots.map(([monthsAgo, units, price], index) =>
-      ({ id: `${symbol}-${index}`, date: dayOf(monthsAgo, 10), quantity: units, price }))
+    transactions: lots.map(([monthsAgo, units, price], index) => ({
+      id: `${symbol}-${index}`,
+      assetId: symbol,
+      type: 'BUY' as const,
+      date: dayOf(monthsAgo, 10),
+      quantity: units,
+      price,
+      fee: 0,
+      totalValue: units * price,
+      createdAt: ''
+    }))
   }
 }
 

@@ -150,9 +150,9 @@ t.test('docs/api.md\'s worked example of a dollar asset', async t => {
       lastQuote,
       origin: { source: 'brapi.dev', lastUpdate: T0 },
       closes,
-      lots: [
-        { id: 'a', date: '2026-09-10', quantity: 2, price: 1050 },
-        { id: 'b', date: '2026-10-10', quantity: 1, price: 1150 }
+      transactions: [
+        { id: 'a', type: 'BUY', date: '2026-09-10', quantity: 2, price: 1050, fee: 0 },
+        { id: 'b', type: 'BUY', date: '2026-10-10', quantity: 1, price: 1150, fee: 0 }
       ]
     }],
     benchmark: {

@@ -39,7 +39,9 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   t.same(await fields(), ['N2', 'D2'], 'a failed precondition changes nothing')
 })
 
-forEachEngine(t, 'a delete takes the lots, assets and portfolio if its precondition holds', async (t, engine) => {
+forEachEngine(t, 'a delete takes the transactions, assets and portfolio if its precondition holds', async (
+  t, engine
+) => {
   const store = await openStore(t, engine)
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
   const kept = await store.portfolios.create({ name: 'Kept', userId: 'u' })
@@ -48,18 +50,20 @@ forEachEngine(t, 'a delete takes the lots, assets and portfolio if its precondit
   const other = await store.assets.create({ ...input, portfolioId: kept.id })
   t.ok(asset !== undefined && other !== undefined)
   const assetId = String(asset?.id)
-  t.equal((await store.assets.lots(assetId)).length, 1)
+  const transactionsOf = async (id: string): Promise<unknown[] | undefined> =>
+    await store.transactions.list(id, { limit: 10, offset: 0 })
+  t.equal((await transactionsOf(assetId))?.length, 1)
   t.equal((await store.stats.get()).totalPortfolios, 2)
 
   await t.rejects(store.portfolios.delete(portfolio.id, never), PreconditionFailedError)
-  t.equal((await store.assets.lots(assetId)).length, 1, 'a failed precondition deletes nothing')
+  t.equal((await transactionsOf(assetId))?.length, 1, 'a failed precondition deletes nothing')
   t.equal((await store.portfolios.detail(portfolio.id))?.value.assets.length, 1)
 
   t.equal(await store.portfolios.delete(portfolio.id, always), true)
   t.equal(await store.portfolios.get(portfolio.id), undefined)
   t.equal(await store.assets.get(assetId), undefined)
-  t.same(await store.assets.lots(assetId), [], 'its lots went with it')
-  t.equal((await store.assets.lots(String(other?.id))).length, 1, 'another portfolio\'s lots stay')
+  t.same(await store.transactions.ofAssets([assetId]), new Map([[assetId, []]]), 'its transactions went with it')
+  t.equal((await transactionsOf(String(other?.id)))?.length, 1, 'another portfolio\'s transactions stay')
   t.equal((await store.stats.get()).totalPortfolios, 1, 'a delete refreshes the statistics at once')
   t.equal(await store.portfolios.delete(portfolio.id), false, 'gone already')
 })

@@ -98,7 +98,7 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
     [asset?.id],
     'the rolled-back delete removed no asset'
   )
-  t.same((await store.assets.lots(asset?.id ?? '')).length, 1, '…and no lot')
+  t.same((await store.transactions.list(asset?.id ?? '', page))?.length, 1, '…and no transaction')
   t.equal((await store.portfolios.get(portfolio.id))?.totalValue, 1)
 })
 

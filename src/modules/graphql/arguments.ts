@@ -9,6 +9,7 @@ import {
   CreatePortfolioInputSchema, ListPortfoliosQuerySchema, UpdatePortfolioInputSchema
 } from '../../schemas/portfolio.js'
 import { SymbolParamsSchema } from '../../schemas/quote.js'
+import { CreateTransactionInputSchema } from '../../schemas/transaction.js'
 import { ItemIdSchema } from '../../schemas/common.js'
 
 /**
@@ -39,6 +40,7 @@ const checkCreatePortfolio = validator(CreatePortfolioInputSchema)
 const checkUpdatePortfolio = validator(UpdatePortfolioInputSchema)
 const checkCreateAsset = validator(CreateAssetInputSchema)
 const checkUpdateAsset = validator(UpdateAssetInputSchema)
+const checkTransaction = validator(CreateTransactionInputSchema)
 const checkExclusion = validator(CreateExclusionInputSchema)
 
 type Args = Record<string, unknown>
@@ -56,6 +58,7 @@ export const readArguments = {
   updatePortfolio: ({ input }: Args) => checkUpdatePortfolio(input),
   createAsset: ({ input }: Args) => checkCreateAsset(input),
   updateAsset: ({ input }: Args) => checkUpdateAsset(input),
+  addTransaction: ({ input }: Args) => checkTransaction(input),
   excludeTransaction: ({ input }: Args) => checkExclusion(input),
   aggregatorItem: validator(Type.Object({ itemId: ItemIdSchema }), 'args')
 }

@@ -4,6 +4,7 @@ import {
 } from 'graphql'
 import { MAX_PAGE_SIZE, PageQuerySchema } from '../../schemas/common.js'
 import { AssetTypeSchema, CreateAssetInputSchema, UpdateAssetInputSchema } from '../../schemas/asset.js'
+import { CreateTransactionInputSchema } from '../../schemas/transaction.js'
 import { CreatePortfolioInputSchema, UpdatePortfolioInputSchema } from '../../schemas/portfolio.js'
 import { CreateExclusionInputSchema } from '../../schemas/excluded-transaction.js'
 import { NotFoundError } from '../../errors.js'
@@ -27,6 +28,7 @@ export interface SchemaTypes {
   Portfolio: GraphQLObjectType
   PortfolioValuation: GraphQLObjectType
   PortfolioAsset: GraphQLObjectType
+  AssetTransaction: GraphQLObjectType
   AssetQuote: GraphQLObjectType
   SystemStats: GraphQLObjectType
   Principal: GraphQLObjectType
@@ -169,6 +171,25 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
       description: 'Remove an asset; false when no asset has this id (x-api-key)',
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.assets.delete(ctx.access, id))
+    },
+    addTransaction: {
+      type: new GraphQLNonNull(type.AssetTransaction),
+      description: 'Record a dated buy or sale of an asset; its quantity, price (average price) and totalValue ' +
+        'follow; a sale of more than is held at its date is refused with INSUFFICIENT_QUANTITY (x-api-key)',
+      args: {
+        assetId: { type: new GraphQLNonNull(GraphQLID) },
+        input: { type: new GraphQLNonNull(types.inputType(CreateTransactionInputSchema)) }
+      },
+      resolve: async (_root, args: Args, ctx) => await ctx.domain.transactions.add(
+        ctx.access, String(args.assetId), readArguments.addTransaction(args))
+    },
+    removeTransaction: {
+      type: new GraphQLNonNull(GraphQLBoolean),
+      description: 'Undo a buy or sale of an asset; false when there is no such asset or transaction; refused ' +
+        'with INSUFFICIENT_QUANTITY when that would leave less than nothing held at some date (x-api-key)',
+      args: { assetId: { type: new GraphQLNonNull(GraphQLID) }, ...idArg },
+      resolve: async (_root, { assetId, id }: IdArgs, ctx) =>
+        await orFalse(ctx.domain.transactions.remove(ctx.access, String(assetId), id))
     },
     excludeTransaction: {
       type: new GraphQLNonNull(type.ExcludedTransaction),

@@ -3,6 +3,7 @@ import {
   fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator, type ComplexityEstimatorArgs
 } from 'graphql-query-complexity'
 import { createAssetInput, updateAssetInput } from '../../domain/assets.js'
+import { createTransactionInput } from '../../domain/transactions.js'
 import { readArguments } from './arguments.js'
 import { QueryRefusedError } from '../../plugins/graphql-errors.js'
 
@@ -37,6 +38,7 @@ const RULES: Record<string, Record<string, (args: Record<string, unknown>) => un
     // The asset service's own input rules (decimals of an amount) too, so that they fail before anything runs.
     createAsset: args => createAssetInput(readArguments.createAsset(args)),
     updateAsset: args => updateAssetInput(readArguments.updateAsset(args)),
+    addTransaction: args => createTransactionInput(readArguments.addTransaction(args)),
     excludeTransaction: readArguments.excludeTransaction
   },
   Subscription: { aggregatorItem: readArguments.aggregatorItem }

@@ -3,6 +3,7 @@ import type { Asset } from '../../schemas/asset.js'
 import type { Dashboard } from '../../schemas/dashboard.js'
 import type { Portfolio } from '../../schemas/portfolio.js'
 import type { Quote } from '../../schemas/quote.js'
+import type { AssetTransaction } from '../../schemas/transaction.js'
 import type { PortfolioValuation } from '../../schemas/valuation.js'
 import { readArguments } from './arguments.js'
 import type { GraphqlContext } from './context.js'
@@ -32,7 +33,8 @@ export function selects (info: GraphQLResolveInfo, name: string): boolean {
 /**
  * Batched fields (Mercurius loaders, one call per field per request whatever the number of
  * parents or aliases), each one call of a domain service: every `quote(symbol:)` of a document
- * in one provider batch; the assets of every portfolio in an answer in one statement; the quotes
+ * in one provider batch; the assets of every portfolio in an answer in one statement, and the
+ * transactions of every asset in one more; the quotes
  * of every asset in one provider batch (shared with REST's cache and single flight); the
  * dashboards of every asset from one read of their portfolios' holdings and one batch of quotes.
  * A NOT_FOUND item is `null`, as a nullable field answers it.
@@ -65,6 +67,13 @@ export const graphqlLoaders = {
     }
   },
   PortfolioAsset: {
+    transactions: {
+      loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<AssetTransaction[][]> => {
+        const byAsset = await ctx.domain.transactions.ofAssets(ctx.access, queries.map(({ obj }) => obj.id))
+        return queries.map(({ obj }) => byAsset.get(obj.id) ?? [])
+      },
+      opts: { cache: false }
+    },
     quote: {
       loader: async (queries: Array<{ obj: Asset }>, ctx: GraphqlContext): Promise<Array<Quote | null>> =>
         eachOrNull(await ctx.domain.quotes.ofAssets(ctx.access, queries.map(({ obj }) => obj), ctx.log)),

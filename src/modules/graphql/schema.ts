@@ -6,6 +6,7 @@ import {
 import { ExcludedTransactionSchema } from '../../schemas/excluded-transaction.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema } from '../../schemas/quote.js'
+import { AssetTransactionSchema, TRANSACTION_TYPES } from '../../schemas/transaction.js'
 import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ITEM_STATUSES, ItemStatusSchema } from '../../store/item-status.js'
@@ -17,6 +18,8 @@ import { listOf, mutationFields, queryFields, subscriptionFields, type Field, ty
 
 /** A portfolio's assets are unbounded; cost estimates assume this many. */
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
+/** An asset's transactions too. */
+export const TRANSACTIONS_PER_ASSET_ESTIMATE = 20
 
 /**
  * The GraphQL schema (docs/api.md#graphql), its types made from the REST TypeBox schemas and its
@@ -28,14 +31,21 @@ export function buildGraphqlSchema (): GraphQLSchema {
     AssetType: ASSET_TYPES,
     PrincipalType: PRINCIPAL_TYPES,
     ItemStatus: ITEM_STATUSES,
-    TransactionType: ['BUY'],
+    TransactionType: TRANSACTION_TYPES,
     Currency: ['BRL']
   })
   const PortfolioValuation = types.objectType(PortfolioValuationSchema)
   const AssetQuote = types.objectType(QuoteSchema)
   const AssetDashboard = types.objectType(DashboardSchema)
+  const AssetTransaction = types.objectType(AssetTransactionSchema)
 
   const PortfolioAsset = types.objectType(AssetSchema, () => ({
+    // Resolved by its loader: the transactions of every asset of an answer in one statement.
+    transactions: {
+      type: listOf(AssetTransaction),
+      description: 'The asset\'s buys and sales, by date then as recorded',
+      extensions: { complexity: listCost(TRANSACTIONS_PER_ASSET_ESTIMATE) }
+    },
     quote: {
       type: AssetQuote,
       description: 'The current quote of the asset\'s symbol; null when the provider has none',
@@ -43,7 +53,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
     },
     dashboard: {
       type: AssetDashboard,
-      description: 'Position, monthly history and buys of the asset',
+      description: 'Position, monthly history, buys and sales of the asset',
       extensions: { complexity: 25 }
     }
   }))
@@ -71,6 +81,7 @@ export function buildGraphqlSchema (): GraphQLSchema {
     Portfolio,
     PortfolioValuation,
     PortfolioAsset,
+    AssetTransaction,
     AssetQuote,
     SystemStats: types.objectType(StatsSchema),
     Principal: types.objectType(MeSchema, undefined, 'Principal'),

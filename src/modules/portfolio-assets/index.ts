@@ -10,19 +10,21 @@ import {
 } from '../../schemas/asset.js'
 import { DashboardSchema } from '../../schemas/dashboard.js'
 import { QuoteSchema, SymbolParamsSchema } from '../../schemas/quote.js'
-import { AssetTypeParamsSchema } from './schemas.js'
+import { AssetTransactionSchema, CreateTransactionInputSchema } from '../../schemas/transaction.js'
+import { AssetTypeParamsSchema, TransactionParamsSchema } from './schemas.js'
 
 /**
- * Portfolio assets, their quotes and dashboards (docs/api.md#resources), behind the API key: the
- * onRequest guard checks it, and each handler hands the request to a service of src/domain,
- * which owns the rules.
+ * Portfolio assets, their transactions, quotes and dashboards (docs/api.md#resources), behind the
+ * API key: the onRequest guard checks it, and each handler hands the request to a service of
+ * src/domain, which owns the rules.
  */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
   app.addHook('onRequest', app.verifyApiKey)
   await ensureDomain(app)
-  const { assets, quotes, dashboards } = app.domain
+  const { assets, transactions, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
+  const positionErrors = errorSchemas(400, 401, 404, 422)
   const upstreamErrors = errorSchemas(400, 401, 404, 502, 504)
   const AssetList = PageOf(AssetListItemSchema)
 
@@ -64,10 +66,10 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   app.get('/:id/dashboard', {
     schema: {
       operationId: 'getAssetDashboard',
-      summary: 'Position, history and buys of one asset',
-      description: 'An asset\'s position (quantity, average price, last quote, result), its month-by-month history ' +
-        'against the IBOVESPA and its buy lots; months not priced by the market are marked ' +
-        '(docs/api.md#the-asset-dashboard).',
+      summary: 'Position, history, buys and sales of one asset',
+      description: 'An asset\'s position (quantity, average price, last quote, result, realized result, fees), its ' +
+        'month-by-month history against the IBOVESPA and its buys and sales; months not priced by the market ' +
+        'are marked (docs/api.md#the-asset-dashboard).',
       params: IdParamsSchema,
       response: { 200: DashboardSchema, ...upstreamErrors }
     }
@@ -91,9 +93,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'createAsset',
       summary: 'Add an asset to a portfolio',
       description: 'Adds an asset to a portfolio (symbol upper-cased; quantity over 0 and price from 0, each with ' +
-        'at most 8 decimals; totalValue = quantity × price rounded to cents) and answers it with 201. ' +
-        'An unknown portfolio is 404. Safe to retry with Idempotency-Key (docs/api.md#resources, ' +
-        'docs/api.md#money).',
+        'at most 8 decimals; totalValue = quantity × price rounded to cents) and answers it with 201; its first ' +
+        'transaction is a BUY of `quantity` at `price` on `date` (today when absent). An unknown portfolio is 404. ' +
+        'Safe to retry with Idempotency-Key (docs/api.md#transactions, docs/api.md#money).',
       body: CreateAssetInputSchema,
       response: { 201: AssetSchema, ...errors }
     }
@@ -105,9 +107,11 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'updateAsset',
       summary: 'Change the quantity or price of an asset',
-      description: 'Changes an asset\'s quantity or price (at least one of them): totalValue and the portfolio\'s ' +
-        'total follow, live valuations are told. If-Match makes the change conditional; Idempotency-Key ' +
-        'makes it safe to retry (docs/api.md#safe-retries).',
+      description: 'Changes an asset\'s quantity or price (at least one of them): `price` becomes the asset\'s ' +
+        'price (its last known unit price; no transaction changes); a new `quantity` is recorded as a BUY or SELL ' +
+        'of the difference, dated today, at that price or else the asset\'s. totalValue and the portfolio\'s total ' +
+        'follow, live valuations are told. If-Match makes the change conditional; Idempotency-Key makes it safe ' +
+        'to retry (docs/api.md#transactions, docs/api.md#safe-retries).',
       params: IdParamsSchema,
       body: UpdateAssetInputSchema,
       response: { 200: AssetSchema, ...errors }
@@ -115,6 +119,48 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   }, async (request, reply) => {
     const access = request.access
     return answerTagged(reply, await assets.update(access, request.params.id, request.body, ifMatchOf(request)))
+  })
+
+  app.get('/:id/transactions', {
+    schema: {
+      operationId: 'listAssetTransactions',
+      summary: 'The buys and sales of one asset',
+      description: 'In the order they count: by date, then as recorded. See docs/api.md#transactions.',
+      params: IdParamsSchema,
+      querystring: PageQuerySchema,
+      response: { 200: PageOf(AssetTransactionSchema), ...errors }
+    }
+  }, async request => await transactions.list(request.access, request.params.id, request.query))
+
+  app.post('/:id/transactions', {
+    config: { idempotent: true },
+    schema: {
+      operationId: 'addAssetTransaction',
+      summary: 'Record a dated buy or sale of an asset',
+      description: 'The asset\'s quantity, price (its average price) and totalValue, and its portfolio\'s ' +
+        'totalValue, follow. A SELL of more than is held at its date (transactions may be back-dated) is 422 ' +
+        'INSUFFICIENT_QUANTITY and records nothing. See docs/api.md#transactions.',
+      params: IdParamsSchema,
+      body: CreateTransactionInputSchema,
+      response: { 201: AssetTransactionSchema, ...positionErrors }
+    }
+  }, async (request, reply) =>
+    reply.code(201).send(await transactions.add(request.access, request.params.id, request.body)))
+
+  app.delete('/:id/transactions/:transactionId', {
+    schema: {
+      operationId: 'removeAssetTransaction',
+      summary: 'Undo a buy or sale of an asset',
+      description: 'The asset\'s quantity, price (its average price) and totalValue follow. A removal that would ' +
+        'leave less than nothing held at some date (a BUY that a later SELL needs) is 422 INSUFFICIENT_QUANTITY ' +
+        'and removes nothing. See docs/api.md#transactions.',
+      params: TransactionParamsSchema,
+      response: { 200: DeletedSchema, ...positionErrors }
+    }
+  }, async request => {
+    const { id, transactionId } = request.params
+    await transactions.remove(request.access, id, transactionId)
+    return { message: 'Transação removida com sucesso', id: transactionId }
   })
 
   app.delete('/:id', {

@@ -35,6 +35,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
       'createAsset(input: CreateAssetInput!): PortfolioAsset!',
       'updateAsset(id: ID!, input: UpdateAssetInput!): PortfolioAsset',
       'deleteAsset(id: ID!): Boolean!',
+      'addTransaction(assetId: ID!, input: CreateTransactionInput!): AssetTransaction!',
+      'removeTransaction(assetId: ID!, id: ID!): Boolean!',
       'excludeTransaction(input: ExcludeTransactionInput!): ExcludedTransaction!',
       'deleteExcludedTransaction(id: ID!): Boolean!'
     ],
@@ -70,9 +72,14 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'portfolioId',
     'createdAt',
     'updatedAt',
+    'transactions',
     'quote',
     'dashboard'
   ])
+  t.same(fieldsOf('AssetTransaction'),
+    ['id', 'assetId', 'type', 'date', 'quantity', 'price', 'fee', 'totalValue', 'createdAt'])
+  t.equal(String((schema.getType('PortfolioAsset') as GraphQLObjectType).getFields().transactions?.type),
+    '[AssetTransaction!]!')
   t.same(fieldsOf('AggregatorItemStatus'), ['itemId', 'status', 'event', 'updatedAt'])
   const status = (schema.getType('AggregatorItemStatus') as GraphQLObjectType).getFields()
   t.same(
@@ -84,7 +91,7 @@ t.test('the schema holds the documented names, arguments and types', async t => 
   t.same(enumValues('ItemStatus'), [
     'UPDATED', 'UPDATING', 'WAITING_USER_INPUT', 'WAITING_USER_ACTION', 'MERGING', 'LOGIN_ERROR', 'OUTDATED'
   ])
-  t.same(enumValues('TransactionType'), ['BUY'])
+  t.same(enumValues('TransactionType'), ['BUY', 'SELL'])
   t.same(enumValues('Currency'), ['BRL'])
   t.same(fieldsOf('TokenClaims'), ['iss', 'iat', 'exp', 'nbf', 'sub', 'jti', 'prv'])
   t.equal(String((schema.getType('Principal') as GraphQLObjectType).getFields().payload?.type), 'TokenClaims!')

@@ -4,6 +4,7 @@ import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine, TEXTS } from '../../helper.js'
 import { monthStart, startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
 import { sendJson } from '../../fixtures/fake-server.js'
+import { referencePosition } from '../../fixtures/average-cost.js'
 
 const LONG_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\.\d{4}$/
 const SOURCE_FIELDS = '{ lastQuote quoteSource quoteUpdatedAt }'
@@ -135,7 +136,9 @@ async function portfolioWithAsset (
   return { portfolioId, assetId }
 }
 
-forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and brapi history', async (t, engine) => {
+forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from transactions and brapi history', async (
+  t, engine
+) => {
   const { app, brapi } = await brapiApp(t, engine)
   brapi.prices.set('PETR4', 40)
   brapi.prices.set('VALE3', 50)
@@ -174,9 +177,11 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
     investedValue: invested,
     grossValue: 150 * 40,
     result: 150 * 40 - invested,
-    resultPercentage: 20
+    resultPercentage: 20,
+    realizedResult: 0,
+    fees: 0
   })
-  t.equal(monthlyHistory.length, 1, 'all lots were bought this month: one month of history')
+  t.equal(monthlyHistory.length, 1, 'all was bought this month: one month of history')
   t.match(monthlyHistory[0], {
     month: LONG_LABEL,
     currentBalance: 6000,
@@ -202,7 +207,7 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
   const sourced = { lastQuote: 40, quoteSource: 'brapi.dev', quoteUpdatedAt: '2026-11-21T20:07:46.000Z' }
   t.same(fromGraphql, sourced, 'GraphQL names the same source')
 
-  // Selling 120 takes the whole first lot and 20 of the second (FIFO).
+  // Down to 30: a sale of 120 at the asset's price (36, the last PATCH's), realizing 120 × (36 − 33.33333333).
   await app.inject({
     method: 'PATCH',
     url: `/portfolio-assets/${assetId}`,
@@ -215,11 +220,12 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from lots and bra
     headers: apiKey()
   })).json()
   t.same(
-    sold.transactions.map((tx: { quantity: number, pricePerUnit: number }) => [tx.quantity, tx.pricePerUnit]),
-    [[30, 36]]
+    sold.transactions.map((tx: { type: string, quantity: number, pricePerUnit: number }) =>
+      [tx.type, tx.quantity, tx.pricePerUnit]),
+    [['BUY', 100, 32], ['BUY', 50, 36], ['SELL', 120, 36]]
   )
-  t.equal(sold.basicInfo.investedValue, 30 * 36)
-  t.equal(sold.basicInfo.averagePrice, 36)
+  t.match(sold.basicInfo,
+    { quantity: 30, averagePrice: 33.33333333, investedValue: 1000, realizedResult: 320, fees: 0 })
 
   t.equal((await app.inject({
     method: 'GET',
@@ -243,18 +249,11 @@ forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every 
     const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}/dashboard`, headers: apiKey() })
     t.equal(res.statusCode, 200)
     const { basicInfo, monthlyHistory, historicalChart, transactions } = res.json()
-    const lotQuantity = transactions.reduce((sum: Big, tx: { quantity: number }) => sum.plus(tx.quantity), new Big(0))
-    const lotInvested = transactions.reduce(
-      (sum: Big, tx: { totalValue: number }) => sum.plus(tx.totalValue),
-      new Big(0)
-    )
-    t.ok(lotQuantity.eq(asset.quantity), 'lots add up to the quantity, exactly')
-    t.ok(lotInvested.eq(basicInfo.investedValue), 'invested is the sum of the lots as shown, exactly')
-    t.ok(
-      new Big(basicInfo.averagePrice).eq(lotInvested.div(lotQuantity).round(8, Big.roundHalfUp)),
-      'averagePrice to 8 places'
-    )
-    t.ok(monthlyHistory.length > 1, 'demo buys span several months')
+    const position = referencePosition(transactions.map((tx: { pricePerUnit: number }) =>
+      ({ ...tx, price: tx.pricePerUnit })))
+    t.match(basicInfo, position, 'quantity, average price, invested, realized result and fees as recomputed')
+    t.equal(position?.quantity, asset.quantity, 'the transactions make the asset\'s quantity')
+    t.ok(monthlyHistory.length > 1, 'demo transactions span several months')
     t.equal(monthlyHistory.length, historicalChart.length)
     t.equal(monthlyHistory.at(-1).currentBalance, basicInfo.grossValue, 'the last month is the current position')
     t.ok(monthlyHistory.every((m: { month: string }) => LONG_LABEL.test(m.month)))

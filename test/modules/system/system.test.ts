@@ -62,18 +62,17 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(res.json(), { message: 'Dados resetados com sucesso' })
   const portfolios = (await app.inject({ method: 'GET', url: '/portfolios', headers: apiKey() })).json()
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
-  // Each asset's value rounded to cents, summed exactly (docs/api.md#money).
+  // Each asset's value rounded to cents, summed exactly (docs/api.md#money): quantity × its own price, else
+  // × the average price of its buys — the demo's sales all come after the buys they sell from, and a sale
+  // leaves the average price as it is.
   const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets)
-    .reduce(
-      (sum, a) =>
-        sum.plus(
-          a.lots
-            .reduce((q, lot) => q.plus(lot.quantity), new Big(0))
-            .times(a.price)
-            .round(2, Big.roundHalfUp)
-        ),
-      new Big(0)
-    )
+    .reduce((sum, a) => {
+      const bought = a.lots.reduce((q, lot) => q.plus(lot.quantity), new Big(0))
+      const sold = (a.sales ?? []).reduce((q, sale) => q.plus(sale.quantity), new Big(0))
+      const cost = a.lots.reduce((c, lot) => c.plus(new Big(lot.quantity).times(lot.price)), new Big(0))
+      const price = a.price ?? cost.div(bought).round(8, Big.roundHalfUp)
+      return sum.plus(bought.minus(sold).times(price).round(2, Big.roundHalfUp))
+    }, new Big(0))
     .toNumber()
   const stats = (await app.inject({ method: 'GET', url: '/stats', headers: apiKey() })).json()
   t.equal(stats.totalAssets, DEMO_PORTFOLIOS.flatMap(p => p.assets).length)
