@@ -202,7 +202,8 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
         { user: env.JWT_USER_PROVIDER_HASH, client: env.JWT_CLIENT_PROVIDER_HASH }
       ),
       apiKeys: commaList(env.API_KEYS),
-      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
+      portfolioAccess: env.PORTFOLIO_ACCESS
     },
     // Demo portfolios only in development: a test or production store starts empty.
     // Production waits for an unreachable PostgreSQL (not ready) and never creates a SQLite folder

@@ -20,7 +20,7 @@ import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
 } from './portfolio-reads.js'
 
-export type { Access, Principal } from './access.js'
+export type { Access, PortfolioScope, Principal } from './access.js'
 export type { LiveValuationOptions, ValuationEvent } from './valuation-streams.js'
 export type { ReadCacheOptions } from './portfolio-reads.js'
 
@@ -80,8 +80,10 @@ export function createDomain (
   }
   return {
     get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios, reads())) },
-    get assets () { return once('assets', () => new AssetService(adapters.store.assets)) },
-    get transactions () { return once('transactions', () => new TransactionService(adapters.store.transactions)) },
+    get assets () { return once('assets', () => new AssetService(adapters.store.assets, adapters.store.portfolios)) },
+    get transactions () {
+      return once('transactions', () => new TransactionService(adapters.store.transactions, adapters.store.assets))
+    },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
     get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },
@@ -94,7 +96,7 @@ export function createDomain (
     get principals () { return once('principals', () => new PrincipalService()) },
     get valuations () {
       return once('valuations', () =>
-        new ValuationService(reads(), adapters.store.assets, adapters.quotes))
+        new ValuationService(reads(), adapters.store.assets, adapters.quotes, adapters.store.portfolios))
     },
     get liveValuations () {
       return once('liveValuations', () => new LiveValuations(

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
-import { documentRoutes } from '../../plugins/openapi.js'
+import { documentPortfolioRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
@@ -17,12 +17,14 @@ import {
 } from '../../schemas/portfolio.js'
 
 /**
- * Portfolios (docs/api.md#resources), behind the API key: the onRequest guard checks it, and
- * each handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the rules.
+ * Portfolios (docs/api.md#resources), behind the credential PORTFOLIO_ACCESS names (the API key,
+ * a user's token, or either: docs/api.md#whose-portfolios): the onRequest guard checks it, and each
+ * handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the
+ * rules, a user's scope among them.
  */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
-  app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
-  app.addHook('onRequest', app.verifyApiKey)
+  app.addHook('onRoute', documentPortfolioRoutes('portfolios', app.portfolioAccess))
+  app.addHook('onRequest', app.verifyPortfolioAccess)
   await ensureDomain(app)
   const { portfolios } = app.domain
   const errors = errorSchemas(400, 401, 404)
@@ -32,7 +34,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listPortfolios',
       summary: 'List portfolios, optionally of one user',
       description: 'A page of portfolios (limit 1-1000, default 1000; offset), optionally of one user (userId), in ' +
-        'creation order. API key (docs/api.md#resources).',
+        'creation order; with a user\'s token, only its own (docs/api.md#whose-portfolios).',
       querystring: ListPortfoliosQuerySchema,
       response: { 200: PageOf(PortfolioSchema), ...errors }
     }
@@ -119,5 +121,5 @@ export default reusableModule(portfoliosModule, {
   fastify: '5.x',
   // The valuation (GET /:id/valuation and its stream) reads quotes and follows the change feed.
   dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-change-feed'],
-  decorators: { fastify: ['verifyApiKey', 'store', 'quotes', 'changeFeed'] }
+  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store', 'quotes', 'changeFeed'] }
 })
