@@ -29,6 +29,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 const API_KEY = 'bench-key'
 const REST_TARGET = 'GET /portfolios/:id (API key + store)'
+const USER_TARGET = 'GET /portfolios/:id (user token + store)'
 const GRAPHQL_TARGET = 'POST /graphql portfolio(id) { … assets { … } }'
 /** The fields GET /portfolios/:id answers, asked of GraphQL (issue 15: within 2× of the REST route). */
 const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { ' +
@@ -38,19 +39,27 @@ pinSelf()
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-'))
 const file = join(dir, 'bench.sqlite')
 const store = await Store.open(`sqlite:${file}`)
+/** The reads pick among the portfolios of user 1, the bench token's `sub`: the key and the token read the same ones. */
 const ids: string[] = []
 for (let i = 0; i < 1000; i++) {
-  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
+  const userId = i % 10 === 0 ? '1' : `user-${i % 100}`
+  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId })
   await addBenchAssets(store, portfolio.id)
-  ids.push(portfolio.id)
+  if (userId === '1') ids.push(portfolio.id)
 }
 await store.close()
 
 const baseline = await startHelper('baseline.ts', 0)
 const upstream = await startHelper('fake-upstream.ts', 1)
-// What operators run: production, one log line per request (to a file, not this report).
+// What operators run: production, one log line per request (to a file, not this report); the portfolio
+// routes take the API key and a user's token (PORTFOLIO_ACCESS=both), so both reads run in one process.
 const service = await startService({
-  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url, LOG_LEVEL: 'info'
+  DATABASE_URL: `sqlite:${file}`,
+  API_KEYS: API_KEY,
+  JWT_SECRET: SECRET,
+  BACKEND_URL: upstream.url,
+  LOG_LEVEL: 'info',
+  PORTFOLIO_ACCESS: 'both'
 }, join(dir, 'service.log'))
 const token = benchUserToken(SECRET, upstream.url)
 const bearer = { authorization: `Bearer ${token}` }
@@ -90,6 +99,17 @@ const targets: Target[] = [
         url: service.url,
         duration,
         headers: { 'x-api-key': API_KEY },
+        setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
+      })
+  },
+  {
+    name: USER_TARGET,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) =>
+      await load('portfolio-user', {
+        url: service.url,
+        duration,
+        headers: bearer,
         setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
       })
   },
@@ -181,9 +201,13 @@ try {
   const graphqlCost = `GraphQL portfolio(id) costs ${(micros(GRAPHQL_TARGET) / micros(REST_TARGET)).toFixed(2)}× ` +
     'the service CPU of GET /portfolios/:id per request, ' +
     `and serves ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× fewer requests a second (target: within 2×)`
+  const userCost = `GET /portfolios/:id with a user's token costs ${(micros(USER_TARGET) / micros(REST_TARGET))
+    .toFixed(3)}× the service CPU per request of the same read with the API key (target: within 1.10); ` +
+    `per round: ${(cpuMicros.get(USER_TARGET) ?? []).map((user, round) =>
+      (user / (cpuMicros.get(REST_TARGET)?.[round] ?? user)).toFixed(3)).join(', ')}`
   const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ` +
     `${WARMUP}s warm-up, then ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; ` +
-    `service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
+    `service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n${userCost}\n`
   mkdirSync(`${ROOT}bench/results`, { recursive: true })
   writeFileSync(`${ROOT}bench/results/service.md`, report)
   process.stdout.write(`\n${report}`)
