@@ -5,7 +5,7 @@ import { connect, isPostgresUrl, migrate, type Connection, type ConnectOptions, 
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
 import { isPostgresConnectionFailure } from './outage.js'
-import { StoreHandle } from './handle.js'
+import { StoreHandle, type Announcer } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
 import { ExclusionRepository } from './exclusions.js'
@@ -152,6 +152,20 @@ export class Store {
    */
   onPortfolioChange (listener: (change: PortfolioChange) => void): Unsubscribe {
     return this.handle.portfolioChanges.add(listener)
+  }
+
+  /**
+   * From now on every write runs `announcer`'s statement at the end of its transaction, when it
+   * changed a portfolio (the change feed's `pg_notify`: told if and only if it commits); `undefined`
+   * stops it.
+   */
+  announceChangesWith (announcer: Announcer | undefined): void {
+    this.handle.announcer = announcer
+  }
+
+  /** PostgreSQL: a notification through the store's own connections, as writes send theirs. */
+  async notify (channel: string, payload: string): Promise<void> {
+    await sql`select pg_notify(${channel}, ${payload})`.execute(this.handle.db)
   }
 
   async close (): Promise<void> {

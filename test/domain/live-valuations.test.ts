@@ -95,7 +95,10 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
     }
   } as unknown as PortfolioRepository
   const changes = new Listeners<PortfolioChange>()
-  const feed = { onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener) }
+  const feed = {
+    onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener),
+    proven: () => true
+  }
   const { log, lines } = capturedLog()
   const options = { minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 1 }
   const live = new LiveValuations(repository, quotes, feed, log, options)

@@ -61,7 +61,7 @@ testNeeding(t, 'Redis: A\'s writes are answered by B once the feed delivers them
 [NEEDS_POSTGRES, NEEDS_REDIS], async t => {
   const redis = await startRedis(t)
   const { a, b, bLines } = await instances(t, { REDIS_URL: redis.url })
-  await until('both subscribed', () => a.changeFeed.linked() && b.changeFeed.linked())
+  await until('both subscribed', () => a.changeFeed.proven() && b.changeFeed.proven())
   const { path } = await writesSeenAcross(t, a, b)
 
   t.equal((await call(b, 'GET', path)).name, 'n1', 'kept on B')
@@ -69,12 +69,12 @@ testNeeding(t, 'Redis: A\'s writes are answered by B once the feed delivers them
   const feedLost = (): boolean =>
     bLines.some(line => line.msg === 'dependency unavailable' && line.dependency === 'change_feed')
   await until('B sees its link lost', feedLost)
-  t.equal(b.changeFeed.linked(), false)
+  t.equal(b.changeFeed.proven(), false)
   await call(a, 'PATCH', path, { name: 'while-down' })
   t.equal((await call(b, 'GET', path)).name, 'while-down', 'B was not told, and answers it at once from the database')
 
   await redis.restart()
-  await until('B linked again', () => b.changeFeed.linked() && a.changeFeed.linked())
+  await until('B linked again', () => b.changeFeed.proven() && a.changeFeed.proven())
   t.equal((await call(b, 'GET', path)).name, 'while-down')
   await call(a, 'PATCH', path, { name: 'after' })
   await until('B answers a write made once linked again', async () => (await call(b, 'GET', path)).name === 'after')
