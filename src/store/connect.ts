@@ -33,6 +33,8 @@ export interface Connection {
 export interface ConnectOptions {
   /** PostgreSQL pool size per instance. */
   poolSize?: number
+  /** PostgreSQL: DATABASE_SCHEMA, the schema every statement names (else the connection's search_path). */
+  schema?: string
   /** Where each statement's duration and the pool's state are reported. */
   telemetry?: Telemetry
   /** With span export on: a span per statement. */
@@ -85,11 +87,8 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     const { GuardedPool } = await import('./postgres-pool.js')
     const pool = new GuardedPool(url, { size: options.poolSize ?? 10, health: options.health })
     options.telemetry?.watchPool(() => pool.state())
-    return {
-      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }),
-      engine: 'postgres',
-      pool
-    }
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) })
+    return { db: options.schema === undefined ? db : db.withSchema(options.schema), engine: 'postgres', pool }
   }
   if (url.startsWith('sqlite:')) {
     const { database, release } = await openSqlite(url.slice('sqlite:'.length), {
@@ -126,15 +125,20 @@ async function upToDate (db: Kysely<Database>, schema: string | undefined): Prom
   return recorded?.size === MIGRATION_NAMES.length && MIGRATION_NAMES.every(name => recorded.has(name))
 }
 
-/** Applies pending migrations; safe to run from several instances at once. */
-export async function migrate (db: Kysely<Database>, engine: StoreEngine): Promise<void> {
-  // Kysely looks for its bookkeeping tables in every schema unless told which: name the current one,
-  // so that one database can hold several stores (one per schema, via search_path).
+/**
+ * Applies pending migrations; safe to run from several instances at once. On PostgreSQL in `schema`
+ * (DATABASE_SCHEMA: every table and Kysely's bookkeeping named in it), else in the connection's current one.
+ */
+export async function migrate (db: Kysely<Database>, engine: StoreEngine, schema?: string): Promise<void> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which: name the store's own,
+  // so that one database can hold several stores (one per schema).
   const migrationTableSchema = engine === 'postgres'
-    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    ? schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
   if (await upToDate(db, migrationTableSchema)) return
-  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema })
+  const migrator = new Migrator({
+    db: schema === undefined ? db : db.withSchema(schema), provider: migrationProvider, migrationTableSchema
+  })
   let { error, results } = await migrator.migrateToLatest()
   // Kysely's bookkeeping check lists the tables of every schema by name: a schema another store
   // drops meanwhile fails it with 3F000 (seen in CI: stores of parallel test files on one

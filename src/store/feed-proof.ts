@@ -53,8 +53,10 @@ export class FeedProof {
     this.timer.unref()
   }
 
+  /** A heartbeat sent since the connection listens, and at most the bound ago, is back. */
   proven (): boolean {
-    return this.listeningSince !== undefined && now() - this.lastBack <= this.options.boundMs
+    const since = this.listeningSince
+    return since !== undefined && this.lastBack >= since && now() - this.lastBack <= this.options.boundMs
   }
 
   /** The listening connection listens (again): a heartbeat goes at once rather than at the next beat. */

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
-import type { Database } from './database.js'
+import { qualifiedTables, type Database } from './database.js'
 import type { StoreEngine } from './connect.js'
 import { Listeners, type PortfolioChange } from './changes.js'
 
@@ -39,7 +39,8 @@ export class StoreHandle {
   /** Set by a change feed that announces changes inside the writes' transactions (PostgreSQL's). */
   announcer: Announcer | undefined
 
-  constructor (readonly db: Kysely<Database>, readonly engine: StoreEngine) {}
+  /** `schema`: DATABASE_SCHEMA, which `db` already names in the builder's queries (Kysely's `withSchema`). */
+  constructor (readonly db: Kysely<Database>, readonly engine: StoreEngine, readonly schema?: string) {}
 
   /**
    * A write in one transaction. `work` tells what it changed through `announce`; the change feed's
@@ -95,7 +96,8 @@ export class StoreHandle {
 
   private compile (text: string): string {
     let index = 0
-    return this.engine === 'postgres' ? text.replace(/\?/g, () => `$${++index}`) : text
+    const qualified = this.schema === undefined ? text : qualifiedTables(text, this.schema)
+    return this.engine === 'postgres' ? qualified.replace(/\?/g, () => `$${++index}`) : qualified
   }
 
   /**

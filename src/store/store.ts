@@ -1,10 +1,11 @@
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, Kysely, PostgresDialect, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
 import { connect, isPostgresUrl, migrate, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
 import { isPostgresConnectionFailure } from './outage.js'
+import { poolerHint } from './postgres-schema.js'
 import { StoreHandle, type Announcer } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
@@ -41,7 +42,7 @@ const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
 function openFailure (url: string, error: unknown): StoreOpenError {
   const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
   const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
-  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${reason}`)
+  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${poolerHint(reason)}`)
 }
 
 /**
@@ -80,7 +81,7 @@ export class Store {
     } catch (error) {
       throw openFailure(url, error)
     }
-    const store = new Store(new StoreHandle(connection.db, connection.engine), connection.release)
+    const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release)
     const { pool } = connection
     try {
       await store.prepare(url)
@@ -99,14 +100,21 @@ export class Store {
     }
   }
 
-  /** Migrations, on PostgreSQL through a connection of their own. */
+  /**
+   * Migrations, on PostgreSQL through a connection of their own, between the checks that the tables
+   * are where DATABASE_SCHEMA (or the URL's search_path) says (postgres-schema.ts).
+   */
   private async prepare (url: string): Promise<void> {
     if (this.engine === 'postgres') {
-      const { migrationPool } = await import('./postgres-pool.js')
+      const [{ migrationPool }, { checkTablesIn, storeSchema }] = await Promise.all([
+        import('./postgres-pool.js'), import('./postgres-schema.js')
+      ])
       const pool = migrationPool(url)
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
       try {
-        await migrate(db, 'postgres')
+        const schema = await storeSchema(db, url, this.handle.schema)
+        await migrate(db, 'postgres', this.handle.schema)
+        await checkTablesIn(db, schema)
       } finally {
         await db.destroy()
       }
@@ -181,7 +189,9 @@ export class Store {
 
   /** Names of the migrations applied to this database, in order. */
   async appliedMigrations (): Promise<string[]> {
-    const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(this.handle.db)
+    const { schema } = this.handle
+    const table = schema === undefined ? sql.id(DEFAULT_MIGRATION_TABLE) : sql.id(schema, DEFAULT_MIGRATION_TABLE)
+    const rows = await sql<{ name: string }>`select name from ${table} order by name`.execute(this.handle.db)
     return rows.rows.map(row => row.name)
   }
 }

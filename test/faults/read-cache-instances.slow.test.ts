@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import pg from 'pg'
 import type { App } from '../../src/app.js'
-import { apiKey, buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { apiKey, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
 
@@ -32,7 +32,7 @@ async function until (what: string, condition: () => Promise<boolean> | boolean)
 
 /** Two instances on one fresh database; B's log lines are kept. */
 async function instances (t: Test, env: Record<string, string>) {
-  const shared = { DATABASE_URL: await freshDatabaseUrl(t, 'postgres'), ...env }
+  const shared = { ...(await freshDatabase(t, 'postgres')).env, ...env }
   const a = await buildTestApp(t, shared)
   const bLog = capturedLog()
   const b = await buildTestApp(t, shared, { logger: { level: 'info', stream: bLog.stream } })
