@@ -9,11 +9,12 @@ import { TABLES, type Database } from './database.js'
  * hold, and PgBouncer refuses `options=-c search_path=…` in the URL (or, told to ignore it, drops it:
  * the tables would land in `public`). The alternative, `SET LOCAL search_path` at the start of every
  * transaction, costs a round trip per transaction and makes each single-statement read a transaction
- * of three round trips more: measured on the detail read (`bench/query-styles.ts`, PostgreSQL on the
- * same machine), 0.21 ms a read alone against 0.55 ms wrapped as `begin; set local; select; commit`.
- * Named tables cost the statements nothing (qualified once, when their repository is made) and the
- * builder's queries Kysely's `withSchema`: 4.4 µs of CPU more per built query (24.9 against 20.5 µs
- * for the asset list's query, medians of 7 rounds of 2 000 builds).
+ * of three round trips more: measured on the detail read (`bench/feed-costs.ts`, PostgreSQL on the
+ * same busy two-core machine, medians of 9 rounds of 1 000 reads), 0.19 ms a read alone against
+ * 0.38 ms wrapped as `begin; set local search_path; select; commit` — twice the read. Named tables
+ * cost the statements nothing (qualified once, when their repository is made) and the builder's
+ * queries Kysely's `withSchema`: 2.2 µs of CPU more per built query (9.0 against 6.8 µs for the asset
+ * list's query, medians of 9 rounds of 1 000 builds).
  */
 
 /** The schema the store's statements name: DATABASE_SCHEMA, else the session's current one. */
@@ -33,8 +34,9 @@ export async function storeSchema (db: Kysely<Database>, url: string, schema: st
   const asked = searchPathOf(url)
   // PgBouncer told to ignore `options` drops it without a word: the tables would go to another schema.
   if (asked !== undefined && asked !== current) {
-    throw new Error(`DATABASE_URL asks for search_path=${asked} but the session is in "${current}": a pooler dropped ` +
-      `the options parameter; name the schema with DATABASE_SCHEMA=${asked} instead (docs/deploy.md#poolers)`)
+    const session = current === '' ? 'no schema that exists' : `"${current}"`
+    throw new Error(`DATABASE_URL asks for search_path=${asked} but the session is in ${session} (a pooler drops the ` +
+      `options parameter): name the schema with DATABASE_SCHEMA=${asked} instead (docs/deploy.md#poolers)`)
   }
   return current
 }
