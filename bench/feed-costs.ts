@@ -69,7 +69,7 @@ try {
     plain: async () => listQuery(plain).compile(),
     withSchema: async () => listQuery(db).compile()
   }, 'cpu')
-  rows.push({ measure: 'builder query built, CPU µs', without: fixed(build.plain, 1), with: fixed(build.withSchema, 1) })
+  rows.push({ measure: 'query built, CPU µs', without: fixed(build.plain, 1), with: fixed(build.withSchema, 1) })
 
   const portfolio = await store.portfolios.create({ name: 'Bench', userId: 'bench' })
   const asset = await store.assets.create({
