@@ -53,10 +53,9 @@ export class FeedProof {
     this.timer.unref()
   }
 
-  /** A heartbeat sent since the connection listens, and at most the bound ago, is back. */
+  /** Proven, and still: a heartbeat sent since the connection listens, and at most the bound ago, is back. */
   proven (): boolean {
-    const since = this.listeningSince
-    return since !== undefined && this.lastBack >= since && now() - this.lastBack <= this.options.boundMs
+    return this.state === 'proven' && this.heard()
   }
 
   /** The listening connection listens (again): a heartbeat goes at once rather than at the next beat. */
@@ -71,13 +70,18 @@ export class FeedProof {
     this.fail(error)
   }
 
+  /** A connection of the feed failed (the driver's error): unproven until the next heartbeat is back. */
+  failed (error: unknown): void {
+    this.fail(error)
+  }
+
   /** A heartbeat of this instance came back: the text it was sent with. */
   returned (stamp: string): void {
     const sentAt = Number(stamp)
     // One sent before the connection listened proves nothing about what it heard since.
     if (!Number.isFinite(sentAt) || this.listeningSince === undefined || sentAt < this.listeningSince) return
     this.lastBack = Math.max(this.lastBack, sentAt)
-    if (this.state === 'proven' || !this.proven()) return
+    if (this.state === 'proven' || !this.heard()) return
     this.state = 'proven'
     this.options.health?.up()
     this.options.resync()
@@ -89,8 +93,13 @@ export class FeedProof {
     this.settle()
   }
 
+  private heard (): boolean {
+    const since = this.listeningSince
+    return since !== undefined && this.lastBack >= since && now() - this.lastBack <= this.options.boundMs
+  }
+
   private beat (): void {
-    const overdue = this.state === 'proven' ? !this.proven() : now() - this.startedAt > this.options.boundMs
+    const overdue = this.state === 'proven' ? !this.heard() : now() - this.startedAt > this.options.boundMs
     if (overdue && this.state !== 'unproven') this.fail(new Error(this.reason()))
     this.options.send(String(now())).then(
       () => { this.lastSendError = undefined },

@@ -53,7 +53,7 @@ export async function postgresChangeFeed (
     hint: options.hint
   })
   const reconnect = retry(handleAll, { backoff: new ExponentialBackoff(RECONNECT_BACKOFF) })
-  reconnect.onRetry(event => { if ('error' in event) health?.down(event.error) })
+  reconnect.onRetry(event => { if ('error' in event) proof.failed(event.error) })
 
   async function listen (): Promise<void> {
     const next = new pg.Client({ application_name: LISTEN_APPLICATION_NAME, ...options.listen })

@@ -30,7 +30,7 @@ export async function redisChangeFeed (
     hint: 'is REDIS_URL\'s server delivering pub/sub messages (docs/deploy.md#failure-modes)?'
   })
   for (const connection of [publisher, subscriber]) {
-    connection.on('error', (error: Error) => { health?.down(error) })
+    connection.on('error', (error: Error) => { proof.failed(error) })
   }
   subscriber.on('close', () => { proof.lost(new Error('change feed: Redis subscription connection closed')) })
   // 'ready' comes before ioredis subscribes again: messages are heard once Redis answers this subscribe.

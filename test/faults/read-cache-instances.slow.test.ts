@@ -32,11 +32,13 @@ async function until (what: string, condition: () => Promise<boolean> | boolean)
 
 /** Two instances on one fresh database; B's log lines are kept. */
 async function instances (t: Test, env: Record<string, string>) {
-  const shared = { ...(await freshDatabase(t, 'postgres')).env, ...env }
+  const database = await freshDatabase(t, 'postgres')
+  const shared = { ...database.env, ...env }
   const a = await buildTestApp(t, shared)
   const bLog = capturedLog()
   const b = await buildTestApp(t, shared, { logger: { level: 'info', stream: bLog.stream } })
-  return { a, b, bLines: bLog.lines, databaseUrl: shared.DATABASE_URL }
+  // The database's URL with the schema as its search_path, for the test's own statements.
+  return { a, b, bLines: bLog.lines, databaseUrl: database.searchPathUrl }
 }
 
 /** A's writes (a rename, a new asset) answered by B's reads once the feed delivers them. */
