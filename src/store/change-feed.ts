@@ -4,7 +4,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ItemStatusSchema, type ItemStatus } from './item-status.js'
-import { Listeners, PortfolioChangeSchema, type PortfolioChange, type Unsubscribe } from './changes.js'
+import {
+  Listeners, PortfolioChangeSchema, type Announcer, type PortfolioChange, type Unsubscribe
+} from './changes.js'
 
 /**
  * What instances tell each other, on one channel: an aggregator item's verified status, or a
@@ -45,7 +47,7 @@ export interface ChangeFeed {
    * PostgreSQL only: the statement that, run inside a write's transaction, tells the other instances
    * of its changes when (and only if) it commits (`pg_notify`).
    */
-  announcement?: (changes: readonly PortfolioChange[]) => Announcement
+  announcement?: Announcer
   /** Every portfolio change of any instance (this one's as it commits) until the answer is called. */
   onPortfolioChange: (listener: (change: PortfolioChange) => void) => Unsubscribe
   /** Portfolio listeners at this instance. */
@@ -56,12 +58,6 @@ export interface ChangeFeed {
    */
   proven: () => boolean
   close: () => Promise<void>
-}
-
-/** A statement and its parameters. */
-export interface Announcement {
-  sql: string
-  parameters: unknown[]
 }
 
 /** The channel (Redis) or notification name (PostgreSQL) every instance listens on. */

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { qualifiedTables, type Database } from './database.js'
 import type { StoreEngine } from './connect.js'
-import { Listeners, type PortfolioChange } from './changes.js'
+import { Listeners, type Announcer, type PortfolioChange } from './changes.js'
 
 export type Executor = Kysely<Database> | Transaction<Database>
 
@@ -14,9 +14,6 @@ export interface Announce {
   portfolio: (portfolioId: string, deleted?: boolean) => void
   all: () => void
 }
-
-/** The statement that tells other instances of changes inside a write's transaction (the change feed's). */
-export type Announcer = (changes: readonly PortfolioChange[]) => { sql: string, parameters: unknown[] }
 
 /** A {@link StoreHandle.statement}: its parameters in order, run on the store or inside a transaction. */
 export type Statement<Row> = (parameters: readonly unknown[], executor?: Executor) => Promise<Row[]>

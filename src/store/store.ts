@@ -6,7 +6,7 @@ import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
 import { isPostgresConnectionFailure } from './outage.js'
 import { poolerHint } from './postgres-schema.js'
-import { StoreHandle, type Announcer } from './handle.js'
+import { StoreHandle } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
 import { ExclusionRepository } from './exclusions.js'
@@ -15,7 +15,7 @@ import { ItemVerificationRepository } from './item-verifications.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
-import type { PortfolioChange, Unsubscribe } from './changes.js'
+import type { Announcer, PortfolioChange, Unsubscribe } from './changes.js'
 
 /** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
 export class StoreOpenError extends Error {

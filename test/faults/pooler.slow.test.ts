@@ -1,6 +1,7 @@
 import t, { type Test } from 'tap'
 import type { App } from '../../src/app.js'
-import { apiKey, buildTestApp, freshDatabase, NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
+import { buildTestApp, freshDatabase, NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
+import { call, jsonHeaders, until } from '../fixtures/instance-reads.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { openEventStream, type EventStream } from '../fixtures/event-stream.js'
 import { NEEDS_PGBOUNCER, startPgBouncer } from '../fixtures/pgbouncer.js'
@@ -14,21 +15,7 @@ import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
  * killed): unproven at once, the same fallback, and proven again by itself. Every wait is a poll.
  */
 
-const headers = { ...apiKey(), 'content-type': 'application/json' }
 const needs = [NEEDS_POSTGRES, NEEDS_PGBOUNCER]
-
-async function call (app: App, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object): Promise<any> {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
-  return { ...res.json<Record<string, unknown>>(), etag: res.headers.etag }
-}
-
-async function until (what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
-  for (let attempt = 0; attempt < 1200; attempt++) {
-    if (await condition()) return
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-  throw new Error(`never: ${what}`)
-}
 
 /** The instance's `bff_dependency_up{dependency="change_feed"}`, from its metrics listener. */
 async function feedGauge (app: App): Promise<string | undefined> {
@@ -52,7 +39,7 @@ async function watchedOnB (t: Test, a: App, bUrl: string): Promise<{ id: string,
   const { id } = await call(a, 'POST', '/portfolios', { name: 'n0', userId: 'pooler' })
   await call(a, 'POST', '/portfolio-assets',
     { name: 'X', symbol: 'X', type: 'STOCK', quantity: 1, price: 10, portfolioId: id })
-  const stream = await openEventStream(t, `${bUrl}/portfolios/${String(id)}/valuation/stream`, headers)
+  const stream = await openEventStream(t, `${bUrl}/portfolios/${String(id)}/valuation/stream`, jsonHeaders)
   await stream.next(1)
   return { id: String(id), stream }
 }
@@ -65,7 +52,7 @@ async function streamMoves (a: App, stream: EventStream, id: string, quantity: n
     { name: 'Y', symbol: 'Y', type: 'STOCK', quantity, price: 10, portfolioId: id })
   await until(`B's stream moves (${quantity})`, () => typeof bookValue(stream) === 'number' &&
     (bookValue(stream) as number) >= 10 + quantity * 10)
-  await a.inject({ method: 'DELETE', url: `/portfolio-assets/${String(assetId)}`, headers })
+  await a.inject({ method: 'DELETE', url: `/portfolio-assets/${String(assetId)}`, headers: jsonHeaders })
 }
 
 testNeeding(t, 'PgBouncer in transaction mode, no DATABASE_LISTEN_URL: B says once that its feed is unproven and ' +

@@ -1,7 +1,8 @@
 import t, { type Test } from 'tap'
 import pg from 'pg'
 import type { App } from '../../src/app.js'
-import { apiKey, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { call, until } from '../fixtures/instance-reads.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
 
@@ -12,23 +13,6 @@ import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
  * a write no feed tells at all (made in the database directly) is answered once the kept read is
  * older than the cache's time to live. Every wait is a poll: no delay is asserted.
  */
-
-const headers = { ...apiKey(), 'content-type': 'application/json' }
-
-async function call (
-  app: App, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: Record<string, unknown>
-): Promise<any> {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
-  return { ...res.json<Record<string, unknown>>(), etag: res.headers.etag }
-}
-
-async function until (what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
-  for (let attempt = 0; attempt < 1200; attempt++) {
-    if (await condition()) return
-    await new Promise(resolve => setTimeout(resolve, 25))
-  }
-  throw new Error(`never: ${what}`)
-}
 
 /** Two instances on one fresh database; B's log lines are kept. */
 async function instances (t: Test, env: Record<string, string>) {
