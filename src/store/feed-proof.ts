@@ -70,8 +70,12 @@ export class FeedProof {
     this.fail(error)
   }
 
-  /** A connection of the feed failed (the driver's error): unproven until the next heartbeat is back. */
+  /**
+   * A connection of the feed failed (the driver's error): unproven until a heartbeat sent from now on
+   * is back (one already on its way proves nothing about the failure).
+   */
   failed (error: unknown): void {
+    if (this.listeningSince !== undefined) this.listeningSince = now()
     this.fail(error)
   }
 

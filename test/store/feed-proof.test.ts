@@ -44,6 +44,17 @@ t.test('only a heartbeat sent since the connection listens proves it; garbage an
   proof.returned(sent.at(-1) ?? '')
   t.equal(resyncs.length, 1, 'once per return to proven')
   await proof.settled
+
+  const onItsWay = sent.at(-1) ?? ''
+  proof.failed(new Error('publisher connection reset'))
+  t.equal(proof.proven(), false, 'a connection\'s error: unproven at once')
+  proof.returned(onItsWay)
+  t.equal(proof.proven(), false, 'a heartbeat sent before the error proves nothing')
+  const count = sent.length
+  await until(() => sent.length > count)
+  proof.returned(sent.at(-1) ?? '')
+  t.equal(proof.proven(), true, 'one sent since does')
+  t.equal(resyncs.length, 2)
 })
 
 t.test('heartbeats that cannot be sent, or that stop coming back, make it unproven with the reason', async t => {
