@@ -24,6 +24,12 @@ t.test('statement texts name the schema of each table, and nothing else', async 
   t.equal(qualifiedTables(untouched, 'bff'), untouched, 'strings, quoted and longer names')
 })
 
+t.test('a SQLite store sends no notification', async t => {
+  const store = await Store.open('sqlite::memory:')
+  t.teardown(() => store.close())
+  await t.rejects(store.notify('bff_changes', '{}'), /notifications need a PostgreSQL store/)
+})
+
 t.test('the search_path of a URL\'s options, and a pooler\'s refusal told with what to do', async t => {
   t.equal(searchPathOf('postgres://h/db?options=-c%20search_path%3Dbff'), 'bff')
   t.equal(searchPathOf('postgres://h/db?options=--search_path=a,b'), 'a')
