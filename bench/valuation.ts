@@ -48,6 +48,11 @@ await store.close()
 /** brapi, as far as quotes go: every ticker at a fixed price (nothing moves unless told); it counts its requests. */
 const quoteRequests: Array<{ at: number, tickers: number }> = []
 const brapi = createServer((incoming, response) => {
+  // brapi's list of coins, asked once a day: none here.
+  if (incoming.url?.startsWith('/api/v2/crypto/available') === true) {
+    response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ coins: [] }))
+    return
+  }
   const tickers = decodeURIComponent(incoming.url?.split('?')[0]?.split('/').at(-1) ?? '').split(',')
   quoteRequests.push({ at: Date.now(), tickers: tickers.length })
   const results = tickers.map(symbol => ({

@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppConfig } from './config/config.js'
 import errorResponses, { answerClientError, frameworkErrors } from './plugins/error-responses.js'
 import openapi from './plugins/openapi.js'
+import { MAX_REQUEST_TEXT_LENGTH } from './schemas/common.js'
 import strictInputs from './plugins/strict-inputs.js'
 import protection from './plugins/protection.js'
 import lifecycle from './plugins/lifecycle.js'
@@ -52,7 +53,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
     childLoggerFactory: tracing === undefined ? tracedChildLogger : tracedChildLoggerWith(tracing.activeTrace),
     // Path parameters of any length reach validation, which answers 404 for an overlong id
     // (never 414: docs/api.md#inputs); the request line itself is bounded by Node's header limit.
-    routerOptions: { maxParamLength: 16 * 1024 },
+    routerOptions: { maxParamLength: MAX_REQUEST_TEXT_LENGTH },
     // Behind a balancer the client is in X-Forwarded-For, from the proxies TRUST_PROXY names.
     trustProxy: config.trustProxy,
     ...server,
@@ -77,7 +78,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(errorResponses)
   await app.register(lifecycle)
   await app.register(lingeringClose)
-  await app.register(openapi, { version: SERVICE_VERSION })
+  await app.register(openapi, { version: SERVICE_VERSION, environment: config.env.NODE_ENV })
   await app.register(strictInputs)
   await app.register(store, tracing === undefined ? config.store : { ...config.store, tracer: tracing.tracer })
   await app.register(auth, config.auth)

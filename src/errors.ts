@@ -24,6 +24,12 @@ export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messag
 export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)
 export const UpstreamTimeoutError = createError('BFF_UPSTREAM_TIMEOUT', Messages.upstreamTimeout, 504)
+/** The quote provider's quota is spent (brapi's 429 or 402): 503 until it says it is back. */
+export const UpstreamQuotaError = createError<'BFF_UPSTREAM_QUOTA', 503, [string]>(
+  'BFF_UPSTREAM_QUOTA',
+  'Limite de requisições do provedor de cotações atingido; tente novamente em %s segundos',
+  503
+)
 export const QuoteNotFoundError = createError<'BFF_QUOTE_NOT_FOUND', 404, [string]>(
   'BFF_QUOTE_NOT_FOUND',
   'Cotação não encontrada para %s',
@@ -39,6 +45,11 @@ export const RateLimitedError = createError<'BFF_RATE_LIMITED', 429, [string]>(
 /** An error that knows how long to wait before trying again: the error handler sends it as `Retry-After`. */
 export function withRetryAfter<E extends Error> (error: E, seconds: number): E & { retryAfterSeconds: number } {
   return Object.assign(error, { retryAfterSeconds: seconds })
+}
+
+/** The quote provider's quota is spent for `seconds` more: 503 with `Retry-After`. */
+export function upstreamQuotaSpent (seconds: number): Error & { retryAfterSeconds: number } {
+  return withRetryAfter(new UpstreamQuotaError(String(seconds)), seconds)
 }
 
 /** A 429 that knows how long to wait. */
@@ -80,6 +91,19 @@ export const AggregatorRefusedError = createError(
   'Agregador recusou as credenciais deste serviço',
   503
 )
+/**
+ * The service's own refusals to serve, which it answers on purpose and reports elsewhere: shutting
+ * down (the drain's log lines), shedding load (`bff_load_shed_total`), an upstream left
+ * unconfigured (the configuration line at start). Logged at `debug`, without a stack.
+ */
+const EXPECTED_REFUSALS: ReadonlySet<string> = new Set([
+  'BFF_DRAINING', 'BFF_OVERLOADED', 'BFF_AGGREGATOR_NOT_CONFIGURED'
+])
+
+export function isExpectedRefusal (error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && EXPECTED_REFUSALS.has(code)
+}
 export const NotFoundError = createError<'BFF_NOT_FOUND', 404, [string]>('BFF_NOT_FOUND', '%s não encontrado', 404)
 /** The same 404 for a feminine noun: `new NotFoundFeminineError('Exclusão')` → 'Exclusão não encontrada'. */
 export const NotFoundFeminineError = createError<'BFF_NOT_FOUND', 404, [string]>(
@@ -156,6 +180,7 @@ const CODE_OF_ERROR: Record<string, ErrorCode> = {
   BFF_AGGREGATOR_WEBHOOK_SECRET: 'WEBHOOK_SECRET_INVALID',
   BFF_UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
   BFF_UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  BFF_UPSTREAM_QUOTA: 'UPSTREAM_UNAVAILABLE',
   BFF_QUOTE_NOT_FOUND: 'NOT_FOUND',
   BFF_RATE_LIMITED: 'RATE_LIMITED',
   BFF_OVERLOADED: 'OVERLOADED',

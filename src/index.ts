@@ -1,4 +1,6 @@
 /** What other Fastify applications may import: the app factory, the plugins, their option types and schemas. */
+// First: on a Node.js the package does not support, one line and exit 1 before anything else loads.
+import './supported-node.js'
 export { buildApp, type App } from './app.js'
 export { loadConfig, ConfigSchema, ConfigError, type AppConfig } from './config/config.js'
 export { default as authPlugin, requirePrincipal, type AuthPluginOptions, type Principal } from './plugins/auth.js'

@@ -21,9 +21,24 @@ const IN_FLIGHT_DEADLINE_MS = 10_000
  */
 const IDLE_CLOSE_GRACE_MS = 2000
 
+const SIGNALS: Array<'SIGTERM' | 'SIGINT'> = ['SIGTERM', 'SIGINT']
+/**
+ * Started by an npm script (`npm run start:prod`, `npm start`: they `exec` node, so npm's child is
+ * this process), a signal often arrives twice: once sent to the whole process group (a terminal's
+ * Ctrl-C, systemd's default KillMode, pm2's tree kill) and once more as npm passes on the one it
+ * got. Elsewhere a second signal exits at once (close-with-grace); here the first starts the
+ * shutdown and the others are ignored — its deadline still ends it (docs/deploy.md#shutdown).
+ */
+const STARTED_BY_NPM = process.env.npm_lifecycle_event !== undefined
+
 function deferIdleClose (server: Server): void {
   const closeIdleConnections = server.closeIdleConnections.bind(server)
   server.closeIdleConnections = () => { setTimeout(closeIdleConnections, IDLE_CLOSE_GRACE_MS).unref() }
+}
+
+/** Connections open when closing begins: what the close then waits for (their requests, streams). */
+async function openConnections (server: Server): Promise<number> {
+  return await new Promise(resolve => { server.getConnections((_error, count) => { resolve(count) }) })
 }
 
 async function start (): Promise<void> {
@@ -54,20 +69,40 @@ async function start (): Promise<void> {
   // On SIGTERM or SIGINT (or an uncaught error): /ready answers 503 from now on; after the drain
   // delay the balancer has stopped sending, and closing finishes the requests in flight. Exits 0,
   // or 1 after an error or past the deadline.
-  closeWithGrace({
+  let received: string | undefined
+  const shutdown = closeWithGrace({
     delay: config.shutdownDrainMs + IDLE_CLOSE_GRACE_MS + IN_FLIGHT_DEADLINE_MS,
     logger: app.log,
-    onTimeout: () => { app.log.error('shutdown deadline passed; exiting') }
-  }, async ({ signal, err }) => {
+    onTimeout: () => { app.log.error('shutdown deadline passed; exiting') },
+    skip: STARTED_BY_NPM ? SIGNALS : []
+  }, async ({ signal = received, err }) => {
     if (err !== undefined) app.log.error({ err }, 'uncaught error; closing')
     app.lifecycle.draining = true
     app.log.info(
       { signal, drainMs: config.shutdownDrainMs },
       'shutting down: draining, then finishing in-flight requests'
     )
+    const started = performance.now()
     await sleep(config.shutdownDrainMs)
+    const closing = performance.now()
+    const connections = await openConnections(app.server)
     await app.close()
+    app.log.info({
+      signal,
+      drainMs: Math.round(closing - started),
+      connections,
+      closeMs: Math.round(performance.now() - closing)
+    }, 'shutdown complete')
   })
+  if (STARTED_BY_NPM) {
+    for (const name of SIGNALS) {
+      process.on(name, () => {
+        if (received !== undefined) return
+        received = name
+        shutdown.close()
+      })
+    }
+  }
 
   await app.listen({ port: config.env.PORT, host: config.env.HOST })
 }

@@ -7,6 +7,8 @@ const IN_PROCESS_SLOW = [
   'test/plugins/browser.slow.test.ts',
   'test/plugins/docs-browser.slow.test.ts',
   'test/plugins/openapi-client.slow.test.ts',
+  'test/plugins/openapi-lint.slow.test.ts',
+  'test/modules/graphql/graphiql-browser.slow.test.ts',
   'test/modules/graphql/client.slow.test.ts',
   'test/modules/graphql/subscriptions-browser.slow.test.ts',
   'test/faults/redis.slow.test.ts',

@@ -51,6 +51,8 @@ export const TEXTS = {
   webhookSecretInvalid: 'Segredo do webhook inválido ou ausente',
   upstreamUnavailable: 'Serviço externo indisponível',
   upstreamTimeout: 'Tempo limite do serviço externo excedido',
+  quoteQuotaSpent: (seconds: number) =>
+    `Limite de requisições do provedor de cotações atingido; tente novamente em ${seconds} segundos`,
   endpointNotAllowed: 'Endpoint ou método não permitido no agregador',
   notYourItem: 'Acesso negado a itens de outro usuário',
   otherClient: 'Acesso negado às transações de outro client',

@@ -46,7 +46,8 @@ t.test('npm start and the benchmarks start Node with the flags of the image', as
   t.equal(args.at(-1), 'dist/server.js', 'on the bundled entry')
   const flags = args.slice(0, -1)
   t.ok(flags.length > 0, 'the image sets its heap flags')
-  const startProd = ['node', '--env-file-if-exists=.env', ...flags, 'dist/server.js'].join(' ')
+  // `exec`: npm's child is node itself, which a process manager's signal reaches (docs/deploy.md#build-and-run).
+  const startProd = ['exec', 'node', '--env-file-if-exists=.env', ...flags, 'dist/server.js'].join(' ')
   t.equal(pkg.scripts['start:prod'], startProd, 'npm run start:prod (and npm start after its build)')
   t.same(IMAGE_NODE_FLAGS, flags, 'the benchmarks (bench/lib.ts)')
 })

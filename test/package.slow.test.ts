@@ -1,12 +1,12 @@
 import t from 'tap'
-import { execFile } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { setTimeout } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { imageCommand, tymon } from './helper.js'
+import { imageCommand, testNeeding, tymon } from './helper.js'
 import { copyProject, startServer } from './fixtures/processes.js'
 import { readmeReuseExample } from './fixtures/readme.js'
 import { checkDocument, checkHostRoutes, checkPortfolioRoutes } from './fixtures/reused-routes.js'
@@ -14,8 +14,9 @@ import { checkDocument, checkHostRoutes, checkPortfolioRoutes } from './fixtures
 /**
  * The project as others get it: `npm pack`'s tarball installed in a host app, the start scripts
  * reading `.env`, and dist/ on production dependencies alone. Everything runs in a copy of the
- * project (sources, configurations, package.json, README) built with `npm run build` there, never
- * in place, so no other suite's dist/ is rewritten under it. Installs come from npm's cache.
+ * project laid out as a fresh clone after `npm ci` (sources, configurations, package.json, README;
+ * no dist/), packed there — `npm pack` builds first (`prepack`) — never in place, so no other
+ * suite's dist/ is rewritten under it. Installs come from npm's cache.
  */
 const root = fileURLToPath(new URL('..', import.meta.url))
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
@@ -40,22 +41,15 @@ async function run (command: string, args: string[], cwd: string): Promise<strin
   return stdout
 }
 
-let built: Promise<string> | undefined
-/** A copy of the project with node_modules linked, built once by its own `npm run build`. */
-async function builtCopy (): Promise<string> {
-  built ??= (async () => {
-    const copy = copyProject(join(scratch, 'project'))
-    await run('npm', ['run', '--silent', 'build'], copy)
-    return copy
-  })()
-  return await built
-}
+const copy = copyProject(join(scratch, 'project'))
 
 let packed: Promise<{ tarball: string, files: string[] }> | undefined
+/** `npm pack` in the fresh copy: its `prepack` builds dist/, which the tarball ships. */
 async function packedTarball (): Promise<{ tarball: string, files: string[] }> {
   packed ??= (async () => {
-    const copy = await builtCopy()
-    const reports = JSON.parse(await run('npm', ['pack', '--json', '--pack-destination', scratch], copy)) as
+    // npm prints the build's output before the report: the report is the JSON at the end.
+    const output = await run('npm', ['pack', '--json', '--pack-destination', scratch], copy)
+    const reports = JSON.parse(output.slice(output.lastIndexOf('\n[') + 1)) as
       Array<{ filename: string, files: Array<{ path: string }> }>
     const [report] = reports
     if (report === undefined) throw new Error('npm pack reported nothing')
@@ -64,13 +58,23 @@ async function packedTarball (): Promise<{ tarball: string, files: string[] }> {
   return await packed
 }
 
-t.test('npm pack ships dist/ with its declarations, package.json and the README: no sources or tests', async t => {
+/** The fresh copy, built by its `npm pack`. */
+async function builtCopy (): Promise<string> {
+  await packedTarball()
+  return copy
+}
+
+t.test('npm pack on a fresh clone builds, and ships dist/ with its declarations, package.json and the README: ' +
+  'no sources or tests', async t => {
+  t.notOk(existsSync(join(copy, 'dist')), 'nothing built before npm pack')
   const { files } = await packedTarball()
   t.same(files.filter(path => !path.startsWith('dist/')).sort(), ['README.md', 'package.json'])
   const expected = [
     'dist/index.js', 'dist/index.d.ts', 'dist/server.js', 'dist/plugins/auth.d.ts', 'dist/cli/token.js',
     // Loaded by path at run time (a worker thread's program), not imported: nothing else would show it missing.
-    'dist/store/checkpoint-worker.js'
+    'dist/store/checkpoint-worker.js',
+    // Read by path too: GraphiQL's page and the browser builds it loads (src/modules/graphql/graphiql.ts).
+    'dist/graphiql/graphiql.js', 'dist/graphiql/graphiql.css', 'dist/graphiql/react.js', 'dist/graphiql/react-dom.js'
   ]
   for (const path of expected) {
     t.ok(files.includes(path), `${path} is shipped`)
@@ -178,7 +182,8 @@ t.test('the README\'s example, installed from the tarball beside fastify and @fa
       strict: true,
       noEmit: true,
       allowImportingTsExtensions: true,
-      skipLibCheck: true,
+      // The shipped declarations are checked too: every type they name comes with the package.
+      skipLibCheck: false,
       types: ['node']
     },
     files: ['host.ts']
@@ -259,5 +264,41 @@ t.test('npm start, start:prod and dev read .env in the project directory; the en
       t.equal(accepted.headers.get('x-ratelimit-limit'), '55', 'RATE_LIMIT_MAX from the environment, not .env')
       t.equal((await create('env-key')).status, 401, 'only the keys of .env')
     })
+  }
+})
+
+/** The system's Node.js when it is older than the package supports (Debian's, here 20), or why there is none. */
+const OLD_NODE = process.env.TEST_OLD_NODE ?? '/usr/bin/node'
+const oldNodeMajor = existsSync(OLD_NODE)
+  ? Number(/^v(\d+)/.exec(String(spawnSync(OLD_NODE, ['--version']).stdout))?.[1])
+  : NaN
+const NEEDS_OLD_NODE = oldNodeMajor < 22
+  ? ''
+  : `a Node.js older than 22 at ${OLD_NODE} (TEST_OLD_NODE=<path>; Debian's nodejs)`
+
+testNeeding(t, 'on an unsupported Node.js the server, the CLI and a host importing the package each print one line ' +
+  'and exit 1', [NEEDS_OLD_NODE], async t => {
+  const { tarball } = await packedTarball()
+  const host = join(scratch, 'host')
+  if (!existsSync(join(host, 'node_modules', pkg.name))) {
+    t.comment('the host of the README test is not installed: installing it')
+    mkdirSync(host, { recursive: true })
+    cpSync(tarball, join(host, basename(tarball)))
+    const { manifest, lock } = hostManifests(tarball, [])
+    writeFileSync(join(host, 'package.json'), JSON.stringify(manifest))
+    writeFileSync(join(host, 'package-lock.json'), JSON.stringify(lock))
+    await run('npm', ['ci', ...INSTALL], host)
+  }
+  writeFileSync(join(host, 'old-node-host.mjs'), `import { buildApp } from '${pkg.name}'\nconsole.log(buildApp)\n`)
+  for (const [what, args, cwd] of [
+    ['the server', ['dist/server.js'], copy],
+    ['the CLI', ['dist/cli/token.js'], copy],
+    ['a host importing the package', ['old-node-host.mjs'], host]
+  ] as const) {
+    const result = spawnSync(OLD_NODE, args, { cwd, env: toolEnv, encoding: 'utf8' })
+    t.equal(result.status, 1, `${what}: exit 1`)
+    const oneLine = /^bff-service needs Node\.js 22 or newer; this is Node\.js v\d+\.\d+\.\d+ \(.+\)\. [^\n]*\n$/
+    t.match(result.stderr, oneLine, `${what}: one line saying what it needs`)
+    t.equal(result.stdout, '', `${what}: nothing else ran`)
   }
 })

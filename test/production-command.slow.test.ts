@@ -8,7 +8,7 @@ import { apiKey, tymon } from './helper.js'
 import { startFakeBrapi } from './fixtures/fake-brapi.js'
 import { startFakeLaravel } from './fixtures/fake-laravel.js'
 import { startFakePluggy } from './fixtures/fake-pluggy.js'
-import { copyProject, startServer } from './fixtures/processes.js'
+import { copyProject, startServer, type StartedServer } from './fixtures/processes.js'
 import { readmeProductionCommand } from './fixtures/readme.js'
 
 /**
@@ -93,3 +93,57 @@ t.test('a .env copied from .env.example does not make production start', async t
   t.equal(failed?.code, 1, 'exit 1')
   t.equal(failed?.stderr.trim(), 'Production requires DATABASE_URL, QUOTES_PROVIDER', 'one line naming what is missing')
 })
+
+/** Whether any process of the group `pgid` is left (signal 0 checks without sending anything). */
+function groupAlive (pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** What the service logged of its shutdown, once the command exited. */
+function shutdownLines (server: StartedServer): Array<{ msg: string, signal?: string }> {
+  return server.output().split('\n').filter(line => line.startsWith('{'))
+    .map(line => JSON.parse(line) as { msg: string, signal?: string })
+    .filter(line => line.msg.startsWith('shutting down') || line.msg === 'shutdown complete')
+}
+
+/**
+ * The npm scripts an operator may start with a process manager drain like `node dist/server.js`: the
+ * signal reaches node whether the manager signals npm alone (Docker, Kubernetes: npm is PID 1) or
+ * the whole process group (systemd's default, pm2's tree kill, a terminal's Ctrl-C), and nothing is
+ * left running after npm exits.
+ */
+const productionEnv = {
+  ...shellEnv,
+  NODE_ENV: 'production',
+  HOST: '127.0.0.1',
+  PORT: '0',
+  SHUTDOWN_DRAIN_MS: '200',
+  JWT_SECRET: tymon.secret,
+  API_KEYS: 'k1',
+  DATABASE_URL: 'sqlite::memory:',
+  QUOTES_PROVIDER: 'offline'
+}
+for (const [script, target, signal] of [
+  ['start:prod', 'npm alone', 'SIGTERM'],
+  ['start:prod', 'the process group', 'SIGTERM'],
+  ['start', 'the process group', 'SIGINT']
+] as const) {
+  t.test(`npm run ${script}: ${signal} to ${target} drains, exits 0 and leaves no process`, async t => {
+    const env = script === 'start' ? { ...productionEnv, NODE_ENV: 'development' } : productionEnv
+    const server = await startServer(t, 'npm', ['run', script], project, env)
+    t.equal((await fetch(`${server.url}/ready`)).status, 200, 'ready')
+    process.kill(target === 'npm alone' ? server.pid : -server.pid, signal)
+    t.equal(await server.exited, 0, 'npm exits 0, node\'s status')
+    t.notOk(groupAlive(server.pid), 'no node left behind')
+    await t.rejects(fetch(`${server.url}/ready`), 'nothing listens any more')
+    t.match(shutdownLines(server), [
+      { msg: 'shutting down: draining, then finishing in-flight requests', signal },
+      { msg: 'shutdown complete', signal }
+    ], 'one shutdown, drained, then complete')
+  })
+}

@@ -1,3 +1,4 @@
+import '../supported-node.js'
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../config/config.js'
 import { loadOrCreateDevSecrets } from '../config/dev-secrets.js'

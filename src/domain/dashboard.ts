@@ -1,14 +1,15 @@
-import { monthKey, monthsBetween, type MonthKey, type MonthlyClose } from '../quotes/provider.js'
+import { monthKey, monthsBetween, type MonthKey } from '../quotes/provider.js'
 import type { Lot } from '../schemas/asset.js'
 import type { Dashboard } from '../schemas/dashboard.js'
 import {
   decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
 } from '../schemas/money.js'
+import type { MonthClose } from './reais.js'
 
 export type { Lot } from '../schemas/asset.js'
 export type { Dashboard } from '../schemas/dashboard.js'
 
-/** One asset of the portfolio, with what is known of its prices. */
+/** One asset of the portfolio, with what is known of its prices, all in reais. */
 export interface AssetPrices {
   assetId: string
   lots: readonly Lot[]
@@ -16,7 +17,7 @@ export interface AssetPrices {
   lastQuote: number
   /** Who gave `lastQuote`. */
   origin: QuoteOrigin
-  closes: readonly MonthlyClose[]
+  closes: readonly MonthClose[]
 }
 
 /** Where a `lastQuote` came from: a provider's quote, or the asset's own stored price. */
@@ -34,7 +35,7 @@ export interface DashboardInput {
   asset: { id: string, symbol: string, name: string, quantity: number, imageUrl: string }
   /** Every asset of the asset's portfolio, this one included. */
   portfolio: readonly AssetPrices[]
-  benchmark: { lastQuote: number, closes: readonly MonthlyClose[] } | undefined
+  benchmark: { lastQuote: number, closes: readonly MonthClose[] } | undefined
   now: Date
 }
 
@@ -56,24 +57,32 @@ function byDate (a: Lot, b: Lot): number {
   return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
 }
 
+/** A month's price, and whether it is market data: the month's own close, or a provider's current quote. */
+interface MonthPrice {
+  price: number
+  market: boolean
+}
+
 /**
- * The price of a month: the current quote in the current month; before that, the last close at
- * or before the month (a gap repeats the previous close); before any close, `fallback`.
+ * The price of a month: the current quote in the current month (market data when `quoted`, the
+ * provider's); before that, the last close at or before the month (a gap repeats the previous
+ * close, which is not that month's); before any close, `fallback` (never market data).
  */
 function priceIn (
   month: MonthKey,
   current: MonthKey,
   lastQuote: number,
-  closes: readonly MonthlyClose[],
-  fallback: number
-): number {
-  if (month === current) return lastQuote
-  let price = fallback
+  closes: readonly MonthClose[],
+  fallback: number,
+  quoted: boolean
+): MonthPrice {
+  if (month === current) return { price: lastQuote, market: quoted }
+  let found: MonthPrice = { price: fallback, market: false }
   for (const entry of closes) {
     if (entry.month > month) break
-    price = entry.close
+    found = { price: entry.close, market: entry.month === month && entry.estimated !== true }
   }
-  return price
+  return found
 }
 
 interface Holding {
@@ -119,7 +128,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   const result = grossValue.minus(invested)
 
   const months = firstLot === undefined ? [] : monthsBetween(firstLot.date.slice(0, 7), current)
-  const benchmarkAt = (month: MonthKey): number | undefined => {
+  const benchmarkAt = (month: MonthKey): MonthPrice | undefined => {
     const benchmark = input.benchmark
     if (benchmark === undefined) return undefined
     return priceIn(
@@ -127,7 +136,8 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       current,
       benchmark.lastQuote,
       benchmark.closes,
-      benchmark.closes[0]?.close ?? benchmark.lastQuote
+      benchmark.closes[0]?.close ?? benchmark.lastQuote,
+      true
     )
   }
   const benchmarkStart = months[0] === undefined ? undefined : benchmarkAt(months[0])
@@ -138,11 +148,16 @@ export function buildDashboard (input: DashboardInput): Dashboard {
     let portfolioBalance = decimal(0)
     let balance = decimal(0)
     let held: Holding = { quantity: decimal(0), invested: decimal(0) }
+    // A month is estimated when one of its figures rests on a price that is not market data.
+    let estimated = false
     for (const entry of portfolio) {
       const holding = holdingAt(entry.lots, month)
       if (holding.quantity.eq(0)) continue
       const fallback = unitAmount(holding.invested.div(holding.quantity))
-      const value = valueOf(holding.quantity, priceIn(month, current, entry.lastQuote, entry.closes, fallback))
+      const quoted = entry.origin.source !== STORED_PRICE_SOURCE
+      const { price, market } = priceIn(month, current, entry.lastQuote, entry.closes, fallback, quoted)
+      if (!market) estimated = true
+      const value = valueOf(holding.quantity, price)
       portfolioBalance = portfolioBalance.plus(value)
       if (entry === own) {
         balance = value
@@ -150,6 +165,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       }
     }
     const benchmark = benchmarkAt(month)
+    if (benchmark?.market !== true || benchmarkStart?.market !== true) estimated = true
     monthlyHistory.push({
       month: longLabel(month),
       currentBalance: balance.toNumber(),
@@ -159,7 +175,8 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       ibovPercentage:
         benchmark === undefined || benchmarkStart === undefined
           ? 0
-          : percentage(decimal(benchmark).minus(benchmarkStart), decimal(benchmarkStart))
+          : percentage(decimal(benchmark.price).minus(benchmarkStart.price), decimal(benchmarkStart.price)),
+      estimated
     })
     historicalChart.push({
       month: shortLabel(month),

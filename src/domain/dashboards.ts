@@ -1,11 +1,13 @@
 import { NotFoundError } from '../errors.js'
-import { IBOV_SYMBOL, isTicker, monthKey, quotesOf, type MonthKey, type QuoteProvider } from '../quotes/provider.js'
+import { IBOV_SYMBOL, isTicker, monthKey, quotesOf, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import type { AssetRepository, Holding } from '../store/assets.js'
 import type { Access } from './access.js'
 import { found, type Each } from './common.js'
 import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard.js'
 import type { Log } from './ports.js'
+import { knowCoinsOf } from './quotes.js'
+import { monthlyClosesInReais, quotesInReais, type MonthClose, type QuoteInReais } from './reais.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
 
@@ -15,31 +17,30 @@ export function imageUrlFor (symbol: string): string {
 }
 
 /**
- * Prices of one asset: the provider's quote and closes; for a symbol the provider does not know
- * (a Tesouro bond, a private fund), the asset's own stored price and no closes, so its history
- * is valued at its buy prices until the current month. Provider failures (502/504) propagate.
+ * Prices of one asset, in reais: the provider's quote and monthly closes, converted; for a symbol
+ * without a quote (one the provider does not know — a Tesouro bond, a private fund — or priced in a
+ * currency without a rate), the asset's own stored price and no closes, so its history is valued
+ * at its buy prices until the current month.
  */
-async function pricesOf (
-  quotes: QuoteProvider,
+function pricesOf (
+  source: string,
   { asset, lots }: Holding,
-  since: MonthKey,
-  log: Log
-): Promise<AssetPrices> {
-  if (isTicker(asset.symbol)) {
-    const [quote, closes] = await Promise.all([
-      quotes.quote(asset.symbol, log),
-      quotes.monthlyCloses(asset.symbol, since, log)
-    ])
-    if (quote !== undefined) {
-      const origin = { source: quotes.source, lastUpdate: quote.lastUpdate }
-      return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes: closes ?? [] }
-    }
+  quote: QuoteInReais | undefined,
+  closes: readonly MonthClose[]
+): AssetPrices {
+  if (quote !== undefined) {
+    const origin = { source, lastUpdate: quote.lastUpdate }
+    return { assetId: asset.id, lots, lastQuote: quote.price, origin, closes }
   }
   const origin = { source: STORED_PRICE_SOURCE, lastUpdate: null }
   return { assetId: asset.id, lots, lastQuote: asset.price, origin, closes: [] }
 }
 
-/** The dashboard of `holding`, one of `portfolio`'s (every holding of its portfolio, it included). */
+/**
+ * The dashboard of `holding`, one of `portfolio`'s (every holding of its portfolio, it included):
+ * the quotes of the portfolio's tickers and the benchmark in one provider batch, each one's monthly
+ * closes beside. Provider failures (502/503/504) propagate; a missing rate leaves its symbols unquoted.
+ */
 async function dashboardOf (
   holding: Holding,
   portfolio: readonly Holding[],
@@ -49,11 +50,15 @@ async function dashboardOf (
 ): Promise<Dashboard> {
   const { asset, lots } = holding
   const since = lots[0]?.date.slice(0, 7) ?? monthKey(now)
-  const [prices, benchmarkQuote, benchmarkCloses] = await Promise.all([
-    Promise.all(portfolio.map(async entry => await pricesOf(quotes, entry, since, log))),
-    quotes.quote(IBOV_SYMBOL, log),
-    quotes.monthlyCloses(IBOV_SYMBOL, since, log)
+  knowCoinsOf(quotes, portfolio.map(entry => entry.asset))
+  const tickers = [...new Set(portfolio.map(entry => entry.asset.symbol).filter(isTicker))]
+  const [inReais, closes, benchmarkCloses] = await Promise.all([
+    quotesInReais(quotes, [...tickers, IBOV_SYMBOL], log),
+    Promise.all(tickers.map(async ticker => [ticker, await monthlyClosesInReais(quotes, ticker, since, log)] as const)),
+    monthlyClosesInReais(quotes, IBOV_SYMBOL, since, log)
   ])
+  const closesOf = new Map(closes)
+  const benchmarkQuote = inReais.get(IBOV_SYMBOL)
   return buildDashboard({
     asset: {
       id: asset.id,
@@ -62,9 +67,9 @@ async function dashboardOf (
       quantity: asset.quantity,
       imageUrl: imageUrlFor(asset.symbol)
     },
-    portfolio: prices,
-    benchmark:
-      benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses ?? [] },
+    portfolio: portfolio.map(entry =>
+      pricesOf(quotes.source, entry, inReais.get(entry.asset.symbol), closesOf.get(entry.asset.symbol) ?? [])),
+    benchmark: benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses },
     now
   })
 }
@@ -74,7 +79,10 @@ async function dashboardOf (
  * monthly history against the benchmark, buys. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {
-  constructor (private readonly assets: AssetRepository, private readonly quotes: QuoteProvider) {}
+  constructor (
+    private readonly assets: Pick<AssetRepository, 'portfolioHoldingsOf' | 'holdingsOfPortfolios'>,
+    private readonly quotes: QuoteProvider
+  ) {}
 
   async ofAsset (access: Access, assetId: string, log: Log): Promise<Dashboard> {
     await access.apiKey()
@@ -89,8 +97,9 @@ export class DashboardService {
   async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Dashboard>>> {
     await access.apiKey()
     const holdings = await this.assets.holdingsOfPortfolios(assets.map(asset => asset.portfolioId))
-    const symbols = [...holdings.values()].flat().map(({ asset }) => asset.symbol).filter(isTicker)
-    await quotesOf(this.quotes, [...symbols, IBOV_SYMBOL], log)
+    const held = [...holdings.values()].flat().map(({ asset }) => asset)
+    knowCoinsOf(this.quotes, held)
+    await quotesOf(this.quotes, [...held.map(asset => asset.symbol).filter(isTicker), IBOV_SYMBOL], log)
     return await Promise.all(assets.map(async ({ id, portfolioId }) => {
       const portfolio = holdings.get(portfolioId) ?? []
       const holding = portfolio.find(entry => entry.asset.id === id)

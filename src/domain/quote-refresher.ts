@@ -1,10 +1,11 @@
-import { quotesOf, type ProviderQuote, type QuoteProvider } from '../quotes/provider.js'
+import { quotesOf, type QuoteProvider } from '../quotes/provider.js'
 import { Listeners, type Unsubscribe } from '../store/changes.js'
 import type { Log } from './ports.js'
-import { quotesOrNone, type QuoteBook } from './valuation.js'
+import { inReaisAll, quotesInReaisOrNone, type QuoteInReais } from './reais.js'
+import type { QuoteBook } from './valuation.js'
 
-/** Whether a symbol's quote moved: it appeared, vanished, or changed its price or its time. */
-function moved (before: ProviderQuote | undefined, after: ProviderQuote | undefined): boolean {
+/** Whether a symbol's quote moved: it appeared, vanished, or changed its price (in reais) or its time. */
+function moved (before: QuoteInReais | undefined, after: QuoteInReais | undefined): boolean {
   if (before === undefined || after === undefined) return before !== after
   return before.price !== after.price || before.lastUpdate !== after.lastUpdate
 }
@@ -13,13 +14,15 @@ function moved (before: ProviderQuote | undefined, after: ProviderQuote | undefi
  * The quotes of every symbol the live valuations of this instance watch, each held as long as one
  * portfolio watch holds it (counted), and asked again of the provider every `intervalMs`
  * (QUOTES_TTL) in one request for all of them, however many streams watch them — through the
- * quote cache, so REST and GraphQL reads in between are served from it. A symbol new to the set
- * is read at once (the cache may have it). A refresh the provider fails leaves every symbol
- * unquoted until the next one. The timer runs only while a symbol is watched.
+ * quote cache, so REST and GraphQL reads in between are served from it. Quotes are held in reais
+ * (a price in another currency converted with its rate, through the same cache: one request more
+ * per refresh while such a symbol is watched). A symbol new to the set is read at once (the cache
+ * may have it). A refresh the provider fails leaves every symbol unquoted until the next one. The
+ * timer runs only while a symbol is watched.
  */
 export class QuoteRefresher implements QuoteBook {
   private readonly holders = new Map<string, number>()
-  private readonly quotes = new Map<string, ProviderQuote | undefined>()
+  private readonly quotes = new Map<string, QuoteInReais | undefined>()
   /** Symbols whose first quote is being read. */
   private readonly arriving = new Map<string, Promise<void>>()
   private readonly moves: Listeners<ReadonlySet<string>>
@@ -43,7 +46,7 @@ export class QuoteRefresher implements QuoteBook {
       if (holders === 0) fresh.push(ticker)
     }
     if (fresh.length > 0) {
-      const read = quotesOrNone(this.provider, fresh, this.log).then(quotes => {
+      const read = quotesInReaisOrNone(this.provider, fresh, this.log).then(quotes => {
         for (const ticker of fresh) {
           if (this.holders.has(ticker)) this.quotes.set(ticker, quotes.get(ticker))
           this.arriving.delete(ticker)
@@ -69,7 +72,12 @@ export class QuoteRefresher implements QuoteBook {
     if (this.holders.size === 0) this.stop()
   }
 
-  get (ticker: string): ProviderQuote | undefined {
+  /** Tells the provider which symbols are coins (held by assets of type CRYPTO), before they are acquired. */
+  knowCoins (symbols: readonly string[]): void {
+    if (symbols.length > 0) this.provider.knowCoins?.(symbols)
+  }
+
+  get (ticker: string): QuoteInReais | undefined {
     return this.quotes.get(ticker)
   }
 
@@ -88,9 +96,10 @@ export class QuoteRefresher implements QuoteBook {
     if (this.refreshing || this.holders.size === 0) return
     this.refreshing = true
     const tickers = [...this.holders.keys()]
-    let answers: Map<string, ProviderQuote | undefined>
+    let answers: Map<string, QuoteInReais | undefined>
     try {
-      answers = await (this.provider.refresh?.(tickers, this.log) ?? quotesOf(this.provider, tickers, this.log))
+      const quotes = await (this.provider.refresh?.(tickers, this.log) ?? quotesOf(this.provider, tickers, this.log))
+      answers = await inReaisAll(this.provider, quotes, this.log)
     } catch (error) {
       this.log.warn({ err: error, tickers: tickers.length }, 'quote refresh failed: watched symbols unquoted')
       answers = new Map()

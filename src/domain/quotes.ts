@@ -11,6 +11,17 @@ export function tickerOf (symbol: string): string {
   return symbol.toUpperCase()
 }
 
+/** The symbols of `assets` that are coins for certain: those of assets of type CRYPTO (docs/api.md#coins). */
+export function coinsOf (assets: readonly Asset[]): string[] {
+  return assets.filter(asset => asset.type === 'CRYPTO' && isTicker(asset.symbol)).map(asset => asset.symbol)
+}
+
+/** Tells the provider which of the assets' symbols are coins, before it is asked for their prices. */
+export function knowCoinsOf (provider: QuoteProvider, assets: readonly Asset[]): void {
+  const coins = coinsOf(assets)
+  if (coins.length > 0) provider.knowCoins?.(coins)
+}
+
 /**
  * Price quotes (docs/api.md#resources), behind the API key. A ticker arrives validated
  * (`TICKER_PATTERN`) and is upper-cased here; one the provider does not know is NOT_FOUND
@@ -38,6 +49,7 @@ export class QuoteService {
   /** The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name) is NOT_FOUND unasked. */
   async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Quote>>> {
     await access.apiKey()
+    knowCoinsOf(this.provider, assets)
     const quotes = await quotesOf(this.provider, assets.map(asset => asset.symbol).filter(isTicker), log)
     return assets.map(({ symbol }) => this.answer(symbol, quotes.get(symbol)))
   }

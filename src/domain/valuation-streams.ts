@@ -9,6 +9,7 @@ import type { Access } from './access.js'
 import { possibleId } from './common.js'
 import type { Log } from './ports.js'
 import { QuoteRefresher } from './quote-refresher.js'
+import { coinsOf } from './quotes.js'
 import { sameValuation, tickersOf, valuate } from './valuation.js'
 import { ValuationStream, type ValuationEvent } from './valuation-stream.js'
 
@@ -103,6 +104,7 @@ class PortfolioWatch {
       return
     }
     const tickers = tickersOf(read.assets)
+    this.quotes.knowCoins(coinsOf(read.assets))
     const added = tickers.filter(ticker => !this.tickers.includes(ticker))
     const removed = this.tickers.filter(ticker => !tickers.includes(ticker))
     this.tickers = tickers

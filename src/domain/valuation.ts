@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.js'
-import { isTicker, quotesOf, type ProviderQuote, type QuoteProvider } from '../quotes/provider.js'
+import { isTicker, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
 import type { PortfolioValuation } from '../schemas/valuation.js'
@@ -8,10 +8,15 @@ import type { PortfolioReads } from './portfolio-reads.js'
 import type { Access } from './access.js'
 import { found } from './common.js'
 import type { Log } from './ports.js'
+import { knowCoinsOf } from './quotes.js'
+import { quotesInReaisOrNone, type QuoteInReais } from './reais.js'
 
-/** Quotes by ticker; `undefined`: no quote (unknown to the provider, or the provider failing). */
+/**
+ * Quotes in reais by ticker; `undefined`: no quote (unknown to the provider, the provider failing,
+ * or priced in a currency without a rate).
+ */
 export interface QuoteBook {
-  get: (ticker: string) => ProviderQuote | undefined
+  get: (ticker: string) => QuoteInReais | undefined
 }
 
 /** The tickers a provider is asked for: each distinct symbol that is one (a bond's name is not). */
@@ -20,25 +25,8 @@ export function tickersOf (assets: readonly Asset[]): string[] {
 }
 
 /**
- * Quotes of `tickers` in one provider batch, through the cache the provider sits behind. A
- * provider that fails leaves every one of them unquoted: the valuation counts their assets at
- * book value rather than failing (the provider's client has logged the failure).
- */
-export async function quotesOrNone (
-  provider: QuoteProvider, tickers: readonly string[], log: Log
-): Promise<Map<string, ProviderQuote | undefined>> {
-  if (tickers.length === 0) return new Map()
-  try {
-    return await quotesOf(provider, tickers, log)
-  } catch (error) {
-    log.debug({ err: error, tickers: tickers.length }, 'no quotes for a valuation: its assets count at book value')
-    return new Map()
-  }
-}
-
-/**
  * A portfolio's value at market prices (docs/api.md#valuation), exact: each asset's market value
- * is `quantity × price` of its symbol's quote rounded half away from zero to cents, or its own
+ * is `quantity × price` of its symbol's quote in reais rounded half away from zero to cents, or its own
  * `totalValue` when unquoted; `bookValue` is the sum of the assets' `totalValue` (the portfolio's
  * `totalValue`), `marketValue` the sum of their market values.
  */
@@ -85,8 +73,9 @@ export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioVa
 
 /**
  * Portfolio valuations on request (docs/api.md#valuation), behind the API key: one read of the
- * portfolio's assets and one provider batch for all their distinct tickers, through the quote
- * cache the dashboards use. An unknown portfolio is NOT_FOUND (`Portfolio não encontrado`).
+ * portfolio's assets and one provider batch for all their distinct tickers (and one for the rates
+ * of the currencies they are priced in), through the quote cache the dashboards use. An unknown
+ * portfolio is NOT_FOUND (`Portfolio não encontrado`).
  */
 export class ValuationService {
   constructor (
@@ -100,14 +89,17 @@ export class ValuationService {
     await access.apiKey()
     const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
       async id => await this.portfolios.withAssets(id))
-    return valuate(portfolio.id, assets, await quotesOrNone(this.quotes, tickersOf(assets), log), this.now())
+    knowCoinsOf(this.quotes, assets)
+    return valuate(portfolio.id, assets, await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.now())
   }
 
   /** The valuations of several portfolios (GraphQL's lists): one read of their assets, one provider batch. */
   async ofPortfolios (access: Access, portfolioIds: readonly string[], log: Log): Promise<PortfolioValuation[]> {
     await access.apiKey()
     const byPortfolio = await this.assets.ofPortfolios(portfolioIds)
-    const quotes = await quotesOrNone(this.quotes, tickersOf([...byPortfolio.values()].flat()), log)
+    const assets = [...byPortfolio.values()].flat()
+    knowCoinsOf(this.quotes, assets)
+    const quotes = await quotesInReaisOrNone(this.quotes, tickersOf(assets), log)
     const now = this.now()
     return portfolioIds.map(id => valuate(id, byPortfolio.get(id) ?? [], quotes, now))
   }

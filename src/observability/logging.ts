@@ -62,10 +62,20 @@ export const logSerializers = {
   })
 }
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `true`: a probe's route (`/ready`, `/auth/health`), asked every few seconds by a balancer or
+     * an orchestrator: its access line is at `debug`, so the log at `info` holds the traffic.
+     */
+    probe?: boolean
+  }
+}
+
 /**
  * Fastify's request logging with one line per request instead of two ("incoming request" is
- * dropped): method, URL (credentials masked), status and time, at `info`, or at `error` with
- * the error when the response failed.
+ * dropped): method, URL (credentials masked), status and time, at `info` (`debug` for a probe's
+ * route), or at `error` with the error when the response failed.
  */
 export class AccessLog extends LogController {
   override incomingRequest (): void {}
@@ -77,8 +87,9 @@ export class AccessLog extends LogController {
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime
     }
-    if (error === null || error === undefined) request.log.info(line, 'request completed')
-    else request.log.error({ ...line, err: error }, 'request errored')
+    if (error !== null && error !== undefined) request.log.error({ ...line, err: error }, 'request errored')
+    else if (request.routeOptions.config.probe === true) request.log.debug(line, 'request completed')
+    else request.log.info(line, 'request completed')
   }
 }
 

@@ -32,7 +32,13 @@ export function answerTagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>
   return value
 }
 
-const ETAG = { type: 'string', description: 'The strong entity tag of the resource as answered (RFC 9110 §8.8.3)' }
+/** A strong tag as src/http/entity-tag.ts makes it: a SHA-256 in base64url, quoted. */
+const ETAG = {
+  type: 'string',
+  pattern: '^"[A-Za-z0-9_-]{43}"$',
+  maxLength: 45,
+  description: 'The strong entity tag of the resource as answered (RFC 9110 §8.8.3)'
+}
 
 const CACHE_CONTROL = {
   type: 'string',

@@ -7,16 +7,19 @@ import {
   ERROR_CODES,
   errorCodeOf,
   isCodedError,
+  isExpectedRefusal,
   isStoreUnavailable,
   Messages,
   UNSUPPORTED_MEDIA_TYPE_MESSAGE,
   type ErrorCode
 } from '../errors.js'
 import {
+  MAX_REQUEST_TEXT_LENGTH,
   RelayedBodySchema,
   RelayedJsonSchema,
   RelayedTextSchema,
   StringEnum,
+  Timestamp,
   UpstreamBodySchema
 } from '../schemas/common.js'
 import { NO_STORE } from '../http/cache-control.js'
@@ -26,14 +29,24 @@ const { STATUS_CODES } = http
 
 export { validationMessages }
 
+/**
+ * A phrase of an error: a fixed text, or a validation rule's wording that may name a parameter of
+ * the request or its path (each at most MAX_REQUEST_TEXT_LENGTH); one per failed rule, fewer
+ * rules than the request has characters.
+ */
+const ErrorPhrase = Type.String({ maxLength: 2 * MAX_REQUEST_TEXT_LENGTH })
+
 /** The error body (docs/api.md#errors); `message` is an array only for validation failures. */
 export const ErrorBodySchema = Type.Object({
-  statusCode: Type.Integer(),
+  statusCode: Type.Integer({ minimum: 400, maximum: 599 }),
   code: StringEnum(ERROR_CODES),
-  message: Type.Union([Type.String(), Type.Array(Type.String())]),
-  error: Type.String(),
-  timestamp: Type.String({ format: 'date-time' }),
-  path: Type.String()
+  message: Type.Union([ErrorPhrase, Type.Array(ErrorPhrase, { maxItems: MAX_REQUEST_TEXT_LENGTH })]),
+  error: Type.String({
+    description: 'The status\'s reason phrase',
+    maxLength: Math.max(...Object.values(STATUS_CODES).map(phrase => phrase?.length ?? 0))
+  }),
+  timestamp: Timestamp,
+  path: Type.String({ maxLength: MAX_REQUEST_TEXT_LENGTH, description: 'The request\'s path, without its query' })
 }, {
   title: 'ErrorBody',
   description: 'Error body of every error the service answers: statusCode, code (for programs), ' +
@@ -155,8 +168,10 @@ export function answerError (error: FastifyError, request: FastifyRequest, reply
     request.log.error({ err: error }, 'unhandled error')
     return reply.code(status).send(errorBody(request, status, 'INTERNAL_ERROR', Messages.internal))
   }
-  // The store's outage is logged once by the store, not once per request it fails.
-  if (status >= 500 && !isStoreUnavailable(error)) request.log.warn({ err: error }, error.message)
+  // The store's outage is logged once by the store, not once per request it fails; a refusal the
+  // service makes on purpose (draining, shedding) is no news and has no stack worth reading.
+  if (isExpectedRefusal(error)) request.log.debug({ code: error.code, statusCode: status }, error.message)
+  else if (status >= 500 && !isStoreUnavailable(error)) request.log.warn({ err: error }, error.message)
   return reply.code(status).send(errorBody(request, status, errorCodeOf(error, status), messageOf(error, status)))
 }
 

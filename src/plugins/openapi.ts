@@ -3,13 +3,16 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { documentedResponseSchema, ErrorBodySchema } from './error-responses.js'
+import { finishOperations, isObject, withIntegerFormats, type OpenApiDocument } from './openapi-document.js'
 
 export const SECURITY_SCHEMES = {
   bearerAuth: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'A token of the Laravel backend API (tymon/jwt-auth, HS256)'
+    description: 'A token of the Laravel backend API (tymon/jwt-auth, HS256), verified as RFC8725 (JSON Web ' +
+      'Token Best Current Practices) asks: only the configured algorithm (JWT_ALGORITHM), never `none` or a key ' +
+      'the token names; exp, nbf and iat checked, iss, sub, jti and prv required (docs/api.md#tokens)'
   },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'One of API_KEYS' },
   webhookSecret: { type: 'apiKey', in: 'header', name: 'x-webhook-secret', description: 'AGGREGATOR_WEBHOOK_SECRET' }
@@ -46,27 +49,6 @@ export function registeredRoutes (app: FastifyInstance): readonly RegisteredRout
 
 /** What any route can answer whatever it does: a bad query or body, the body limits, the rate limit, load shedding. */
 const ANY_ROUTE_ERRORS = [400, 413, 415, 429, 500, 503] as const
-
-const ERROR_DESCRIPTIONS: Record<string, string> = {
-  400: 'Invalid request: `message` lists every failing rule (VALIDATION_FAILED, BAD_REQUEST)',
-  401: 'Missing, invalid or expired credential ' +
-    '(TOKEN_INVALID, TOKEN_EXPIRED, SUBJECT_MISSING, API_KEY_INVALID, WEBHOOK_SECRET_INVALID)',
-  403: 'The principal may not do this (FORBIDDEN_PRINCIPAL, FORBIDDEN)',
-  404: 'Nothing has this id or path (NOT_FOUND)',
-  409: 'A request with this Idempotency-Key is still running: retry later (IDEMPOTENCY_KEY_IN_FLIGHT)',
-  412: 'The resource changed since the ETag sent in If-Match; nothing was changed (PRECONDITION_FAILED)',
-  422: 'This Idempotency-Key was used with another request: method, path or body differ (IDEMPOTENCY_KEY_REUSED)',
-  413: 'The body is over 1 MiB (PAYLOAD_TOO_LARGE)',
-  415: 'The body is not JSON in UTF-8: send Content-Type application/json (UNSUPPORTED_MEDIA_TYPE)',
-  429: 'Too many requests: wait Retry-After seconds (RATE_LIMITED)',
-  500: 'Unexpected error; the request id is in x-request-id (INTERNAL_ERROR)',
-  502: 'The upstream failed or could not be reached (UPSTREAM_UNAVAILABLE)',
-  503: 'Not serving now: overloaded, draining, store down or not configured ' +
-    '(OVERLOADED, DRAINING, STORE_UNAVAILABLE, NOT_CONFIGURED)',
-  504: 'The upstream did not answer in time (UPSTREAM_TIMEOUT)'
-}
-
-const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer' } }
 
 /**
  * A route's schema as documented: the strict error body, and the errors any route can answer
@@ -113,7 +95,6 @@ export function documentedRoute (
 }
 
 type JsonObject = Record<string, unknown>
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null
 
 /**
  * A PATCH body's "at least one of these properties" (AtLeastOneOf), validated as an `anyOf` of
@@ -159,19 +140,11 @@ function hoistNamedSchemas (node: unknown, components: JsonObject): unknown {
 type WithSchema = Record<string, { schema?: unknown }>
 
 const RELAYED_BODY = { $ref: '#/components/schemas/RelayedBody' }
-const RELAYED_TOO = 'or the upstream\'s own answer with this status, relayed byte for byte'
 
 /** A response whose body is ErrorBody or the upstream's (see relayedErrorSchemas). */
 function relaysUpstream (response: { content?: WithSchema }): boolean {
   return Object.values(response.content ?? {}).some(({ schema }) => isObject(schema) && Array.isArray(schema.anyOf) &&
     schema.anyOf.some(branch => JSON.stringify(branch) === JSON.stringify(RELAYED_BODY)))
-}
-interface DocumentedOperation {
-  summary?: string
-  requestBody?: { content?: WithSchema }
-  parameters?: Array<{ schema?: unknown }>
-  responses?: Record<string,
-  { description?: string, content?: WithSchema, headers?: JsonObject }>
 }
 
 /** Hoists the schemas of media types or parameters, never their examples (which may hold a `title`). */
@@ -181,35 +154,34 @@ function hoistSchemasOf (holders: Iterable<{ schema?: unknown }>, components: Js
   }
 }
 
-/** Named components, a description for every answer, Retry-After where the service sends it. */
-function finishDocument (document: {
-  paths?: Record<string,
-  Record<string,
-  DocumentedOperation>>
-  components?: JsonObject
-}): typeof document {
+/** Named components, then what every operation has whatever its route says (openapi-document.ts). */
+function finishDocument (document: OpenApiDocument): OpenApiDocument {
   const components: JsonObject = {}
   for (const operation of Object.values(document.paths ?? {}).flatMap(path => Object.values(path))) {
     hoistSchemasOf(Object.values(operation.requestBody?.content ?? {}), components)
     hoistSchemasOf(operation.parameters ?? [], components)
-    for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    for (const response of Object.values(operation.responses ?? {})) {
       hoistSchemasOf(Object.values(response.content ?? {}), components)
-      const description = ERROR_DESCRIPTIONS[status]
-      if (description !== undefined) {
-        response.description = relaysUpstream(response) ? `${description}; ${RELAYED_TOO}` : description
-      } else if (response.description === 'Default Response') response.description = operation.summary ?? 'Success'
-      if (status === '429' || status === '503') response.headers = { ...response.headers, 'Retry-After': RETRY_AFTER }
     }
   }
   const schemas = isObject(document.components?.schemas) ? document.components.schemas : {}
   document.components = { ...document.components, schemas: { ...schemas, ...components } }
-  return document
+  finishOperations(document, relaysUpstream)
+  return withIntegerFormats(document) as OpenApiDocument
 }
 
 export interface OpenApiPluginOptions {
   version: string
+  /** Where this instance runs (NODE_ENV), told in the document's `servers`. Default `production`. */
+  environment?: string
   /** Serves Swagger UI at /docs and the document at /docs/json. */
   routePrefix?: string
+}
+
+/** `servers`' description names the environment in words inventory tools read (OWASP API9). */
+function serverDescription (environment = 'production'): string {
+  const named = environment === 'development' ? 'local development' : environment
+  return `The service that serves this document: this instance, running in ${named}`
 }
 
 async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Promise<void> {
@@ -218,13 +190,16 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
   app.addHook('onRoute', route => {
     for (const method of [route.method].flat()) routes.push({ method, url: route.url })
   })
+  // Relative: the document is served by the service it describes, wherever that is. Its audience
+  // is public: frontends call it (x-internal, OWASP API9).
+  const server = { url: '/', description: serverDescription(options.environment), 'x-internal': false }
   await app.register(swagger, {
     // A module's root route is `/portfolios/` to Fastify; frontends call `/portfolios`.
     transform: ({ schema, url, route }) => documentedRoute(schema, url, route.config?.shed !== false),
     // Only OpenAPI is produced here, never Swagger 2.
     transformObject: document => {
       const produced = 'openapiObject' in document ? document.openapiObject : document.swaggerObject
-      return finishDocument(produced as Parameters<typeof finishDocument>[0])
+      return finishDocument(produced as OpenApiDocument) as typeof produced
     },
     openapi: {
       openapi: '3.1.0',
@@ -234,8 +209,7 @@ async function openapi (app: FastifyInstance, options: OpenApiPluginOptions): Pr
         description: 'Backend-for-Frontend between frontends, a Laravel API (tymon/jwt-auth tokens) and Pluggy. ' +
           'Every error has the body ErrorBody; programs branch on its `code`.'
       },
-      // Relative: the document is served by the service it describes, wherever that is.
-      servers: [{ url: '/', description: 'The service that serves this document' }],
+      servers: [server],
       components: { securitySchemes: SECURITY_SCHEMES }
     }
   })

@@ -1,162 +1,203 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { jsonObject, type JsonObject, type JsonValue, type UpstreamClient } from '../upstream/client.js'
-import { UpstreamUnavailableError } from '../errors.js'
-import { unitAmount } from '../schemas/money.js'
-import { monthKey, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
+import { jsonObject, type JsonObject, type QueryValue, type UpstreamClient } from '../upstream/client.js'
+import { BrapiClient } from './brapi-client.js'
+import { CoinDirectory } from './brapi-coins.js'
+import { exchangeRates, rateObservations } from './brapi-currencies.js'
+import { answerOf, closesOf, currencyOf, quoteOf, unusable } from './brapi-parse.js'
+import { monthsOf, RangeLimits, rangeCovering, shorterRange } from './brapi-ranges.js'
+import {
+  REAIS,
+  type ExchangeRate,
+  type HistoryQuery,
+  type PriceHistory,
+  type ProviderQuote,
+  type QuoteProvider,
+  type RateObservation
+} from './provider.js'
 
-function isPrice (value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0
+export { rangeCovering } from './brapi-ranges.js'
+
+/** One of brapi's price endpoints: B3 tickers and indexes at `/api/quote`, coins at `/api/v2/crypto` (in reais). */
+interface Endpoint {
+  name: 'quote' | 'crypto'
+  path: (tickers: readonly string[]) => string
+  query: (tickers: readonly string[]) => Record<string, QueryValue>
+  /** The answer's list of results and the field naming each one's ticker. */
+  list: 'results' | 'coins'
+  key: 'symbol' | 'coin'
 }
 
-function unusable (log: FastifyBaseLogger, what: string): Error {
-  log.warn({ upstream: 'brapi' }, `brapi answered ${what}`)
-  return new UpstreamUnavailableError()
+const STOCKS: Endpoint = {
+  name: 'quote',
+  // The tickers matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
+  path: tickers => `api/quote/${tickers.map(encodeURIComponent).join(',')}`,
+  query: () => ({}),
+  list: 'results',
+  key: 'symbol'
+}
+const COINS: Endpoint = {
+  name: 'crypto',
+  path: () => 'api/v2/crypto',
+  query: tickers => ({ coin: tickers.join(','), currency: REAIS }),
+  list: 'coins',
+  key: 'coin'
 }
 
-/** brapi's `range` that covers `since` (monthly interval): the shortest of `1y`, `2y`, `5y`, `10y`, `max`. */
-export function rangeCovering (since: MonthKey, now: Date): string {
-  const [year, month] = since.split('-').map(Number) as [number, number]
-  const months = (now.getUTCFullYear() - year) * 12 + (now.getUTCMonth() + 1 - month) + 1
-  if (months <= 12) return '1y'
-  if (months <= 24) return '2y'
-  if (months <= 60) return '5y'
-  if (months <= 120) return '10y'
-  return 'max'
-}
+/** brapi's answer to one request: its results by upper-cased ticker, or "unknown" (404), or "refused" (400). */
+type Answer = { results: Map<string, JsonObject> } | 'unknown' | 'refused'
 
 /**
- * brapi.dev: `GET /api/quote/{ticker}` with the token as a Bearer header (never
- * in the query, where it would end up in logs). A 404 means the ticker is unknown, a `null`
- * price that brapi has no quote for it; other failures are 502/504 like the relays, and so is
- * an answer the service cannot use (a 2xx without a result, a negative price): logged, never
- * served.
+ * brapi.dev (docs/api.md#quotes): B3 tickers at `/api/quote/{tickers}`, coins at
+ * `/api/v2/crypto?coin=…&currency=BRL`, rates at `/api/v2/currency`, each batched up to
+ * `tickersPerRequest`. A 404 means the ticker is unknown, a `null` price that brapi has no quote
+ * for it; refusals and quotas are the {@link BrapiClient}'s. An answer the service cannot use (a
+ * 2xx without a result, a negative price) is 502, logged, never served. A plan that refuses
+ * several tickers at once is asked ticker by ticker, from then on; a plan that refuses a history
+ * range is asked shorter ones ({@link RangeLimits}).
  */
 export class BrapiQuotes implements QuoteProvider {
   readonly source = 'brapi.dev'
+  private readonly brapi: BrapiClient
+  private readonly coins: CoinDirectory
+  private readonly ranges: RangeLimits
+  /** False once brapi refused several tickers in one request that it serves one by one (the plan's limit). */
+  private batching = true
 
   constructor (
-    private readonly client: UpstreamClient,
-    private readonly token: string | undefined,
+    client: UpstreamClient,
+    token: string | undefined,
     /** brapi's plan limit (the free plan: 1). */
     private readonly tickersPerRequest = 20,
     private readonly now: () => Date = () => new Date()
-  ) {}
-
-  /** The answer to `GET api/quote/{tickers}`: `undefined` when brapi does not know them (404, 400). */
-  private async results (
-    tickers: string, log: FastifyBaseLogger, query?: Record<string, string>
-  ): Promise<JsonValue[] | undefined> {
-    const response = await this.client.call({
-      method: 'GET',
-      path: `api/quote/${tickers}`,
-      query,
-      headers: {
-        accept: 'application/json',
-        ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` })
-      },
-      log
-    })
-    if (response.status === 404 || response.status === 400) return undefined
-    if (response.status < 200 || response.status >= 300) {
-      log.warn({ upstream: 'brapi', status: response.status }, 'brapi refused the request')
-      throw new UpstreamUnavailableError()
-    }
-    const results = jsonObject(response.body)?.results
-    if (!Array.isArray(results) || results.length === 0) throw unusable(log, 'a 2xx without a result')
-    return results
+  ) {
+    this.brapi = new BrapiClient(client, token, () => this.now().getTime())
+    this.coins = new CoinDirectory(this.brapi, () => this.now().getTime())
+    this.ranges = new RangeLimits(now)
   }
 
-  private async result (
-    symbol: string, log: FastifyBaseLogger, query?: Record<string, string>
-  ): Promise<JsonObject | undefined> {
-    // The ticker matched TICKER_PATTERN; encoding keeps `^` (and anything else) inside one segment.
-    const results = await this.results(encodeURIComponent(symbol), log, query)
-    if (results === undefined) return undefined
-    const result = jsonObject(results[0])
-    if (result === undefined) throw unusable(log, 'a 2xx without a result')
-    return result
-  }
-
-  /** A result as a quote; a null price is "no quote", never a price of 0. */
-  private quoteOf (result: JsonObject, symbol: string, log: FastifyBaseLogger): ProviderQuote | undefined {
-    const price = result.regularMarketPrice
-    if (price === null || price === undefined) return undefined
-    if (!isPrice(price)) throw unusable(log, 'a price that is not a non-negative number')
-    const time = result.regularMarketTime
-    return {
-      symbol: typeof result.symbol === 'string' ? result.symbol : symbol,
-      // A unit price keeps at most 8 decimals (docs/api.md#money).
-      price: unitAmount(price),
-      currency: typeof result.currency === 'string' ? result.currency : 'BRL',
-      lastUpdate:
-        typeof time === 'string' && !Number.isNaN(Date.parse(time))
-          ? new Date(time).toISOString()
-          : this.now().toISOString()
-    }
+  knowCoins (symbols: readonly string[]): string[] {
+    return this.coins.declare(symbols)
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    const result = await this.result(symbol, log)
-    return result === undefined ? undefined : this.quoteOf(result, symbol, log)
+    return (await this.quoteMany([symbol], log)).get(symbol)
   }
 
   /**
-   * Several tickers per request, comma-separated (brapi's `/api/quote/A,B`), at most `tickersPerRequest`
-   * each. A ticker missing from the answer has no quote. A plan that refuses several tickers
-   * (a 4xx) gets one request per ticker instead, so the answer is the same on every plan.
+   * Coins and the other tickers, each kind in as few requests as the plan allows (one when it
+   * takes them all). A ticker missing from brapi's answer has no quote.
    */
   async quoteMany (
     symbols: readonly string[], log: FastifyBaseLogger
   ): Promise<Map<string, ProviderQuote | undefined>> {
-    const chunks: string[][] = []
-    for (let start = 0; start < symbols.length; start += this.tickersPerRequest) {
-      chunks.push(symbols.slice(start, start + this.tickersPerRequest))
+    const coins = await this.coins.among(symbols, log)
+    const kinds = await Promise.all([
+      this.quoteAll(STOCKS, symbols.filter(symbol => !coins.has(symbol)), log),
+      this.quoteAll(COINS, [...coins], log)
+    ])
+    const answers = new Map(kinds.flat())
+    return new Map(symbols.map(symbol => [symbol, answers.get(symbol)]))
+  }
+
+  async history (symbol: string, query: HistoryQuery, log: FastifyBaseLogger): Promise<PriceHistory | undefined> {
+    const endpoint = (await this.coins.among([symbol], log)).has(symbol) ? COINS : STOCKS
+    let range = this.ranges.within(endpoint.name, rangeCovering(query.since.slice(0, 7), this.now()))
+    let refused = false
+    for (;;) {
+      const answer = await this.request(endpoint, [symbol], log, { range, interval: query.interval })
+      if (answer === 'unknown') return undefined
+      if (answer === 'refused') {
+        const shorter = shorterRange(range, this.now())
+        if (shorter === undefined) return undefined
+        range = shorter
+        refused = true
+        continue
+      }
+      const result = answer.results.get(symbol.toUpperCase())
+      if (result === undefined) return undefined
+      const used = typeof result.usedRange === 'string' ? result.usedRange : range
+      const given = (monthsOf(used, this.now()) ?? Infinity) < (monthsOf(range, this.now()) ?? 0) ? used : range
+      if (refused || given !== range) this.ranges.learn(endpoint.name, given, log)
+      const currency = currencyOf(result.currency)
+      if (currency === undefined) throw unusable(log, 'a history without its currency')
+      return { currency, closes: closesOf(result.historicalDataPrice, query.since, log) }
     }
-    const answers = await Promise.all(chunks.map(async chunk => await this.quoteChunk(chunk, log)))
-    return new Map(answers.flatMap(answer => [...answer]))
+  }
+
+  async rates (currencies: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ExchangeRate | undefined>> {
+    return await exchangeRates(this.brapi, currencies, log, this.now())
+  }
+
+  async rateHistory (
+    currency: string, query: HistoryQuery, log: FastifyBaseLogger
+  ): Promise<RateObservation[] | undefined> {
+    return await rateObservations(this.brapi, currency, query, log, this.now())
+  }
+
+  private async quoteAll (
+    endpoint: Endpoint, symbols: readonly string[], log: FastifyBaseLogger
+  ): Promise<Array<[string, ProviderQuote | undefined]>> {
+    const size = this.batching ? this.tickersPerRequest : 1
+    const chunks: string[][] = []
+    for (let start = 0; start < symbols.length; start += size) chunks.push(symbols.slice(start, start + size))
+    return (await Promise.all(chunks.map(async chunk => await this.quoteChunk(endpoint, chunk, log)))).flat()
   }
 
   private async quoteChunk (
-    symbols: readonly string[], log: FastifyBaseLogger
+    endpoint: Endpoint, symbols: readonly string[], log: FastifyBaseLogger
   ): Promise<Array<[string, ProviderQuote | undefined]>> {
-    const one = async (symbol: string): Promise<[string, ProviderQuote | undefined]> => [
-      symbol,
-      await this.quote(symbol, log)
-    ]
-    if (symbols.length === 1) return [await one(symbols[0] as string)]
-    const results = await this.results(symbols.map(encodeURIComponent).join(','), log)
-    if (results === undefined) {
-      log.info(
-        { upstream: 'brapi', tickers: symbols.length },
-        'brapi refused several tickers at once: one request per ticker'
-      )
-      return await Promise.all(symbols.map(one))
-    }
-    const bySymbol = new Map<string, JsonObject>()
-    for (const entry of results) {
-      const result = jsonObject(entry)
-      if (typeof result?.symbol === 'string') bySymbol.set(result.symbol.toUpperCase(), result)
-    }
+    const answer = await this.request(endpoint, symbols, log)
+    if (answer === 'refused' && symbols.length > 1) return await this.oneByOne(endpoint, symbols, log)
+    const results = typeof answer === 'string' ? new Map<string, JsonObject>() : answer.results
     return symbols.map(symbol => {
-      const result = bySymbol.get(symbol.toUpperCase())
-      return [symbol, result === undefined ? undefined : this.quoteOf(result, symbol, log)]
+      const result = results.get(symbol.toUpperCase())
+      return [symbol, result === undefined ? undefined : quoteOf(result, symbol, log, this.now())]
     })
   }
 
-  async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
-    const result = await this.result(symbol, log, { range: rangeCovering(since, this.now()), interval: '1mo' })
-    const history = result?.historicalDataPrice
-    if (!Array.isArray(history)) return undefined
-    // The last close seen in each month wins.
-    const byMonth = new Map<MonthKey, number>()
-    for (const entry of history) {
-      // A month without a close is a gap (the dashboard repeats the previous one); a bad close is garbage.
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) continue
-      if (typeof entry.date !== 'number' || entry.close === null) continue
-      if (!isPrice(entry.close)) throw unusable(log, 'a close that is not a non-negative number')
-      const month = monthKey(new Date(entry.date * 1000))
-      if (month >= since) byMonth.set(month, unitAmount(entry.close))
+  /**
+   * Tickers brapi refused together (400), asked one by one. When none is refused alone, the
+   * refusal was the plan's (one ticker per request): the instance stops batching. When one is
+   * (a coin brapi does not have answers 400), that ticker explains the refusal.
+   */
+  private async oneByOne (
+    endpoint: Endpoint, symbols: readonly string[], log: FastifyBaseLogger
+  ): Promise<Array<[string, ProviderQuote | undefined]>> {
+    const answers = await Promise.all(symbols.map(async symbol => await this.request(endpoint, [symbol], log)))
+    if (this.batching && !answers.includes('refused')) {
+      this.batching = false
+      log.info({ upstream: 'brapi', tickers: symbols.length },
+        'brapi refused several tickers at once: the plan allows one per request, asked one by one from now on')
     }
-    return [...byMonth].sort(([a], [b]) => (a < b ? -1 : 1)).map(([month, close]) => ({ month, close }))
+    return symbols.map((symbol, index) => {
+      const answer = answers[index]
+      const result = typeof answer === 'object' ? answer.results.get(symbol.toUpperCase()) : undefined
+      return [symbol, result === undefined ? undefined : quoteOf(result, symbol, log, this.now())]
+    })
+  }
+
+  /** One request to `endpoint` for `tickers`; a 2xx must hold at least one result. */
+  private async request (
+    endpoint: Endpoint, tickers: readonly string[], log: FastifyBaseLogger, query: Record<string, QueryValue> = {}
+  ): Promise<Answer> {
+    const params = { ...endpoint.query(tickers), ...query }
+    const path = endpoint.path(tickers)
+    const answer = answerOf(await this.brapi.get(path, Object.keys(params).length > 0 ? params : undefined, log), log)
+    if (typeof answer === 'string') return answer
+    const list = jsonObject(answer.body)?.[endpoint.list]
+    if (!Array.isArray(list) || list.length === 0) throw unusable(log, 'a 2xx without a result')
+    const results = new Map<string, JsonObject>()
+    for (const entry of list) {
+      const result = jsonObject(entry)
+      const ticker = result?.[endpoint.key]
+      if (result !== undefined && typeof ticker === 'string') results.set(ticker.toUpperCase(), result)
+    }
+    // One ticker asked, one result: it is that ticker's, whatever brapi spelled it.
+    const only = jsonObject(list[0])
+    const [ticker] = tickers
+    if (ticker !== undefined && tickers.length === 1 && list.length === 1 && only !== undefined) {
+      results.set(ticker.toUpperCase(), only)
+    }
+    return { results }
   }
 }

@@ -1,25 +1,37 @@
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
-import { quotesOf, type MonthKey, type MonthlyClose, type ProviderQuote, type QuoteProvider } from './provider.js'
+import {
+  quotesOf,
+  type ExchangeRate,
+  type HistoryQuery,
+  type PriceHistory,
+  type ProviderQuote,
+  type QuoteProvider,
+  type RateObservation
+} from './provider.js'
 
 interface Entry<T> {
   value: Promise<T>
   expiresAt: number
 }
 
+type Entries<T> = Map<string, Entry<T>>
+
 /** Monthly closes change once a month; an hour keeps the current month's close fresh enough. */
 export const HISTORY_TTL_MS = 60 * 60 * 1000
 const MAX_ENTRIES = 5_000
 
 /**
- * An in-process cache in front of a provider: quotes for `quoteTtlMs`, histories for an hour,
- * and one upstream call per key however many requests ask at once (single flight; the first
- * asker's logger carries the upstream's log lines). Each instance keeps its own cache, so N
- * instances make up to N calls per symbol and TTL.
+ * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`,
+ * histories (prices and rates) for an hour, and one upstream call per key however many requests
+ * ask at once (single flight; the first asker's logger carries the upstream's log lines). Each
+ * instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
-  private readonly quoteEntries = new Map<string, Entry<ProviderQuote | undefined>>()
-  private readonly historyEntries = new Map<string, Entry<MonthlyClose[] | undefined>>()
+  private readonly quoteEntries: Entries<ProviderQuote | undefined> = new Map()
+  private readonly rateEntries: Entries<ExchangeRate | undefined> = new Map()
+  private readonly historyEntries: Entries<PriceHistory | undefined> = new Map()
+  private readonly rateHistoryEntries: Entries<RateObservation[] | undefined> = new Map()
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -33,12 +45,8 @@ export class CachedQuotes implements QuoteProvider {
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    return await this.cached(
-      this.quoteEntries,
-      symbol,
-      this.quoteTtlMs,
-      async () => await this.provider.quote(symbol, log)
-    )
+    return await this.cached(this.quoteEntries, symbol, this.quoteTtlMs,
+      async () => await this.provider.quote(symbol, log))
   }
 
   /**
@@ -49,20 +57,8 @@ export class CachedQuotes implements QuoteProvider {
   async quoteMany (
     symbols: readonly string[], log: FastifyBaseLogger
   ): Promise<Map<string, ProviderQuote | undefined>> {
-    const distinct = [...new Set(symbols)]
-    const missing = distinct.filter(symbol => this.fresh(this.quoteEntries, symbol) === undefined)
-    if (missing.length > 1 && this.provider.quoteMany !== undefined) {
-      const batch = this.provider.quoteMany(missing, log)
-      for (const symbol of missing) {
-        this.remember(
-          this.quoteEntries,
-          symbol,
-          this.quoteTtlMs,
-          batch.then(answers => answers.get(symbol))
-        )
-      }
-    }
-    return new Map(await Promise.all(distinct.map(async symbol => [symbol, await this.quote(symbol, log)] as const)))
+    return await this.batched(this.quoteEntries, symbols, async missing => await quotesOf(this.provider, missing, log),
+      async symbol => await this.quote(symbol, log))
   }
 
   /**
@@ -77,21 +73,68 @@ export class CachedQuotes implements QuoteProvider {
     return answers
   }
 
-  async monthlyCloses (symbol: string, since: MonthKey, log: FastifyBaseLogger): Promise<MonthlyClose[] | undefined> {
-    return await this.cached(
-      this.historyEntries,
-      `${symbol} ${since}`,
-      HISTORY_TTL_MS,
-      async () => await this.provider.monthlyCloses(symbol, since, log)
-    )
+  async history (symbol: string, query: HistoryQuery, log: FastifyBaseLogger): Promise<PriceHistory | undefined> {
+    return await this.cached(this.historyEntries, `${symbol} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
+      async () => await this.provider.history(symbol, query, log))
   }
 
-  private fresh<T> (map: Map<string, Entry<T>>, key: string): Entry<T> | undefined {
+  /** Rates like quotes: cached for the quotes' TTL, the missing ones asked in one request. */
+  async rates (currencies: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ExchangeRate | undefined>> {
+    const rates = this.provider.rates
+    if (rates === undefined) return new Map(currencies.map(currency => [currency, undefined]))
+    return await this.batched(this.rateEntries, currencies,
+      async missing => await rates.call(this.provider, missing, log),
+      async currency => (await rates.call(this.provider, [currency], log)).get(currency))
+  }
+
+  async rateHistory (
+    currency: string, query: HistoryQuery, log: FastifyBaseLogger
+  ): Promise<RateObservation[] | undefined> {
+    const rateHistory = this.provider.rateHistory
+    if (rateHistory === undefined) return undefined
+    return await this.cached(this.rateHistoryEntries, `${currency} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
+      async () => await rateHistory.call(this.provider, currency, query, log))
+  }
+
+  /** Symbols that become coins are asked again: what was cached for them was asked as something else. */
+  knowCoins (symbols: readonly string[]): string[] {
+    const fresh = this.provider.knowCoins?.(symbols) ?? []
+    for (const symbol of fresh) {
+      this.quoteEntries.delete(symbol)
+      for (const key of this.historyEntries.keys()) if (key.startsWith(`${symbol} `)) this.historyEntries.delete(key)
+    }
+    return fresh
+  }
+
+  /**
+   * Values of several keys (quotes, rates): the fresh ones and those on their way are shared, the
+   * missing ones asked in one `load` (when more than one), each then cached like a single value
+   * (`one`) for the quotes' TTL.
+   */
+  private async batched<T> (
+    entries: Entries<T | undefined>,
+    keys: readonly string[],
+    load: (missing: readonly string[]) => Promise<Map<string, T | undefined>>,
+    one: (key: string) => Promise<T | undefined>
+  ): Promise<Map<string, T | undefined>> {
+    const distinct = [...new Set(keys)]
+    const missing = distinct.filter(key => this.fresh(entries, key) === undefined)
+    if (missing.length > 1) {
+      const batch = load(missing)
+      for (const key of missing) {
+        this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key)))
+      }
+    }
+    return new Map(await Promise.all(distinct.map(async key =>
+      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await one(key))] as const)))
+  }
+
+  private fresh<T> (map: Entries<T>, key: string): Entry<T> | undefined {
     const hit = map.get(key)
     return hit !== undefined && hit.expiresAt > this.now() ? hit : undefined
   }
 
-  private remember<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, value: Promise<T>): Entry<T> {
+  private remember<T> (map: Entries<T>, key: string, ttlMs: number, value: Promise<T>): Entry<T> {
     if (map.size >= MAX_ENTRIES) map.clear()
     const entry: Entry<T> = { value, expiresAt: this.now() + ttlMs }
     map.set(key, entry)
@@ -100,7 +143,7 @@ export class CachedQuotes implements QuoteProvider {
     return entry
   }
 
-  private async cached<T> (map: Map<string, Entry<T>>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
+  private async cached<T> (map: Entries<T>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
     const hit = this.fresh(map, key)
     this.telemetry.cache('quotes', hit !== undefined)
     return await (hit ?? this.remember(map, key, ttlMs, load())).value

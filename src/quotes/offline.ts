@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto'
 import {
+  dayKey,
   monthKey,
   monthsBetween,
+  REAIS,
+  type ExchangeRate,
+  type HistoryQuery,
   type MonthKey,
-  type MonthlyClose,
+  type PriceHistory,
   type ProviderQuote,
-  type QuoteProvider
+  type QuoteProvider,
+  type RateObservation
 } from './provider.js'
 
 /** The simulated series start here; months are generated forward, so past months never change. */
@@ -23,13 +28,15 @@ function random (seed: number): () => number {
   }
 }
 
-function round2 (value: number): number {
-  return Math.round(value * 100) / 100
+function rounded (value: number, decimals: number): number {
+  const scale = 10 ** decimals
+  return Math.round(value * scale) / scale
 }
 
 /**
  * Typical price levels of the demo's tickers, so simulated quotes sit near their buy prices;
- * any other symbol gets a level derived from its hash.
+ * any other symbol gets a level derived from its hash. Coins are priced in reais, as brapi
+ * prices them when asked for BRL.
  */
 const REFERENCE_LEVELS: Record<string, number> = {
   '^BVSP': 128_000,
@@ -43,47 +50,92 @@ const REFERENCE_LEVELS: Record<string, number> = {
   ETH: 14_500,
   IPCA35: 2_200,
   SELIC29: 14_900,
-  GOLD: 380
+  GOLD: 380,
+  AAPL: 230
 }
+
+/** Symbols quoted in dollars (a US share), so `npm start` shows a price converted to reais. */
+const DOLLAR_PRICED = new Set(['AAPL'])
+
+/** The simulated USD-BRL rate: reais per dollar, around this level, 4 decimals as the Central Bank's PTAX. */
+const DOLLAR_LEVEL = 5.3
 
 /**
  * Deterministic quotes for `npm start` without credentials: each symbol's monthly closes wander
  * around a level (its reference level, or one drawn from its SHA-256) as a mean-reverting walk
  * seeded by the same digest, from January 2000 to the current month; the current quote is the
- * current month's close. Nothing here is a market price, and `source` says so.
+ * current month's close. Dollar-priced symbols (`AAPL`) are quoted in USD, and the dollar's rate
+ * in reais wanders the same way (its history: one rate a month, dated the month's last day, the
+ * current month's today). Nothing here is a market price, and `source` says so.
  */
 export class OfflineQuotes implements QuoteProvider {
   readonly source = 'offline (cotações simuladas)'
 
   constructor (private readonly now: () => Date = () => new Date()) {}
 
-  private series (symbol: string): MonthlyClose[] {
-    const upper = symbol.toUpperCase()
-    const digest = createHash('sha256').update(upper).digest()
+  private walk (key: string, fallbackLevel: (drawn: number) => number, decimals: number): Array<[MonthKey, number]> {
+    const digest = createHash('sha256').update(key).digest()
     const next = random(digest.readUInt32BE(0))
-    const drawn = next()
-    const level = REFERENCE_LEVELS[upper] ?? (upper.startsWith('^') ? 50_000 + drawn * 100_000 : 5 + drawn * 195)
+    const level = fallbackLevel(next())
     // log(price / level) follows x ← 0.9·x + noise: monthly moves of a few percent, never far from the level.
     let deviation = 0
     return monthsBetween(FIRST_MONTH, monthKey(this.now())).map(month => {
       deviation = 0.9 * deviation + (next() - 0.5) * 0.12
-      return { month, close: round2(level * Math.exp(deviation)) }
+      return [month, rounded(level * Math.exp(deviation), decimals)]
     })
   }
 
+  private series (symbol: string): Array<[MonthKey, number]> {
+    const upper = symbol.toUpperCase()
+    const level = (drawn: number): number =>
+      REFERENCE_LEVELS[upper] ?? (upper.startsWith('^') ? 50_000 + drawn * 100_000 : 5 + drawn * 195)
+    return this.walk(upper, level, 2)
+  }
+
+  private currencyOf (symbol: string): string {
+    return DOLLAR_PRICED.has(symbol.toUpperCase()) ? 'USD' : REAIS
+  }
+
   async quote (symbol: string): Promise<ProviderQuote> {
-    const series = this.series(symbol)
-    const last = series[series.length - 1]
+    const last = this.series(symbol).at(-1)
     /* c8 ignore next -- the series always reaches the current month */
     if (last === undefined) throw new Error('empty offline series')
-    return { symbol: symbol.toUpperCase(), price: last.close, currency: 'BRL', lastUpdate: this.now().toISOString() }
+    const currency = this.currencyOf(symbol)
+    return { symbol: symbol.toUpperCase(), price: last[1], currency, lastUpdate: this.now().toISOString() }
   }
 
   async quoteMany (symbols: readonly string[]): Promise<Map<string, ProviderQuote>> {
     return new Map(await Promise.all(symbols.map(async symbol => [symbol, await this.quote(symbol)] as const)))
   }
 
-  async monthlyCloses (symbol: string, since: MonthKey): Promise<MonthlyClose[]> {
-    return this.series(symbol).filter(entry => entry.month >= since)
+  async history (symbol: string, query: HistoryQuery): Promise<PriceHistory> {
+    const closes = this.series(symbol)
+      .map(([month, close]) => ({ date: `${month}-01`, close }))
+      .filter(entry => entry.date >= query.since)
+    return { currency: this.currencyOf(symbol), closes }
+  }
+
+  /** The dollar's simulated rate (any other currency has none): `[month, reais per dollar]`. */
+  private dollar (): Array<[MonthKey, number]> {
+    return this.walk('USD-BRL', () => DOLLAR_LEVEL, 4)
+  }
+
+  async rates (currencies: readonly string[]): Promise<Map<string, ExchangeRate | undefined>> {
+    const rate = this.dollar().at(-1)?.[1]
+    const lastUpdate = this.now().toISOString()
+    return new Map(currencies.map(currency => [
+      currency,
+      currency === 'USD' && rate !== undefined ? { currency, rate: String(rate), lastUpdate } : undefined
+    ]))
+  }
+
+  async rateHistory (currency: string, query: HistoryQuery): Promise<RateObservation[] | undefined> {
+    if (currency !== 'USD') return undefined
+    const today = dayKey(this.now())
+    return this.dollar().map(([month, rate]) => {
+      const [year, index] = month.split('-').map(Number) as [number, number]
+      const lastDay = dayKey(new Date(Date.UTC(year, index, 0)))
+      return { date: lastDay < today ? lastDay : today, rate: String(rate) }
+    }).filter(observation => observation.date >= query.since)
   }
 }

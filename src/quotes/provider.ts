@@ -1,10 +1,24 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { TICKER_PATTERN, type MonthKey, type MonthlyClose, type ProviderQuote } from '../schemas/quote.js'
+import {
+  TICKER_PATTERN,
+  type ExchangeRate,
+  type HistoryQuery,
+  type MonthKey,
+  type PriceHistory,
+  type ProviderQuote,
+  type RateObservation
+} from '../schemas/quote.js'
 
-export type { MonthKey, MonthlyClose, ProviderQuote } from '../schemas/quote.js'
-export { TICKER_PATTERN } from '../schemas/quote.js'
+export type {
+  Close, ExchangeRate, HistoryInterval, HistoryQuery, MonthKey, PriceHistory, ProviderQuote, RateObservation
+} from '../schemas/quote.js'
+export { REAIS, TICKER_PATTERN } from '../schemas/quote.js'
 
-/** Where prices come from (`QUOTES_PROVIDER`). `undefined` answers mean "no such ticker". */
+/**
+ * Where prices come from (`QUOTES_PROVIDER`). `undefined` answers mean "no such ticker". Prices
+ * are in the currency the provider gives them in; converting them to reais is the domain's
+ * (`src/domain/reais.ts`), with the rates a provider gives.
+ */
 export interface QuoteProvider {
   /** Named in every quote's `source`. */
   readonly source: string
@@ -18,8 +32,22 @@ export interface QuoteProvider {
    * needs none: its `quoteMany` always asks).
    */
   refresh?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, ProviderQuote | undefined>>
-  /** Closing prices of each month from `since` (inclusive) on, oldest first. */
-  monthlyCloses: (symbol: string, since: MonthKey, log: FastifyBaseLogger) => Promise<MonthlyClose[] | undefined>
+  /** The closes of `symbol` asked for by `query`, oldest first, in the currency it is quoted in. */
+  history: (symbol: string, query: HistoryQuery, log: FastifyBaseLogger) => Promise<PriceHistory | undefined>
+  /**
+   * The reais one unit of each currency (`USD`) is worth now, in one request for all; a currency
+   * the provider has no rate for is `undefined`. Without it, the provider prices in reais only.
+   */
+  rates?: (currencies: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, ExchangeRate | undefined>>
+  /** The daily rates of `currency` in reais since `query.since`, oldest first; `undefined` when it has none. */
+  rateHistory?: (
+    currency: string, query: HistoryQuery, log: FastifyBaseLogger
+  ) => Promise<RateObservation[] | undefined>
+  /**
+   * Tells the provider which symbols are coins (held by assets of type CRYPTO), so that it prices
+   * them as such from now on; answers the ones it did not know were.
+   */
+  knowCoins?: (symbols: readonly string[]) => string[]
 }
 
 /** The benchmark index the dashboard compares with. */
@@ -46,6 +74,11 @@ export function monthsBetween (first: MonthKey, last: MonthKey): MonthKey[] {
     if (month > 12) { month = 1; year++ }
   }
   return months
+}
+
+/** `YYYY-MM-DD` of a date, in UTC. */
+export function dayKey (date: Date): string {
+  return date.toISOString().slice(0, 10)
 }
 
 /** Quotes of several symbols through the provider's batch when it has one, else one call each. */

@@ -1,5 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, IdSchema, NonBlankString, PageQuerySchema, StringEnum, Timestamp } from './common.js'
+import {
+  AtLeastOneOf, DaySchema, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
+} from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
 export const AssetTypeSchema = StringEnum(ASSET_TYPES)
@@ -14,14 +16,14 @@ export const Price = Type.Number({ minimum: 0, maximum: 1e12, description: 'Unit
 
 /** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
 export const AssetSchema = Type.Object({
-  id: Type.String({ description: 'The asset\'s id (a UUID)' }),
-  name: Type.String({ description: 'Its name, 1 to 200 characters' }),
-  symbol: Type.String({ description: 'Its ticker, upper-cased (PETR4, ^BVSP)' }),
+  id: RecordId('The asset\'s id (a UUID)'),
+  name: StoredText(200, 'Its name, 1 to 200 characters'),
+  symbol: StoredText(200, 'Its ticker, upper-cased (PETR4, ^BVSP)'),
   type: AssetTypeSchema,
   quantity: Type.Number({ description: 'Units held, at most 8 decimals' }),
   price: Type.Number({ description: 'Unit price in BRL, at most 8 decimals' }),
   totalValue: Type.Number({ description: 'quantity × price in BRL, rounded half away from zero to 2 decimals' }),
-  portfolioId: Type.String({ description: 'The portfolio that holds it' }),
+  portfolioId: RecordId('The portfolio that holds it'),
   createdAt: Timestamp,
   updatedAt: Timestamp
 }, { title: 'PortfolioAsset', description: 'An asset held in a portfolio' })
@@ -55,9 +57,8 @@ export type UpdateAssetInput = Static<typeof UpdateAssetInputSchema>
 
 /** A buy lot of an asset: what was bought, when, at what unit price (the dashboard's transactions). */
 export const LotSchema = Type.Object({
-  id: Type.String(),
-  /** `YYYY-MM-DD`. */
-  date: Type.String(),
+  id: RecordId(),
+  date: DaySchema,
   quantity: Type.Number(),
   price: Type.Number()
 })

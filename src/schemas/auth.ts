@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Timestamp } from './common.js'
+import { MAX_REQUEST_TEXT_LENGTH, Timestamp } from './common.js'
 
 export const PRINCIPAL_TYPES = ['user', 'client'] as const
 export const PrincipalTypeSchema = Type.Union(PRINCIPAL_TYPES.map(type => Type.Literal(type)))
@@ -11,7 +11,7 @@ export type PrincipalType = Static<typeof PrincipalTypeSchema>
  */
 const NumericDate = Type.Integer({ minimum: 0, maximum: 8_640_000_000_000 })
 
-/** Claims of a tymon/jwt-auth token (docs/api.md#tokens); custom claims pass through. */
+/** Claims of a tymon/jwt-auth token (docs/api.md#tokens), as a token is checked; custom claims pass through. */
 export const JwtPayloadSchema = Type.Object({
   iss: Type.String(),
   iat: NumericDate,
@@ -20,15 +20,37 @@ export const JwtPayloadSchema = Type.Object({
   sub: Type.Union([Type.String({ minLength: 1 }), Type.Integer()]),
   jti: Type.String({ minLength: 1 }),
   prv: Type.Optional(Type.String())
-}, { additionalProperties: true, title: 'TokenClaims', description: 'The claims of a tymon/jwt-auth token' })
+}, { additionalProperties: true })
 export type JwtPayload = Static<typeof JwtPayloadSchema>
 
-const NullableString = Type.Union([Type.String(), Type.Null()])
+/**
+ * A text read from a request's headers (a claim of its token): at most MAX_REQUEST_TEXT_LENGTH
+ * characters, since Node refuses headers over 16 KiB together.
+ */
+export function HeaderText (options: { minLength?: number, description?: string } = {}) {
+  return Type.String({ ...options, maxLength: MAX_REQUEST_TEXT_LENGTH })
+}
+
+/**
+ * The claims of the verified token as the REST answers give them back: JwtPayloadSchema with the
+ * length its texts have, the token having come in the Authorization header.
+ */
+export const TokenClaimsSchema = Type.Object({
+  iss: HeaderText(),
+  iat: NumericDate,
+  exp: NumericDate,
+  nbf: NumericDate,
+  sub: Type.Union([HeaderText({ minLength: 1 }), Type.Integer()]),
+  jti: HeaderText({ minLength: 1 }),
+  prv: Type.Optional(HeaderText())
+}, { additionalProperties: true, title: 'TokenClaims', description: 'The claims of a tymon/jwt-auth token' })
+
+const NullableString = Type.Union([HeaderText(), Type.Null()])
 
 /** What the service reads out of the claims for a frontend: the principal's `tokenData`. */
 export const TokenDataSchema = Type.Object({
-  issuer: Type.String(),
-  jwtId: Type.String(),
+  issuer: HeaderText(),
+  jwtId: HeaderText(),
   provider: NullableString,
   uuid: NullableString,
   email: NullableString,
@@ -36,7 +58,7 @@ export const TokenDataSchema = Type.Object({
 })
 export type TokenData = Static<typeof TokenDataSchema>
 
-const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$' })
+const Sha1Hex = Type.String({ pattern: '^[0-9a-f]{40}$', maxLength: 40 })
 
 /** Provider hashes that tell a `user` token from a `client` token (sha1 of model class names, docs/api.md#tokens). */
 export const ProviderConfigSchema = Type.Object({
@@ -52,9 +74,9 @@ export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
 
 /** The calling principal with its claims: `GET /auth/me` and GraphQL's `me` (never its raw token). */
 export const MeSchema = Type.Object({
-  id: Type.String(),
+  id: HeaderText(),
   type: PrincipalTypeSchema,
   expiresAt: Timestamp,
   issuedAt: Timestamp,
-  payload: JwtPayloadSchema
+  payload: TokenClaimsSchema
 }, { title: 'Me' })

@@ -1,12 +1,30 @@
-import { Type, type TObject, type TString } from '@sinclair/typebox'
+import { Type, type ArrayOptions, type TArray, type TObject, type TSchema, type TString } from '@sinclair/typebox'
 
-/** Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z` (docs/api.md#identifiers-and-timestamps). */
-export const Timestamp = Type.String({ format: 'date-time' })
+/**
+ * Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z`, as JavaScript writes
+ * them: 24 characters (docs/api.md#identifiers-and-timestamps).
+ */
+const TIMESTAMP = { format: 'date-time', maxLength: 24 } as const
+export const Timestamp = Type.String(TIMESTAMP)
 
 /** A timestamp with what it is the time of. */
 export function TimestampOf (description: string): TString {
-  return Type.String({ format: 'date-time', description })
+  return Type.String({ ...TIMESTAMP, description })
 }
+
+/**
+ * A duration as src/domain/time.ts writes it (`1h 5m 3s`, `42s`); a token's lifetime at most, so
+ * at most 10 digits of hours.
+ */
+export const DURATION_PATTERN = '(\\d{1,10}h )?(\\d{1,2}m )?\\d{1,2}s'
+export const DurationSchema = Type.String({ pattern: `^${DURATION_PATTERN}$`, maxLength: 20 })
+/** A time measured in milliseconds, as `/ready` and the backend's health report it (`12ms`). */
+export const MillisecondsSchema = Type.String({ pattern: '^\\d{1,16}ms$', maxLength: 18 })
+
+/** A day, `YYYY-MM-DD`. */
+export const DaySchema = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10 })
+/** A calendar month, `YYYY-MM`. */
+export const MonthSchema = Type.String({ pattern: '^\\d{4}-\\d{2}$', maxLength: 7 })
 
 /**
  * A required text of 1…max characters that is not blank (docs/api.md#inputs); inputs are trimmed
@@ -29,8 +47,27 @@ export function StringEnum<const T extends readonly string[]> (values: T) {
  */
 export const MAX_ID_LENGTH = 64
 
+/**
+ * The longest text a request's path parameter or header can hold: the router answers 404 for a
+ * longer path parameter (`maxParamLength`), Node 431 for headers over 16 KiB together.
+ */
+export const MAX_REQUEST_TEXT_LENGTH = 16 * 1024
+
 /** A record's id, as a path parameter or a reference in a body or query. */
 export const IdSchema = Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH })
+
+/** A record's id in an answer: one the service made (a UUID) or, for a reference, one it accepted (IdSchema). */
+export function RecordId (description?: string): TString {
+  return Type.String({ minLength: 1, maxLength: MAX_ID_LENGTH, ...(description === undefined ? {} : { description }) })
+}
+
+/**
+ * A text of an answer that was validated on its way in: at most the `maxLength` its input had
+ * (names and owners 200 characters, descriptions and reasons 2000: docs/api.md#inputs).
+ */
+export function StoredText (maxLength: number, description?: string): TString {
+  return Type.String({ maxLength, ...(description === undefined ? {} : { description }) })
+}
 
 export const IdParamsSchema = Type.Object({ id: IdSchema })
 
@@ -38,7 +75,15 @@ export const IdParamsSchema = Type.Object({ id: IdSchema })
 export const ItemIdSchema = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' })
 
 /** `{message, id}` of the delete routes. */
-export const DeletedSchema = Type.Object({ message: Type.String(), id: Type.String() }, { title: 'Deleted' })
+export const DeletedSchema = Type.Object({
+  message: Type.String({ maxLength: 200, description: 'What was removed, for people' }),
+  id: RecordId('The removed record\'s id')
+}, { title: 'Deleted' })
+
+/** A page of a list: at most MAX_PAGE_SIZE items (a query's `limit`). */
+export function PageOf<T extends TSchema> (items: T, options: ArrayOptions = {}): TArray<T> {
+  return Type.Array(items, { maxItems: MAX_PAGE_SIZE, ...options })
+}
 
 /** Every list is bounded (docs/api.md#inputs): `limit` 1…1000 (default 1000), `offset` from 0. */
 export const PageQuerySchema = Type.Object({

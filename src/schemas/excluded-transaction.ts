@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { NonBlankString, PageQuerySchema, Timestamp } from './common.js'
+import { NonBlankString, PageQuerySchema, RecordId, StoredText, Timestamp } from './common.js'
 
 /** An excluded transaction as listed (without `created_at`, which only the create answer has). */
 export const ExcludedTransactionSchema = Type.Object({
-  id: Type.String(),
-  client_id: Type.String(),
-  transaction_id: Type.String(),
-  reason: Type.String(),
+  id: RecordId(),
+  client_id: StoredText(200),
+  transaction_id: StoredText(200),
+  reason: StoredText(2000),
   excluded_at: Timestamp
 }, { title: 'ExcludedTransaction' })
 export type ExcludedTransaction = Static<typeof ExcludedTransactionSchema>

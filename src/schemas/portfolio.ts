@@ -1,12 +1,14 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { AtLeastOneOf, NonBlankString, PageQuerySchema, Timestamp, TimestampOf } from './common.js'
+import {
+  AtLeastOneOf, NonBlankString, PageQuerySchema, RecordId, StoredText, Timestamp, TimestampOf
+} from './common.js'
 
 /** A portfolio (docs/api.md#resources); `totalValue` is the sum of its assets' `totalValue` (docs/api.md#money). */
 export const PortfolioSchema = Type.Object({
-  id: Type.String({ description: 'The portfolio\'s id (a UUID)' }),
-  name: Type.String({ description: 'Its name, 1 to 200 characters' }),
-  description: Type.Union([Type.String(), Type.Null()], { description: 'What it is for, at most 2000 characters' }),
-  userId: Type.String({ description: 'The user who owns it' }),
+  id: RecordId('The portfolio\'s id (a UUID)'),
+  name: StoredText(200, 'Its name, 1 to 200 characters'),
+  description: Type.Union([StoredText(2000), Type.Null()], { description: 'What it is for, at most 2000 characters' }),
+  userId: StoredText(200, 'The user who owns it'),
   totalValue: Type.Number({ description: 'The sum of its assets\' totalValue, in BRL with 2 decimals' }),
   createdAt: Timestamp,
   updatedAt: TimestampOf('Its last change, its assets\' included')
@@ -18,9 +20,9 @@ export const CreatedPortfolioSchema = Type.Omit(PortfolioSchema, ['updatedAt'], 
 
 /** An asset as `GET /portfolios/:id` lists it inside its portfolio. */
 export const PortfolioAssetSummarySchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  symbol: Type.String(),
+  id: RecordId(),
+  name: StoredText(200),
+  symbol: StoredText(200),
   quantity: Type.Number(),
   price: Type.Number()
 }, { title: 'PortfolioAssetSummary' })
@@ -32,7 +34,7 @@ export const PortfolioDetailSchema = Type.Composite([
 export type PortfolioDetail = Static<typeof PortfolioDetailSchema>
 
 export const PortfolioValueSchema = Type.Object({
-  portfolioId: Type.String(),
+  portfolioId: RecordId(),
   totalValue: Type.Number(),
   currency: Type.Literal('BRL'),
   lastUpdate: Timestamp

@@ -1,17 +1,30 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { TimestampOf } from './common.js'
+import { StoredText, TimestampOf } from './common.js'
 
-/** Tickers the providers accept: B3 codes, indexes (`^BVSP`), crypto pairs (`BTC-USD`). */
+/** Tickers the providers accept: B3 codes, indexes (`^BVSP`), coins (`BTC`), crypto pairs (`BTC-USD`). */
 export const TICKER_PATTERN = '^[A-Za-z0-9^][A-Za-z0-9.^=-]{0,19}$'
 
 /** `GET /portfolio-assets/price/:symbol` and GraphQL's `quote(symbol:)`. */
 export const SymbolParamsSchema = Type.Object({ symbol: Type.String({ pattern: TICKER_PATTERN }) })
 
-/** A price as a provider gives it. */
+/** The currency every amount the service sums or compares is in (docs/api.md#currencies). */
+export const REAIS = 'BRL'
+
+/** Who priced a quote: the service's providers (src/quotes) name themselves so. */
+export const QUOTE_SOURCES = ['brapi.dev', 'offline (cotações simuladas)'] as const
+const QuoteSourceSchema = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...QUOTE_SOURCES],
+  description: 'Who gave the price (brapi.dev, or the offline simulation)'
+})
+
+/** A price as a provider gives it, in the currency it gives it in. */
 export const ProviderQuoteSchema = Type.Object({
-  symbol: Type.String({ description: 'The ticker' }),
-  price: Type.Number({ description: 'The last price, at most 8 decimals' }),
-  currency: Type.String({ description: 'The price\'s currency (BRL)' }),
+  symbol: StoredText(200, 'The ticker'),
+  price: Type.Number({ description: 'The last price, at most 8 decimals, in `currency`' }),
+  currency: Type.String({
+    description: 'The price\'s currency as the provider gives it (ISO 4217: BRL, USD…); coins are priced in BRL'
+  }),
   lastUpdate: TimestampOf('When the provider last priced it')
 })
 export type ProviderQuote = Static<typeof ProviderQuoteSchema>
@@ -20,7 +33,7 @@ export type ProviderQuote = Static<typeof ProviderQuoteSchema>
 export const QuoteSchema = Type.Composite(
   [
     ProviderQuoteSchema,
-    Type.Object({ source: Type.String({ description: 'Who gave the price (brapi.dev, or the offline simulation)' }) })
+    Type.Object({ source: QuoteSourceSchema })
   ],
   { title: 'AssetQuote' }
 )
@@ -29,9 +42,42 @@ export type Quote = Static<typeof QuoteSchema>
 /** `YYYY-MM`, a calendar month in UTC. */
 export type MonthKey = string
 
-/** The closing price of a month. */
-export const MonthlyCloseSchema = Type.Object({
-  month: Type.String({ pattern: '^\\d{4}-\\d{2}$' }),
-  close: Type.Number()
-})
-export type MonthlyClose = Static<typeof MonthlyCloseSchema>
+/**
+ * The spacing of a price history. Monthly closes feed the asset dashboard; daily and weekly ones
+ * (portfolio performance) are the providers' next intervals.
+ */
+export type HistoryInterval = '1mo'
+
+/** What history a provider is asked for: `interval` closes from `since` (`YYYY-MM-DD`, inclusive) to now. */
+export interface HistoryQuery {
+  interval: HistoryInterval
+  since: string
+}
+
+/** One close of a history: the period that starts on `date` (`YYYY-MM-DD`, UTC) closed at `close`. */
+export interface Close {
+  date: string
+  close: number
+}
+
+/** A price history as a provider gives it: its closes, oldest first, in `currency`. */
+export interface PriceHistory {
+  currency: string
+  closes: Close[]
+}
+
+/**
+ * What one unit of `currency` is worth in reais, as the provider gives it: `rate` is the exact
+ * decimal text (brapi's `bidPrice`), never a binary float.
+ */
+export interface ExchangeRate {
+  currency: string
+  rate: string
+  lastUpdate: string
+}
+
+/** One day's rate of a currency's history (`date`: `YYYY-MM-DD`), reais per unit, exact decimal text. */
+export interface RateObservation {
+  date: string
+  rate: string
+}

@@ -98,6 +98,13 @@ export const DEMO_PORTFOLIOS: readonly DemoPortfolio[] = [
         type: 'COMMODITY',
         price: 412.5,
         lots: [{ monthsAgo: 15, quantity: 25, price: 338.9 }]
+      },
+      {
+        name: 'Apple Inc. (em dólares)',
+        symbol: 'AAPL',
+        type: 'STOCK',
+        price: 1219.6,
+        lots: [{ monthsAgo: 7, quantity: 4, price: 1150.4 }]
       }
     ]
   },

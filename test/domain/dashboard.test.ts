@@ -27,7 +27,7 @@ t.test('docs/api.md\'s worked example', async t => {
       {
         assetId: 'vale3',
         lastQuote: 50,
-        origin: { source: 'asset', lastUpdate: null },
+        origin: { source: 'brapi.dev', lastUpdate: '2026-11-14T20:07:46.000Z' },
         closes: [],
         lots: [{ id: 'c', date: '2026-11-05', quantity: 10, price: 60 }]
       }
@@ -62,7 +62,8 @@ t.test('docs/api.md\'s worked example', async t => {
       quantity: 100,
       returnPercentage: -6.25,
       portfolioPercentage: 100,
-      ibovPercentage: 0
+      ibovPercentage: 0,
+      estimated: false
     },
     {
       month: 'Out.2026',
@@ -70,7 +71,8 @@ t.test('docs/api.md\'s worked example', async t => {
       quantity: 150,
       returnPercentage: 5,
       portfolioPercentage: 100,
-      ibovPercentage: 5
+      ibovPercentage: 5,
+      estimated: false
     },
     {
       month: 'Nov.2026',
@@ -78,7 +80,8 @@ t.test('docs/api.md\'s worked example', async t => {
       quantity: 150,
       returnPercentage: 20,
       portfolioPercentage: 92.31,
-      ibovPercentage: 10
+      ibovPercentage: 10,
+      estimated: false
     }
   ])
   t.same(dashboard.historicalChart, [
@@ -122,14 +125,53 @@ t.test('gaps in closes repeat the last close; before any close, the average buy 
     now: new Date('2026-10-02T00:00:00Z')
   })
   t.same(
-    dashboard.monthlyHistory.map(m => [m.month, m.currentBalance, m.ibovPercentage]),
+    dashboard.monthlyHistory.map(m => [m.month, m.currentBalance, m.ibovPercentage, m.estimated]),
     [
-      ['Jul.2026', 18, 0],
-      ['Ago.2026', 22, 0],
-      ['Set.2026', 22, 0],
-      ['Out.2026', 24, 0]
-    ]
+      ['Jul.2026', 18, 0, true],
+      ['Ago.2026', 22, 0, true],
+      ['Set.2026', 22, 0, true],
+      ['Out.2026', 24, 0, true]
+    ],
+    'without a benchmark no month is market data: its ibovPercentage of 0 is not the index\'s'
   )
+})
+
+t.test('estimated: a month whose figures rest on a price that is not market data, and only such a month', async t => {
+  const brapi = { source: 'brapi.dev', lastUpdate: '2026-10-01T20:00:00.000Z' }
+  const lots = [{ id: 'l', date: '2026-06-10', quantity: 2, price: 9 }]
+  const benchmark = {
+    lastQuote: 130,
+    closes: [{ month: '2026-06', close: 100 }, { month: '2026-07', close: 110 }, { month: '2026-08', close: 120 },
+      { month: '2026-09', close: 125 }]
+  }
+  const months = (portfolio: Parameters<typeof buildDashboard>[0]['portfolio'], given = benchmark): boolean[] =>
+    buildDashboard({
+      asset: { id: 'x', symbol: 'X', name: 'X', quantity: 2, imageUrl: '' },
+      portfolio,
+      benchmark: given,
+      now: new Date('2026-10-02T00:00:00Z')
+    }).monthlyHistory.map(month => month.estimated)
+  const closes = [
+    { month: '2026-06', close: 10 },
+    { month: '2026-07', close: 11, estimated: true },
+    { month: '2026-09', close: 12 }
+  ]
+  t.same(months([{ assetId: 'x', lastQuote: 13, origin: brapi, closes, lots }]), [false, true, true, false, false],
+    'a close at another month\'s rate, then a gap (August repeats July): estimated; the current quote is not')
+  const bond = { assetId: 'b', lastQuote: 100, origin: { source: 'asset', lastUpdate: null }, closes: [], lots }
+  t.same(months([{
+    assetId: 'x',
+    lastQuote: 13,
+    origin: brapi,
+    closes: [{ month: '2026-06', close: 10 },
+      { month: '2026-07', close: 11 }, { month: '2026-08', close: 11 }, { month: '2026-09', close: 12 }],
+    lots
+  }, bond]),
+  [true, true, true, true, true], 'an asset at its stored price: every month\'s portfolio share rests on it')
+  const market = [{ assetId: 'x', lastQuote: 13, origin: brapi, closes: benchmark.closes, lots }]
+  t.same(months(market), [false, false, false, false, false], 'every price a market close or quote')
+  t.same(months(market, { lastQuote: 130, closes: benchmark.closes.slice(2) }), [true, true, true, true, true],
+    'the benchmark missing in the first month: every month\'s change from it is not the index\'s')
 })
 
 t.test('labels', async t => {

@@ -29,7 +29,7 @@ function provider (withRefresh: boolean) {
     quote: async (symbol: string) => (await answer([symbol])).get(symbol),
     quoteMany: answer,
     ...(withRefresh ? { refresh: answer } : {}),
-    monthlyCloses: async () => undefined
+    history: async () => undefined
   }
   return { prices, requests, quotes, fail: (value: boolean) => { failing = value } }
 }
@@ -159,4 +159,39 @@ t.test('while the change feed is unproven each watched portfolio is read again a
   t.equal(reads, settled, 'proven: no reads on a timer')
   await stream.return?.()
   t.same(live.watched, { portfolios: 0, symbols: 0 })
+})
+
+t.test('live valuations in reais: a dollar symbol converted with its rate, moved by the rate too; a CRYPTO ' +
+  'asset told to the provider as a coin', async t => {
+  const requests: string[] = []
+  let rate = '5'
+  const coins: string[] = []
+  const quotes: QuoteProvider = {
+    source: 'test',
+    quote: async symbol => ({ symbol, price: 10, currency: 'USD', lastUpdate: '2026-01-01T00:00:00.000Z' }),
+    history: async () => undefined,
+    rates: async currencies => {
+      requests.push(`rates ${currencies.join()}`)
+      return new Map(currencies.map(currency => [currency, { currency, rate, lastUpdate: '2026-01-01T00:00:00.000Z' }]))
+    },
+    knowCoins: symbols => { coins.push(...symbols); return [] }
+  }
+  const repository = {
+    withAssets: async () => ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
+  } as unknown as PortfolioRepository
+  const feed = { onPortfolioChange: () => () => {}, proven: () => true }
+  const live = new LiveValuations(repository, quotes, feed, capturedLog().log, {
+    minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 1
+  })
+  t.teardown(() => { live.close() })
+  const stream = await live.open(access, 'p1')
+  t.match((await stream.next()).value, { valuation: { bookValue: 30, marketValue: 150, unquotedSymbols: [] } },
+    '2 × US$ 10 × 5 + 1 × US$ 10 × 5')
+  t.same(coins, ['SOL'])
+  rate = '5.5'
+  // The refresher's timer is unref'd: something must keep the process up while the next refresh comes.
+  const awake = setInterval(() => {}, 100)
+  t.teardown(() => { clearInterval(awake) })
+  t.match((await stream.next()).value, { valuation: { marketValue: 165 } }, 'the dollar moved: the valuation did')
+  t.ok(requests.length >= 2 && requests.every(request => request === 'rates USD'), 'one rate request per refresh')
 })

@@ -18,7 +18,8 @@ t.test('a ticker is upper-cased before the provider is asked, on both interfaces
     t.same(viaGraphql.value, viaRest.body, `${symbol}: the same quote`)
     t.match(viaRest.body, { symbol: 'PETR4', price: 37.42, source: 'brapi.dev' })
   }
-  const asked = brapi.received.map(request => decodeURIComponent(request.path.slice('/api/quote/'.length)))
+  const asked = brapi.requestsTo('/api/quote/')
+    .map(request => decodeURIComponent(request.path.slice('/api/quote/'.length)))
   t.ok(asked.length > 0 && asked.every(ticker => ticker === 'PETR4'), `brapi was only asked for PETR4: ${asked.join()}`)
 })
 

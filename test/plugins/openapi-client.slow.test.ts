@@ -7,6 +7,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import ts from 'typescript'
 import { buildTestApp, TEST_API_KEYS } from '../helper.js'
 import { clientTsconfig } from '../fixtures/client-tsconfig.js'
+import { generatedClientExample } from '../fixtures/readme.js'
 
 const run = promisify(execFile)
 const bin = (name: string): string => new URL(`../../node_modules/.bin/${name}`, import.meta.url).pathname
@@ -43,12 +44,15 @@ t.test('the OpenAPI document lints clean and generates a client that compiles an
   const untyped = unknownResponses(join(dir, 'api.ts'))
   t.equal(untyped.length, 0, `every answer has a type a frontend can narrow: unknown are ${untyped.join(', ')}`)
   await copyFile(new URL('../fixtures/generated-client/client.ts', import.meta.url), join(dir, 'client.ts'))
-  await writeFile(join(dir, 'tsconfig.json'), clientTsconfig(['client.ts', 'api.ts']))
+  // docs/api.md's example, as a frontend copies it, with the types under the name it imports.
+  await copyFile(join(dir, 'api.ts'), join(dir, 'bff-api.ts'))
+  await writeFile(join(dir, 'docs-example.ts'), generatedClientExample())
+  await writeFile(join(dir, 'tsconfig.json'), clientTsconfig(['client.ts', 'api.ts', 'docs-example.ts']))
   const compiled = await run(bin('tsc'), ['-p', join(dir, 'tsconfig.json')]).then(
     () => '',
     (error: { stdout: string }) => error.stdout
   )
-  t.equal(compiled, '', 'the client type-checks against the generated types')
+  t.equal(compiled, '', 'the client and docs/api.md\'s example type-check against the generated types')
 
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   const client = await import(join(dir, 'client.ts')) as { run: (baseUrl: string, key: string) => Promise<ClientRun> }

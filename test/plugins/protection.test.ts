@@ -196,11 +196,12 @@ t.test('request ids: taken from x-request-id when sane, else generated; echoed; 
   let logged = ''
   const stream = new Writable({ write (chunk, _encoding, done) { logged += String(chunk); done() } })
   const app = await buildTestApp(t, {}, loggingOptions('info', { write: line => { stream.write(line) } }))
-  const given = await app.inject({ method: 'GET', url: '/auth/health', headers: { 'x-request-id': 'trace-123' } })
+  // Not a probe's route (/auth/health, /ready): those log at debug.
+  const given = await app.inject({ method: 'GET', url: '/provider-config', headers: { 'x-request-id': 'trace-123' } })
   t.equal(given.headers['x-request-id'], 'trace-123')
-  const odd = await app.inject({ method: 'GET', url: '/auth/health', headers: { 'x-request-id': 'a b <script>' } })
+  const odd = await app.inject({ method: 'GET', url: '/provider-config', headers: { 'x-request-id': 'a b <script>' } })
   t.match(odd.headers['x-request-id'], /^[0-9a-f-]{36}$/, 'an odd id is replaced by a UUID')
-  const none = await app.inject({ method: 'GET', url: '/auth/health' })
+  const none = await app.inject({ method: 'GET', url: '/provider-config' })
   t.match(none.headers['x-request-id'], /^[0-9a-f-]{36}$/)
   t.match(logged, /"reqId":"trace-123"/)
 })

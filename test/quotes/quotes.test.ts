@@ -2,32 +2,31 @@ import t from 'tap'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
-import { BrapiQuotes, rangeCovering } from '../../src/quotes/brapi.js'
+import { rangeCovering } from '../../src/quotes/brapi.js'
 import { monthKey, monthsBetween, quotesOf, type QuoteProvider } from '../../src/quotes/provider.js'
-import { UpstreamClient } from '../../src/upstream/client.js'
-import { startFakeBrapi } from '../fixtures/fake-brapi.js'
-import { sendJson } from '../fixtures/fake-server.js'
 import { silentLog as log } from '../helper.js'
 
 t.test('offline quotes are deterministic per symbol and say they are simulated', async t => {
   const now = () => new Date('2026-11-22T12:00:00Z')
   const a = new OfflineQuotes(now)
   const b = new OfflineQuotes(now)
+  const monthly = { interval: '1mo', since: '2024-01-01' } as const
   t.same(
-    await a.monthlyCloses('PETR4', '2024-01'),
-    await b.monthlyCloses('petr4', '2024-01'),
+    await a.history('PETR4', monthly),
+    await b.history('petr4', monthly),
     'the same symbol, the same series'
   )
   t.not((await a.quote('PETR4')).price, (await a.quote('VALE3')).price)
-  const closes = await a.monthlyCloses('XPTO3', '2025-11')
-  t.same(closes.map(c => c.month), monthsBetween('2025-11', '2026-11'))
+  const { currency, closes } = await a.history('XPTO3', { interval: '1mo', since: '2025-11-01' })
+  t.equal(currency, 'BRL')
+  t.same(closes.map(c => c.date), monthsBetween('2025-11', '2026-11').map(month => `${month}-01`))
   t.equal((await a.quote('XPTO3')).price, closes.at(-1)?.close, 'the quote is the current month\'s close')
   t.match(a.source, /offline/)
   t.ok(closes.every(c => c.close > 0 && Number.isFinite(c.close)))
   const later = new OfflineQuotes(() => new Date('2027-03-02T00:00:00Z'))
   t.same(
-    (await later.monthlyCloses('PETR4', '2024-01')).slice(0, 10),
-    (await a.monthlyCloses('PETR4', '2024-01')).slice(0, 10),
+    (await later.history('PETR4', monthly)).closes.slice(0, 10),
+    (await a.history('PETR4', monthly)).closes.slice(0, 10),
     'past months never change as time passes'
   )
 })
@@ -55,7 +54,7 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
       if (fail) throw new Error('down')
       return { symbol, price: calls, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
     },
-    monthlyCloses: async () => { calls++; return [] }
+    history: async () => { calls++; return undefined }
   }
   let clock = 0
   const cache = new CachedQuotes(slow, 1000, NO_TELEMETRY, () => clock)
@@ -67,8 +66,8 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
   t.equal(calls, 1, 'still fresh')
   clock = 1000
   t.equal((await cache.quote('PETR4', log))?.price, 2, 'expired after the TTL')
-  await cache.monthlyCloses('PETR4', '2026-01', log)
-  await cache.monthlyCloses('PETR4', '2026-01', log)
+  await cache.history('PETR4', { interval: '1mo', since: '2026-01-01' }, log)
+  await cache.history('PETR4', { interval: '1mo', since: '2026-01-01' }, log)
   t.equal(calls, 3, 'histories are cached too')
   fail = true
   clock = 5000
@@ -76,46 +75,6 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
   fail = false
   t.equal((await cache.quote('PETR4', log))?.price, 5, 'a failure is not cached')
   t.equal(cache.source, 'test')
-})
-
-t.test('brapi answers several tickers in one request, within the plan\'s limit per request', async t => {
-  const brapi = await startFakeBrapi(t)
-  for (const [ticker, price] of [['PETR4', 38.5], ['VALE3', 61.2], ['ITUB4', 31], ['^BVSP', 128000]] as const) {
-    brapi.prices.set(ticker, price)
-  }
-  brapi.prices.set('NOPRICE3', null)
-  const client = new UpstreamClient({ name: 'brapi', baseUrl: brapi.url, timeoutMs: 5000 })
-
-  const quotes = await new BrapiQuotes(client, 'secret', 20).quoteMany(
-    ['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'],
-    log
-  )
-  t.equal(brapi.quoteRequests(), 1, 'one request for five tickers')
-  t.equal(
-    brapi.received[0]?.path,
-    '/api/quote/PETR4,VALE3,%5EBVSP,NOPRICE3,XPTO3',
-    'comma-separated, each ticker encoded'
-  )
-  t.equal(brapi.received[0]?.headers.authorization, 'Bearer secret')
-  t.same([...quotes.keys()], ['PETR4', 'VALE3', '^BVSP', 'NOPRICE3', 'XPTO3'])
-  t.equal(quotes.get('VALE3')?.price, 61.2)
-  t.equal(quotes.get('^BVSP')?.price, 128000)
-  t.equal(quotes.get('NOPRICE3'), undefined, 'a null price is no quote')
-  t.equal(quotes.get('XPTO3'), undefined, 'a ticker left out of the answer is unknown')
-
-  const chunked = await new BrapiQuotes(client, undefined, 2).quoteMany(['PETR4', 'VALE3', 'ITUB4'], log)
-  t.equal(brapi.quoteRequests(), 3, 'three tickers at two per request: two more requests')
-  t.equal(chunked.get('ITUB4')?.price, 31)
-
-  brapi.oneTickerPerRequest = true
-  const fallback = await new BrapiQuotes(client, undefined, 20).quoteMany(['PETR4', 'VALE3'], log)
-  t.equal(brapi.quoteRequests(), 6, 'a plan that refuses several tickers: the refused request, then one per ticker')
-  t.same([fallback.get('PETR4')?.price, fallback.get('VALE3')?.price], [38.5, 61.2])
-
-  brapi.oneTickerPerRequest = false
-  brapi.on('PETR4', (_request, res) => sendJson(res, 500, {}))
-  const unknownOnly = await new BrapiQuotes(client, undefined, 20).quoteMany(['NOPE1', 'NOPE2'], log)
-  t.same([...unknownOnly.values()], [undefined, undefined], 'none known: brapi\'s 404 means no quotes')
 })
 
 t.test('the cache asks for the quotes it lacks in one batch, and single quotes then find them', async t => {
@@ -138,7 +97,7 @@ t.test('the cache asks for the quotes it lacks in one batch, and single quotes t
         ])
       )
     },
-    monthlyCloses: async () => []
+    history: async () => undefined
   }
   const cache = new CachedQuotes(provider, 60_000, NO_TELEMETRY, () => 0)
   await cache.quote('PETR4', log)
@@ -156,10 +115,25 @@ t.test('the cache asks for the quotes it lacks in one batch, and single quotes t
   const unbatched = {
     source: 'x',
     quote: async (symbol: string) => ({ symbol, price: 2, currency: 'BRL', lastUpdate: '' }),
-    monthlyCloses: async () => []
+    history: async () => undefined
   }
   t.same(await quotesOf(unbatched, ['A', 'A', 'B'], log), new Map([
     ['A', { symbol: 'A', price: 2, currency: 'BRL', lastUpdate: '' }],
     ['B', { symbol: 'B', price: 2, currency: 'BRL', lastUpdate: '' }]
   ]), 'a provider without batches: one call per distinct symbol')
+})
+
+t.test('offline: a dollar share in USD, the dollar\'s simulated rate and its history, no other currency', async t => {
+  const offline = new OfflineQuotes(() => new Date('2026-11-22T12:00:00Z'))
+  const apple = await offline.quote('aapl')
+  t.match(apple, { symbol: 'AAPL', currency: 'USD' })
+  t.equal((await offline.history('AAPL', { interval: '1mo', since: '2026-10-01' })).currency, 'USD')
+  const rates = await offline.rates(['USD', 'EUR'])
+  t.match(rates.get('USD'), { currency: 'USD', rate: /^\d\.\d{1,4}$/, lastUpdate: '2026-11-22T12:00:00.000Z' })
+  t.equal(rates.get('EUR'), undefined)
+  const history = await offline.rateHistory('USD', { interval: '1mo', since: '2026-09-01' })
+  t.same(history?.map(observation => observation.date), ['2026-09-30', '2026-10-31', '2026-11-22'],
+    'one rate a month, on its last day; today\'s for this month')
+  t.equal(history?.at(-1)?.rate, rates.get('USD')?.rate, 'today\'s rate ends the history')
+  t.equal(await offline.rateHistory('EUR', { interval: '1mo', since: '2026-09-01' }), undefined)
 })

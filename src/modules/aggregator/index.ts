@@ -137,6 +137,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'relayToAggregator',
       summary: 'Relays a call to the aggregator (allowed paths and methods only)',
+      description: 'Relays a call to Pluggy on the allowed paths and methods (AGGREGATOR_ALLOWED_PATHS, ' +
+        'AGGREGATOR_ALLOWED_METHODS); a client token reaches only its own items. Counted against the ' +
+        'aggregator budgets; the answer relayed as received (docs/api.md#aggregator).',
       body: AggregatorRelayBodySchema,
       response: {
         '2xx': UpstreamBodySchema,
@@ -177,6 +180,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'createConnectToken',
       summary: 'Creates a connect token for the calling principal',
+      description: 'Creates a Pluggy connect token for the calling principal (its id as Pluggy\'s clientUserId), ' +
+        'optionally to update one of its own items; lives 30 minutes. At most CONNECT_TOKENS_PER_MINUTE ' +
+        'per principal; safe to retry with Idempotency-Key (docs/api.md#aggregator).',
       body: ConnectTokenBodySchema,
       // A 4xx of the aggregator's is relayed as received, those the service answers itself too.
       response: {
@@ -229,6 +235,9 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     schema: {
       operationId: 'receiveAggregatorWebhook',
       summary: 'Receives aggregator events (stored once each)',
+      description: 'Receives Pluggy\'s webhook events (with the x-webhook-secret header when ' +
+        'AGGREGATOR_WEBHOOK_SECRET is set): each is stored once, and the item\'s status is verified ' +
+        'with Pluggy and pushed to its GraphQL subscribers (docs/api.md#aggregator).',
       security: [{ webhookSecret: [] }],
       body: WebhookBodySchema,
       response: { 200: WebhookAckSchema, ...errorSchemas(400, 401, 413, 503) }

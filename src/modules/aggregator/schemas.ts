@@ -22,9 +22,11 @@ export const ConnectTokenBodySchema = Type.Object({
 export type ConnectTokenBody = Static<typeof ConnectTokenBodySchema>
 
 export const ConnectTokenSchema = Type.Object({
-  accessToken: Type.String(),
-  expiresIn: Type.Integer(),
-  itemId: Type.Union([Type.String(), Type.Null()])
+  accessToken: Type.String({ description: 'Pluggy\'s connect token, as Pluggy made it' }),
+  expiresIn: Type.Integer({ minimum: 1800, maximum: 1800, description: 'Seconds the token lives: 30 minutes' }),
+  itemId: Type.Union([ItemIdSchema, Type.Null()], {
+    description: 'The item the token updates, as asked; null for a new one'
+  })
 }, { title: 'ConnectToken' })
 
 /**

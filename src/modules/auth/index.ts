@@ -26,7 +26,7 @@ export interface AuthModuleOptions {
   jwtAlgorithm: string
 }
 
-export const HEALTH_MESSAGE = 'BFF Service está funcionando!'
+export const HEALTH_MESSAGE = 'BFF Service está funcionando!' as const
 
 const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('auth', 'bearerAuth'))
@@ -40,17 +40,22 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'getHealth',
       summary: 'Liveness of the service',
+      description: 'Liveness: 200 while the process runs, whatever its dependencies. Never shed under load (a busy ' +
+        'instance is alive); no credential. Its access log line is at debug ' +
+        '(docs/deploy.md#behind-the-load-balancer).',
       security: [],
       response: { 200: HealthSchema }
     },
     // Liveness is never shed: an orchestrator would restart an instance that is only busy.
-    config: { shed: false }
+    config: { shed: false, probe: true }
   }, async () => ({ status: 'OK' as const, timestamp: new Date().toISOString(), message: HEALTH_MESSAGE }))
 
   app.get('/profile', {
     schema: {
       operationId: 'getProfile',
       summary: 'Profile of the calling principal',
+      description: 'The principal of the Bearer token: its id, kind (user or client) and the token\'s times. Any ' +
+        'valid token, user or client (docs/api.md#credentials).',
       response: { 200: ProfileSchema, ...unauthorized }
     },
     onRequest: bearer
@@ -63,6 +68,8 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'getMe',
       summary: 'The calling principal with its claims',
+      description: 'The principal of the Bearer token with the claims the service verified (iss, iat, exp, nbf, ' +
+        'sub, jti, prv and any custom claim), never the raw token (docs/api.md#tokens).',
       response: { 200: MeSchema, ...unauthorized }
     },
     onRequest: bearer
@@ -75,6 +82,8 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'getUserDashboard',
       summary: 'Dashboard of a user (users only)',
+      description: 'The dashboard of a user principal with its claims. A client token is 403 FORBIDDEN_PRINCIPAL ' +
+        '(docs/api.md#credentials).',
       response: { 200: UserDashboardSchema, ...guarded }
     },
     onRequest: [app.verifyJwt, app.requireUser]
@@ -93,6 +102,8 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'getClientDashboard',
       summary: 'Dashboard of a client (clients only)',
+      description: 'The dashboard of a client principal with its claims. A user token is 403 FORBIDDEN_PRINCIPAL ' +
+        '(docs/api.md#credentials).',
       response: { 200: ClientDashboardSchema, ...guarded }
     },
     onRequest: [app.verifyJwt, app.requireClient]
@@ -111,8 +122,10 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'testClient',
       summary: 'Plain-text probe for clients',
+      description: 'Answers the text OK to a client token: a probe for client integrations. A user token is 403 ' +
+        'FORBIDDEN_PRINCIPAL.',
       response: {
-        200: { description: 'The text OK', content: { 'text/plain': { schema: Type.String() } } },
+        200: { description: 'The text OK', content: { 'text/plain': { schema: Type.Literal('OK') } } },
         ...guarded
       }
     },
@@ -123,6 +136,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'validateToken',
       summary: 'Explains how to send a token (does not verify it)',
+      description: 'Does not verify the token it is sent: it answers how to send one (in the Authorization header ' +
+        'as a Bearer token), or that none was sent. To ask the backend API whether a token is still ' +
+        'valid, use POST /backend-api/validate-token (docs/api.md#tokens).',
       security: [],
       body: Type.Optional(ValidateTokenBodySchema),
       response: { 200: ValidateTokenResponseSchema, ...errorSchemas(400) }
@@ -144,6 +160,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'debugToken',
       summary: 'Everything the service reads from the token (development only)',
+      description: 'Everything the service reads from the caller\'s token: the raw token, the claims, the ' +
+        'principal and a curl command for the Laravel API. Exists only when NODE_ENV is development or ' +
+        'test (docs/api.md#development-only-routes).',
       response: { 200: TokenDebugSchema, ...unauthorized }
     },
     onRequest: bearer
@@ -173,6 +192,9 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     schema: {
       operationId: 'getLaravelCompatibility',
       summary: 'How the token maps to the Laravel claims (development only)',
+      description: 'How the caller\'s token maps to what the Laravel app (tymon/jwt-auth) wrote in it: the ' +
+        'principal, the claims, and whether the algorithm and secret are the backend\'s. Development ' +
+        'and test only (docs/api.md#development-only-routes).',
       response: { 200: LaravelCompatibilitySchema, ...unauthorized }
     },
     onRequest: bearer

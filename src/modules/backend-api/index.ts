@@ -75,6 +75,8 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: {
       operationId: 'getBackendHealth',
       summary: 'Reachability of the backend API and the caller\'s token',
+      description: 'Whether the Laravel backend API answers, how fast, and how long the caller\'s token has left ' +
+        '(docs/api.md#relays).',
       response: { 200: BackendHealthSchema, ...errorSchemas(401) }
     }
   }, async (request, reply) => {
@@ -93,6 +95,9 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: {
       operationId: 'validateTokenAtBackend',
       summary: 'Asks the backend API whose token this is (it sees logouts the service cannot)',
+      description: 'Asks the backend API whether the caller\'s token is still valid there: it sees logouts (its ' +
+        'blacklist), which the service cannot. Answers the backend\'s user for a valid token ' +
+        '(docs/api.md#tokens).',
       response: { 200: ValidateTokenResultSchema, ...errorSchemas(401, 502, 504) }
     }
   }, async (request, reply) => {
@@ -109,6 +114,9 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: {
       operationId: 'getBackendUserProfile',
       summary: 'The caller\'s profile at the backend API (relayed)',
+      description: 'The caller\'s profile as the backend API answers it, with the caller\'s verified token: a ' +
+        '2xx-4xx answer relayed as received, a 5xx or an unreachable backend 502, a timeout 504 ' +
+        '(docs/api.md#relays).',
       response: relayed
     }
   }, async (request, reply) => {
@@ -122,6 +130,10 @@ const backendApiModule: FastifyPluginAsyncTypebox<BackendApiModuleOptions> = asy
     schema: {
       operationId: 'proxyToBackend',
       summary: 'Relays a call to any backend API path with the caller\'s token',
+      description: 'Relays a call to a path of the backend API with the caller\'s verified token: GET with params ' +
+        'as the query, another method with params as the JSON body; allow-listed headers only. Paths ' +
+        'with //, .. or ; are refused before anything is sent. The backend\'s 2xx-4xx answer is relayed ' +
+        'as received (docs/api.md#relays).',
       params: ProxyParamsSchema,
       body: ProxyBodySchema,
       response: relayed

@@ -1,9 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { DurationSchema, MillisecondsSchema } from '../../schemas/common.js'
 
 export const BackendHealthSchema = Type.Object({
   status: Type.Literal('OK'),
-  laravel: Type.Object({ connected: Type.Boolean(), responseTime: Type.String() }),
-  token: Type.Object({ valid: Type.Boolean(), expiresIn: Type.String() })
+  laravel: Type.Object({ connected: Type.Boolean(), responseTime: MillisecondsSchema }),
+  token: Type.Object({ valid: Type.Boolean(), expiresIn: DurationSchema })
 }, { title: 'BackendHealth' })
 
 export const BackendUserSchema = Type.Object({

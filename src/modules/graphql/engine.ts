@@ -58,7 +58,7 @@ function isGraphqlLayerError (error: FastifyError): boolean {
 }
 
 export interface GraphqlEngineOptions {
-  /** Introspection and the GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
+  /** Introspection, and the module's GraphiQL page at `/graphiql` (outside production only: docs/api.md#graphql). */
   devTools: boolean
   /** The most one operation may cost (GRAPHQL_MAX_COST); costlier ones are refused before they run. */
   maxCost: number
@@ -172,7 +172,8 @@ async function registerMercurius (
     schema,
     loaders: graphqlLoaders as never,
     path: '/graphql',
-    graphiql: options.devTools,
+    // The GraphiQL page is the module's own (./graphiql.ts): Mercurius's loads its scripts from a CDN.
+    graphiql: false,
     // Compiled with graphql-jit from a query's second run on.
     jit: 1,
     graphql: { parseOptions: { maxTokens: limits.maxTokens }, validateOptions },

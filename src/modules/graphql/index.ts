@@ -6,15 +6,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { http } from '../../http/node-http.js'
 import { ensureDomain } from '../../plugins/domain.js'
 import type { GraphqlEngine, GraphqlEngineOptions } from './engine.js'
+import { graphiqlRoutes } from './graphiql.js'
 
 /** The engine's options (./engine.js), and where the engine is loaded from. */
 export interface GraphqlModuleOptions extends GraphqlEngineOptions {
   /** ./engine.js, unless a test gives one that fails to load. */
   loadEngine?: () => Promise<typeof import('./engine.js')>
 }
-
-/** The pages GraphiQL is made of (Mercurius serves them), in development only. */
-const GRAPHIQL_PATHS = ['/graphiql', '/graphiql/main.js', '/graphiql/sw.js', '/graphiql/config.js']
 
 /** An upgrade's socket, until the engine takes it, is destroyed on error (as @fastify/websocket guards it). */
 function destroyOnError (this: Duplex): void {
@@ -71,7 +69,7 @@ async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOption
   const route = { attachValidation: true, handler: relay }
   app.get('/graphql', route)
   app.post('/graphql', route)
-  if (options.devTools) for (const path of GRAPHIQL_PATHS) app.get(path, route)
+  if (options.devTools) graphiqlRoutes(app)
   // Mercurius's own parser for a document sent as the body, read here with the app's body limit.
   app.addContentTypeParser('application/graphql', { parseAs: 'string' }, (_request, body, done) => {
     done(null, { query: body })

@@ -1,10 +1,9 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
   CreateExclusionInputSchema,
   ExcludedTransactionRecordSchema,
@@ -30,6 +29,9 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'excludeTransaction',
       summary: 'Exclude a transaction (idempotent per client and transaction)',
+      description: 'Records that a client excluded an open-finance transaction (201). The same client and ' +
+        'transaction again answer the stored record with 200. A client token may only exclude its own ' +
+        'transactions, a user token any client\'s (docs/api.md#resources).',
       body: CreateExclusionInputSchema,
       response: { 201: ExcludedTransactionRecordSchema, 200: ExcludedTransactionRecordSchema, ...errors }
     }
@@ -42,8 +44,10 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'listExcludedTransactions',
       summary: 'Exclusions of one client',
+      description: 'A page of one client\'s excluded transactions (client_id required). A client token sees only ' +
+        'its own (403 otherwise), a user token any client\'s (docs/api.md#resources).',
       querystring: ListExclusionsQuerySchema,
-      response: { 200: Type.Array(ExcludedTransactionSchema), ...errors }
+      response: { 200: PageOf(ExcludedTransactionSchema), ...errors }
     }
   }, async request => await exclusions.list(request.access, request.query.client_id, request.query))
 
@@ -51,6 +55,8 @@ const exclusionsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'deleteExcludedTransaction',
       summary: 'Remove an exclusion',
+      description: 'Removes an exclusion. A client token may only remove its own (403 otherwise) ' +
+        '(docs/api.md#resources).',
       params: IdParamsSchema,
       response: { 200: DeletedSchema, ...errors }
     }

@@ -1,11 +1,10 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
-import { DeletedSchema, IdParamsSchema, PageQuerySchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../../schemas/common.js'
 import {
   AssetListItemSchema, AssetSchema, CreateAssetInputSchema, ListAssetsQuerySchema, UpdateAssetInputSchema
 } from '../../schemas/asset.js'
@@ -25,12 +24,14 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
   const { assets, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
   const upstreamErrors = errorSchemas(400, 401, 404, 502, 504)
-  const AssetList = Type.Array(AssetListItemSchema)
+  const AssetList = PageOf(AssetListItemSchema)
 
   app.get('/', {
     schema: {
       operationId: 'listAssets',
       summary: 'List assets, optionally of one portfolio',
+      description: 'A page of assets (limit 1-1000, default 1000; offset), optionally of one portfolio ' +
+        '(portfolioId). API key (docs/api.md#resources).',
       querystring: ListAssetsQuerySchema,
       response: { 200: AssetList, ...errors }
     }
@@ -40,6 +41,8 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'listAssetsByType',
       summary: 'List assets of one type',
+      description: 'A page of the assets of one type (STOCK, BOND, FUND, CRYPTO or COMMODITY); another type is 400 ' +
+        '(docs/api.md#resources).',
       params: AssetTypeParamsSchema,
       querystring: PageQuerySchema,
       response: { 200: AssetList, ...errors }
@@ -50,6 +53,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getQuote',
       summary: 'Current price quote of a ticker',
+      description: 'The current price of a ticker from the quote provider (brapi, or the offline simulation ' +
+        'outside production), through the instance\'s quote cache (QUOTES_TTL). An unknown ticker is ' +
+        '404 (docs/api.md#quotes).',
       params: SymbolParamsSchema,
       response: { 200: QuoteSchema, ...upstreamErrors }
     }
@@ -59,6 +65,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getAssetDashboard',
       summary: 'Position, history and buys of one asset',
+      description: 'An asset\'s position (quantity, average price, last quote, result), its month-by-month history ' +
+        'against the IBOVESPA and its buy lots; months not priced by the market are marked ' +
+        '(docs/api.md#the-asset-dashboard).',
       params: IdParamsSchema,
       response: { 200: DashboardSchema, ...upstreamErrors }
     }
@@ -70,6 +79,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getAsset',
       summary: 'One asset',
+      description: 'One asset. Strong ETag: If-None-Match answers 304 while it is unchanged (docs/api.md#caching).',
       params: IdParamsSchema,
       response: { 200: AssetSchema, ...errors }
     }
@@ -80,6 +90,10 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'createAsset',
       summary: 'Add an asset to a portfolio',
+      description: 'Adds an asset to a portfolio (symbol upper-cased; quantity over 0 and price from 0, each with ' +
+        'at most 8 decimals; totalValue = quantity × price rounded to cents) and answers it with 201. ' +
+        'An unknown portfolio is 404. Safe to retry with Idempotency-Key (docs/api.md#resources, ' +
+        'docs/api.md#money).',
       body: CreateAssetInputSchema,
       response: { 201: AssetSchema, ...errors }
     }
@@ -91,6 +105,9 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'updateAsset',
       summary: 'Change the quantity or price of an asset',
+      description: 'Changes an asset\'s quantity or price (at least one of them): totalValue and the portfolio\'s ' +
+        'total follow, live valuations are told. If-Match makes the change conditional; Idempotency-Key ' +
+        'makes it safe to retry (docs/api.md#safe-retries).',
       params: IdParamsSchema,
       body: UpdateAssetInputSchema,
       response: { 200: AssetSchema, ...errors }
@@ -105,6 +122,8 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'deleteAsset',
       summary: 'Remove an asset',
+      description: 'Removes an asset; its portfolio\'s total and live valuations follow. If-Match makes it ' +
+        'conditional (docs/api.md#safe-retries).',
       params: IdParamsSchema,
       response: { 200: DeletedSchema, ...errors }
     }

@@ -1,12 +1,11 @@
 import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
-import { DeletedSchema, IdParamsSchema } from '../../schemas/common.js'
+import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
@@ -32,8 +31,10 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'listPortfolios',
       summary: 'List portfolios, optionally of one user',
+      description: 'A page of portfolios (limit 1-1000, default 1000; offset), optionally of one user (userId), in ' +
+        'creation order. API key (docs/api.md#resources).',
       querystring: ListPortfoliosQuerySchema,
-      response: { 200: Type.Array(PortfolioSchema), ...errors }
+      response: { 200: PageOf(PortfolioSchema), ...errors }
     }
   }, async request => await portfolios.list(request.access, request.query, request.query))
 
@@ -43,6 +44,9 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getPortfolio',
       summary: 'A portfolio with its assets',
+      description: 'A portfolio with its assets; its totalValue is the sum of the assets\' totalValue as listed ' +
+        '(docs/api.md#money). Strong ETag: If-None-Match answers 304 while it is unchanged ' +
+        '(docs/api.md#caching).',
       params: IdParamsSchema,
       response: { 200: PortfolioDetailSchema, ...errors }
     }
@@ -52,6 +56,8 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getPortfolioValue',
       summary: 'Total value of a portfolio',
+      description: 'A portfolio\'s total value in BRL (the sum of its assets\' totalValue, 2 decimals) and the ' +
+        'time of its last change (docs/api.md#money).',
       params: IdParamsSchema,
       response: { 200: PortfolioValueSchema, ...errors }
     }
@@ -62,6 +68,8 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'createPortfolio',
       summary: 'Create a portfolio',
+      description: 'Creates a portfolio (name 1-200 characters, trimmed; description up to 2000; userId) and ' +
+        'answers it with 201. Safe to retry with Idempotency-Key (docs/api.md#safe-retries).',
       body: CreatePortfolioInputSchema,
       response: { 201: CreatedPortfolioSchema, ...errors }
     }
@@ -73,6 +81,9 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'updatePortfolio',
       summary: 'Rename or describe a portfolio',
+      description: 'Changes a portfolio\'s name or description (at least one of them) and answers the whole ' +
+        'portfolio with its new ETag. If-Match makes the change conditional (412 when the portfolio ' +
+        'changed meanwhile); Idempotency-Key makes it safe to retry (docs/api.md#safe-retries).',
       params: IdParamsSchema,
       body: UpdatePortfolioInputSchema,
       response: { 200: PortfolioSchema, ...errors }
@@ -92,6 +103,8 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'deletePortfolio',
       summary: 'Delete a portfolio and its assets',
+      description: 'Deletes a portfolio and all its assets; its live valuation streams end with a deleted event. ' +
+        'If-Match makes it conditional (docs/api.md#safe-retries).',
       params: IdParamsSchema,
       response: { 200: DeletedSchema, ...errors }
     }

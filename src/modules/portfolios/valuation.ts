@@ -1,10 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import sse, { type SSEPluginOptions } from '@fastify/sse'
-import { Type } from '@sinclair/typebox'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { IdParamsSchema } from '../../schemas/common.js'
-import { PortfolioValuationSchema } from '../../schemas/valuation.js'
+import {
+  PortfolioValuationSchema,
+  PortfolioValuationStreamEventSchema,
+  type PortfolioValuationStreamEvent
+} from '../../schemas/valuation.js'
 
 /** A comment line at least this often keeps proxies and browsers from taking a quiet stream for a dead one. */
 export const HEARTBEAT_MS = 15_000
@@ -32,6 +35,10 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
     schema: {
       operationId: 'getPortfolioValuation',
       summary: 'What a portfolio is worth at market prices',
+      description: 'What a portfolio is worth at market prices: each asset\'s quantity times its symbol\'s quote, ' +
+        'rounded to cents, summed; an asset without a quote counts at its own totalValue and its symbol ' +
+        'is listed in unquotedSymbols. One provider request for all the portfolio\'s symbols ' +
+        '(docs/api.md#valuation).',
       params: IdParamsSchema,
       response: { 200: PortfolioValuationSchema, ...errors }
     }
@@ -53,7 +60,7 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
       response: {
         200: {
           description: 'The stream of valuations',
-          content: { 'text/event-stream': { schema: Type.String({ description: 'Server-Sent Events' }) } }
+          content: { 'text/event-stream': { schema: PortfolioValuationStreamEventSchema } }
         },
         ...errors
       }
@@ -67,9 +74,11 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
     reply.sse.onClose(() => { stream.return?.().catch(() => {}) })
     try {
       for await (const event of stream) {
-        await reply.sse.send(event.kind === 'valuation'
+        // Each message as its schema in the OpenAPI document says it (PortfolioValuationStreamEvent).
+        const message: PortfolioValuationStreamEvent = event.kind === 'valuation'
           ? { id: String(id++), event: 'valuation', data: event.valuation }
-          : { id: String(id++), event: 'deleted', data: { portfolioId: event.portfolioId } })
+          : { id: String(id++), event: 'deleted', data: { portfolioId: event.portfolioId } }
+        await reply.sse.send(message)
         messages++
       }
     } catch {

@@ -27,6 +27,9 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     schema: {
       operationId: 'getProviderConfig',
       summary: 'Provider hashes that tell users from clients',
+      description: 'The provider hashes (sha1 of the Laravel model class names) that tell a user token from a ' +
+        'client token in the prv claim, and the model names they come from. Open: they hold no secret ' +
+        '(docs/api.md#tokens).',
       response: { 200: ProviderConfigSchema }
     }
   }, async () => app.providerConfig)
@@ -61,9 +64,13 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     schema: {
       operationId: 'getReadiness',
       summary: 'Readiness for a load balancer: 503 while draining or without the store',
+      description: 'Readiness for a load balancer: 200 while the store answers (the upstreams are reported, probed ' +
+        'at most every 10 s, never fatal); 503 while the instance drains before shutting down, without ' +
+        'its store, or shedding load. Open; logged at debug (docs/deploy.md#behind-the-load-balancer).',
       security: [],
       response: { 200: ReadySchema, ...errorSchemas(503) }
-    }
+    },
+    config: { probe: true }
   }, async request => {
     if (app.lifecycle.draining) throw new DrainingError()
     // The store logs its own outage once (docs/deploy.md#failure-modes): a balancer's every check is not a line.
@@ -84,6 +91,8 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     schema: {
       operationId: 'getStats',
       summary: 'Counts and total value of the store',
+      description: 'Counts of portfolios, assets and distinct owners, and the total value of every portfolio in ' +
+        'BRL (docs/api.md#resources).',
       security: [{ apiKey: [] }],
       response: { 200: StatsSchema, ...errorSchemas(401) }
     },
@@ -96,6 +105,8 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     schema: {
       operationId: 'resetDemoData',
       summary: 'Reload the demo portfolios (development only)',
+      description: 'Replaces the store\'s data with the demo portfolios. Development and test only ' +
+        '(docs/api.md#development-only-routes).',
       security: [{ apiKey: [] }],
       response: { 200: ResetSchema, ...errorSchemas(401) }
     },

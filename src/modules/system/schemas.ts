@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { Timestamp } from '../../schemas/common.js'
+import { MillisecondsSchema, Timestamp } from '../../schemas/common.js'
 
-export const ResetSchema = Type.Object({ message: Type.String() }, { title: 'Reset' })
+export const ResetSchema = Type.Object({ message: Type.Literal('Dados resetados com sucesso') }, { title: 'Reset' })
 
-const Reachability = Type.Object({ reachable: Type.Boolean(), responseTime: Type.String() })
+const Reachability = Type.Object({ reachable: Type.Boolean(), responseTime: MillisecondsSchema })
 
 /** Readiness: the store answered; upstreams are reported, never fatal. */
 export const ReadySchema = Type.Object({

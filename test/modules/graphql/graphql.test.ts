@@ -473,7 +473,7 @@ forEachEngine(t, 'no N+1: ' +
   t.equal(await storeStatements(app) - before, 2, 'one statement for the portfolios, one for all their assets')
   t.equal(brapi.quoteRequests(), 1, 'one brapi request for every distinct symbol')
   t.equal(
-    brapi.received[0]?.path.split('/').at(-1)?.split(',').length,
+    brapi.requestsTo('/api/quote/')[0]?.path.split('/').at(-1)?.split(',').length,
     9,
     'the nine tickers, each once; a symbol that is no ticker is not asked for'
   )

@@ -140,7 +140,15 @@ t.test('excludedTransactions pages as REST; aggregatorItem\'s itemId follows RES
   }
   const page = await graphql(app, '{ excludedTransactions(clientId: "c1", limit: 2, offset: 1) { transaction_id } }',
     user)
-  t.same(page.data?.excludedTransactions, [{ transaction_id: 'tx-2' }, { transaction_id: 'tx-3' }])
+  // Creates within one millisecond are ordered by id, not by when they were sent: REST's own page is the reference.
+  const rest = await app.inject({
+    method: 'GET', url: '/openfinance-excluded-transactions?client_id=c1&limit=2&offset=1', headers: user
+  })
+  t.equal(rest.statusCode, 200)
+  const restPage = (rest.json() as Array<{ transaction_id: string }>)
+    .map(({ transaction_id: id }) => ({ transaction_id: id }))
+  t.equal(restPage.length, 2)
+  t.same(page.data?.excludedTransactions, restPage)
   const refused = await graphql(app, '{ excludedTransactions(clientId: "c1", limit: 0) { id } }', user)
   const limitRefused = { code: 'VALIDATION_FAILED', messages: ['limit must not be less than 1'] }
   t.match(refused.errors?.[0], { extensions: limitRefused })

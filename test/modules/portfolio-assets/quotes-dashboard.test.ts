@@ -37,7 +37,7 @@ t.test('GET /portfolio-assets/price/:symbol from brapi', async t => {
     lastUpdate: '2026-11-21T20:07:46.000Z',
     source: 'brapi.dev'
   })
-  const sent = brapi.received[0]
+  const [sent] = brapi.requestsTo('/api/quote/')
   t.equal(sent?.path, '/api/quote/PETR4')
   t.equal(sent?.headers.authorization, 'Bearer brapi-token', 'the token travels in the header')
   t.equal(sent?.query.get('token'), null, 'never in the query')
@@ -45,7 +45,7 @@ t.test('GET /portfolio-assets/price/:symbol from brapi', async t => {
   const index = await app.inject({ method: 'GET', url: '/portfolio-assets/price/%5EBVSP', headers: apiKey() })
   t.equal(index.statusCode, 200)
   t.equal(index.json().price, 128_500)
-  t.equal(brapi.received[1]?.url, '/api/quote/%5EBVSP')
+  t.equal(brapi.requestsTo('/api/quote/')[1]?.url, '/api/quote/%5EBVSP')
 
   for (const symbol of ['UNKNOWN3', 'NOPRICE3']) {
     const missing = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
@@ -57,7 +57,8 @@ t.test('GET /portfolio-assets/price/:symbol from brapi', async t => {
     const bad = await app.inject({ method: 'GET', url: `/portfolio-assets/price/${symbol}`, headers: apiKey() })
     t.equal(bad.statusCode, 400, symbol)
   }
-  t.equal(brapi.received.length, 4, 'invalid tickers never reach brapi')
+  t.equal(brapi.requestsTo('/api/quote/').length, 4, 'invalid tickers never reach brapi')
+  t.equal(brapi.requestsTo('/api/v2/crypto/available').length, 1, 'brapi\'s list of coins, read once')
   t.equal((await app.inject({ method: 'GET', url: '/portfolio-assets/price/PETR4' })).statusCode, 401)
 })
 

@@ -1,29 +1,8 @@
 import t from 'tap'
-import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine } from '../../helper.js'
 import { startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
+import { portfolioWith } from '../../fixtures/portfolios.js'
 import { openEventStream } from '../../fixtures/event-stream.js'
-
-async function portfolioWith (
-  app: App, assets: Array<{ symbol: string, quantity: number, price: number, type?: string }>
-): Promise<{ id: string, assetIds: string[] }> {
-  const created = await app.inject({
-    method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Valuation', userId: 'v' }
-  })
-  const id = (created.json() as { id: string }).id
-  const assetIds: string[] = []
-  for (const asset of assets) {
-    const res = await app.inject({
-      method: 'POST',
-      url: '/portfolio-assets',
-      headers: apiKey(),
-      payload: { name: asset.symbol, type: asset.type ?? 'STOCK', portfolioId: id, ...asset }
-    })
-    if (res.statusCode !== 201) throw new Error(`asset: ${res.statusCode} ${res.body}`)
-    assetIds.push((res.json() as { id: string }).id)
-  }
-  return { id, assetIds }
-}
 
 function brapiConfig (brapi: FakeBrapi, extra: Record<string, string> = {}): Record<string, string> {
   return { QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, BRAPI_TICKERS_PER_REQUEST: '50', ...extra }

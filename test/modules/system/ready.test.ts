@@ -1,6 +1,7 @@
 import { Agent, get } from 'node:http'
 import t from 'tap'
 import { assertErrorBody, buildTestApp, userToken } from '../../helper.js'
+import { loggingOptions } from '../../../src/observability/logging.js'
 import { startFakeLaravel } from '../../fixtures/fake-laravel.js'
 import { closedPort } from '../../fixtures/fake-server.js'
 
@@ -85,3 +86,27 @@ async function fetchWith (
     }).on('error', reject)
   })
 }
+
+t.test('probes log their access line at debug, and a drain\'s 503 at debug without a stack; other routes at info',
+  async t => {
+    const lines: Array<Record<string, unknown>> = []
+    const app = await buildTestApp(t, {}, loggingOptions('debug', {
+      write: line => { lines.push(JSON.parse(line) as Record<string, unknown>) }
+    }))
+    const accessLine = (url: string) => lines.find(line => line.msg === 'request completed' && line.url === url)
+    await app.inject({ method: 'GET', url: '/ready' })
+    await app.inject({ method: 'GET', url: '/auth/health' })
+    await app.inject({ method: 'GET', url: '/provider-config' })
+    t.match(accessLine('/ready'), { level: 20, statusCode: 200 }, 'readiness at debug')
+    t.match(accessLine('/auth/health'), { level: 20, statusCode: 200 }, 'liveness at debug')
+    t.match(accessLine('/provider-config'), { level: 30 }, 'any other route at info')
+
+    lines.length = 0
+    app.lifecycle.draining = true
+    t.equal((await app.inject({ method: 'GET', url: '/ready' })).statusCode, 503)
+    t.same(lines.filter(line => Number(line.level) > 20), [], 'nothing above debug while draining')
+    const refusal = lines.find(line => line.msg === 'Instância em desligamento')
+    t.match(refusal, { level: 20, code: 'BFF_DRAINING', statusCode: 503 }, 'the refusal, at debug')
+    t.equal(refusal?.err, undefined, 'without the error and its stack')
+    t.match(accessLine('/ready'), { level: 20, statusCode: 503 })
+  })

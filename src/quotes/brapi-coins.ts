@@ -1,0 +1,71 @@
+import type { FastifyBaseLogger } from 'fastify'
+import { jsonObject } from '../upstream/client.js'
+import type { BrapiClient } from './brapi-client.js'
+
+/** brapi adds coins seldom: its list is asked again once a day. */
+export const COIN_LIST_TTL_MS = 24 * 60 * 60 * 1000
+/** A list brapi would not give (a plan without coins, brapi down) is asked again after this. */
+export const COIN_LIST_RETRY_MS = 10 * 60 * 1000
+/** Symbols told to be coins by assets of type CRYPTO, at most (a bound on what stored data can make it hold). */
+const MAX_DECLARED = 10_000
+
+/**
+ * Which symbols brapi prices as coins (`/api/v2/crypto`) rather than as B3 tickers (`/api/quote`):
+ * those an asset of type CRYPTO holds (told by the domain, remembered for the instance's life) and
+ * those brapi lists at `/api/v2/crypto/available` (asked once a day, one request however many ask
+ * at once). Without the list (refused, unusable, or brapi failing) only the declared ones are
+ * coins, and the list is asked again 10 minutes later; a spent quota is the caller's error.
+ */
+export class CoinDirectory {
+  private readonly declared = new Set<string>()
+  private listed: ReadonlySet<string> = new Set()
+  private listExpiresAt = 0
+  private loading: Promise<void> | undefined
+
+  constructor (private readonly brapi: BrapiClient, private readonly now: () => number) {}
+
+  /** Remembers `symbols` as coins; answers those that were not coins already. */
+  declare (symbols: readonly string[]): string[] {
+    const fresh: string[] = []
+    for (const symbol of symbols) {
+      const coin = symbol.toUpperCase()
+      if (this.declared.has(coin) || this.declared.size >= MAX_DECLARED) continue
+      this.declared.add(coin)
+      if (!this.listed.has(coin)) fresh.push(symbol)
+    }
+    return fresh
+  }
+
+  /** Which of `symbols` are coins; reads brapi's list first when one of them was not declared. */
+  async among (symbols: readonly string[], log: FastifyBaseLogger): Promise<Set<string>> {
+    if (symbols.some(symbol => !this.declared.has(symbol.toUpperCase()))) await this.list(log)
+    return new Set(symbols.filter(symbol => {
+      const upper = symbol.toUpperCase()
+      return this.declared.has(upper) || this.listed.has(upper)
+    }))
+  }
+
+  private async list (log: FastifyBaseLogger): Promise<void> {
+    if (this.listExpiresAt > this.now()) return
+    this.loading ??= this.load(log).finally(() => { this.loading = undefined })
+    await this.loading
+  }
+
+  private async load (log: FastifyBaseLogger): Promise<void> {
+    let coins: unknown
+    try {
+      const response = await this.brapi.get('api/v2/crypto/available', undefined, log)
+      coins = response.status === 200 ? jsonObject(response.body)?.coins : undefined
+      if (!Array.isArray(coins)) log.warn({ upstream: 'brapi', status: response.status }, 'brapi gave no list of coins')
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'BFF_UPSTREAM_QUOTA') throw error
+      log.warn({ err: error, upstream: 'brapi' }, 'brapi\'s list of coins is unavailable: only CRYPTO assets are coins')
+    }
+    if (!Array.isArray(coins)) {
+      this.listExpiresAt = this.now() + COIN_LIST_RETRY_MS
+      return
+    }
+    this.listed = new Set(coins.filter(coin => typeof coin === 'string').map(coin => coin.toUpperCase()))
+    this.listExpiresAt = this.now() + COIN_LIST_TTL_MS
+  }
+}
