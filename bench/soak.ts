@@ -8,9 +8,10 @@
  *
  * SOAK_ENGINE=sqlite|postgres|both (both), SOAK_MINUTES (30), SOAK_SAMPLE_SECONDS (60),
  * SOAK_WARMUP_SAMPLES (2), SOAK_LOAD (0.8), SOAK_CAPACITY_SECONDS (10).
- * PostgreSQL: DATABASE_URL=postgres://… (a fresh schema in it), else a cluster of its own via
- * .ci/start-postgres. SOAK_INJECT_LEAK_MB_PER_MINUTE=<n> makes the service keep n MiB more every
- * minute (bench/soak-leak.mjs): a run that must fail, to show the check can.
+ * PostgreSQL: DATABASE_URL=postgres://… (a fresh schema in it, named by DATABASE_SCHEMA, so a pooler's
+ * URL works; DATABASE_LISTEN_URL, when set, is passed on), else a cluster of its own via .ci/start-postgres.
+ * SOAK_INJECT_LEAK_MB_PER_MINUTE=<n> makes the service keep n MiB more every minute (bench/soak-leak.mjs):
+ * a run that must fail, to show the check can.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -40,9 +41,18 @@ const QUERY = 'query ($id: ID!) { portfolio(id: $id) { id name totalValue assets
 pinSelf()
 
 /** A database for `engine`, with 200 portfolios to read; `done` removes what was made for the run. */
-async function database (engine: string): Promise<{ url: string, ids: string[], done: () => Promise<void> }> {
+interface SoakDatabase {
+  url: string
+  /** DATABASE_SCHEMA (and DATABASE_LISTEN_URL) of the service on PostgreSQL. */
+  env: Record<string, string>
+  ids: string[]
+  done: () => Promise<void>
+}
+
+async function database (engine: string): Promise<SoakDatabase> {
   const cleanups: Array<() => Promise<void> | void> = []
   let url: string
+  const env: Record<string, string> = {}
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'bff-soak-'))
     cleanups.push(() => { rmSync(dir, { recursive: true, force: true }) })
@@ -65,11 +75,11 @@ async function database (engine: string): Promise<{ url: string, ids: string[], 
       await cleanup.query(`drop schema ${schema} cascade`)
       await cleanup.end()
     })
-    const withSchema = new URL(server)
-    withSchema.searchParams.set('options', `-c search_path=${schema}`)
-    url = withSchema.href
+    url = server
+    env.DATABASE_SCHEMA = schema
+    if (process.env.DATABASE_LISTEN_URL !== undefined) env.DATABASE_LISTEN_URL = process.env.DATABASE_LISTEN_URL
   }
-  const store = await Store.open(url)
+  const store = await Store.open(url, env.DATABASE_SCHEMA === undefined ? {} : { schema: env.DATABASE_SCHEMA })
   const ids: string[] = []
   for (let i = 0; i < 200; i++) {
     const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 20}` })
@@ -81,7 +91,7 @@ async function database (engine: string): Promise<{ url: string, ids: string[], 
     ids.push(portfolio.id)
   }
   await store.close()
-  return { url, ids, done: async () => { for (const cleanup of cleanups) await cleanup() } }
+  return { url, env, ids, done: async () => { for (const cleanup of cleanups) await cleanup() } }
 }
 
 /** The mix each connection cycles through: JWT, two reads, a create, a relay, a GraphQL query. */
@@ -145,6 +155,7 @@ async function soak (engine: string): Promise<boolean> {
   const logDir = mkdtempSync(join(tmpdir(), 'bff-soak-log-'))
   const service = await startService({
     DATABASE_URL: db.url,
+    ...db.env,
     API_KEYS: API_KEY,
     JWT_SECRET: SECRET,
     BACKEND_URL: upstream.url,

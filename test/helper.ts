@@ -212,9 +212,25 @@ export function forEachEngine (t: Test, name: string, fn: (t: Test, engine: Engi
   testNeeding(t, `${name} [postgres]`, [NEEDS_POSTGRES], async t => { await fn(t, 'postgres') })
 }
 
-/** A database of its own for one test: in-memory SQLite, or a fresh PostgreSQL schema dropped afterwards. */
-export async function freshDatabaseUrl (t: Test, engine: Engine): Promise<string> {
-  if (engine === 'sqlite' || POSTGRES_URL === undefined) return 'sqlite::memory:'
+/** A test's own database: its URL, the schema it names (DATABASE_SCHEMA), and both as variables. */
+export interface TestDatabase {
+  url: string
+  schema: string | undefined
+  env: { DATABASE_URL: string, DATABASE_SCHEMA?: string }
+  /** The URL with the schema as the session's search_path: for tests of their own raw SQL on a direct connection. */
+  searchPathUrl: string
+}
+
+/**
+ * A database of its own for one test: in-memory SQLite, or a fresh PostgreSQL schema, dropped
+ * afterwards, named by DATABASE_SCHEMA as a pooler allows (docs/deploy.md#poolers). `base` is the
+ * server's URL (a pooler's, for instance); the schema is made on DATABASE_URL's server.
+ */
+export async function freshDatabase (t: Test, engine: Engine, base = POSTGRES_URL): Promise<TestDatabase> {
+  if (engine === 'sqlite' || POSTGRES_URL === undefined || base === undefined) {
+    const url = 'sqlite::memory:'
+    return { url, schema: undefined, env: { DATABASE_URL: url }, searchPathUrl: url }
+  }
   const schema = `t_${randomBytes(8).toString('hex')}`
   const admin = new pg.Client({ connectionString: POSTGRES_URL })
   await admin.connect()
@@ -226,12 +242,18 @@ export async function freshDatabaseUrl (t: Test, engine: Engine): Promise<string
     await cleanup.query(`drop schema ${schema} cascade`)
     await cleanup.end()
   })
-  const url = new URL(POSTGRES_URL)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.href
+  const searchPath = new URL(POSTGRES_URL)
+  searchPath.searchParams.set('options', `-c search_path=${schema}`)
+  return { url: base, schema, env: { DATABASE_URL: base, DATABASE_SCHEMA: schema }, searchPathUrl: searchPath.href }
+}
+
+/** Store.open's (or connect's) arguments for a test's own database. */
+export async function freshStore (t: Test, engine: Engine): Promise<[string, { schema?: string }]> {
+  const { url, schema } = await freshDatabase(t, engine)
+  return [url, schema === undefined ? {} : { schema }]
 }
 
 /** The whole app on a fresh database of the given engine. */
 export async function buildDataApp (t: Test, engine: Engine, overrides: Record<string, string> = {}): Promise<App> {
-  return await buildTestApp(t, { DATABASE_URL: await freshDatabaseUrl(t, engine), ...overrides })
+  return await buildTestApp(t, { ...(await freshDatabase(t, engine)).env, ...overrides })
 }

@@ -10,7 +10,7 @@ import {
   TEST_API_KEYS,
   apiKey,
   fixtureToken,
-  freshDatabaseUrl,
+  freshDatabase,
   imageCommand,
   testNeeding,
   tymon,
@@ -61,10 +61,10 @@ async function buildImageLayout (): Promise<void> {
 
 async function startStop (t: Test, engine: Engine): Promise<void> {
   await buildImageLayout()
-  const databaseUrl =
+  const database =
     engine === 'sqlite'
-      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}`
-      : await freshDatabaseUrl(t, engine)
+      ? { DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-image-')), 'bff.sqlite')}` }
+      : (await freshDatabase(t, engine)).env
   const laravel = await startFakeLaravel(t)
   const [command, ...args] = imageCommand()
   t.equal(command, 'node', 'the image runs node')
@@ -79,7 +79,7 @@ async function startStop (t: Test, engine: Engine): Promise<void> {
       LOG_LEVEL: 'info',
       JWT_SECRET: tymon.secret,
       API_KEYS: TEST_API_KEYS.join(','),
-      DATABASE_URL: databaseUrl,
+      ...database,
       BACKEND_URL: laravel.url,
       QUOTES_PROVIDER: 'offline',
       SHUTDOWN_DRAIN_MS: '0'

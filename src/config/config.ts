@@ -41,7 +41,7 @@ export interface AppConfig {
   /** OTLP/HTTP endpoint spans are exported to; no OpenTelemetry at all without one. */
   otlpEndpoint: string | undefined
   auth: AuthPluginOptions
-  store: { url: string, demoData: boolean, createFolder: boolean, waitForDatabase: boolean }
+  store: { url: string, schema?: string, demoData: boolean, createFolder: boolean, waitForDatabase: boolean }
   protection: ProtectionPluginOptions
   upstreams: UpstreamsPluginOptions
   quotes: QuotesPluginOptions
@@ -150,6 +150,11 @@ function validatedConfig (
   if (values.API_KEYS !== undefined && commaList(values.API_KEYS).length === 0) {
     throw new ConfigError('API_KEYS must name at least one key')
   }
+  for (const name of ['DATABASE_LISTEN_URL', 'DATABASE_SCHEMA'] as const) {
+    if (values[name] !== undefined && !isPostgres(values.DATABASE_URL)) {
+      throw new ConfigError(`${name} needs a PostgreSQL DATABASE_URL`)
+    }
+  }
   if ((values.AGGREGATOR_CLIENT_ID === undefined) !== (values.AGGREGATOR_CLIENT_SECRET === undefined)) {
     throw new ConfigError('AGGREGATOR_CLIENT_ID and AGGREGATOR_CLIENT_SECRET must be set together')
   }
@@ -170,6 +175,10 @@ function validatedConfig (
  * keep-alive connection of a balancer with a shorter idle timeout to close (docs/deploy.md).
  */
 const PRODUCTION_DRAIN_MS = 5000
+
+function isPostgres (url: string): boolean {
+  return /^postgres(?:ql)?:/.test(url)
+}
 
 /** The `hops` proxies nearest the service are trusted, whatever their addresses. */
 function trustHops (hops: number): (address: string, hop: number) => boolean {
@@ -210,6 +219,7 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
     // (docs/deploy.md#failure-modes): elsewhere a missing folder is made and a missing server is one line.
     store: {
       url: env.DATABASE_URL,
+      ...env.DATABASE_SCHEMA === undefined ? {} : { schema: env.DATABASE_SCHEMA },
       demoData: env.NODE_ENV === 'development',
       createFolder: !production,
       waitForDatabase: production
@@ -261,7 +271,8 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
     },
     changeFeed: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
-      postgresUrl: /^postgres(?:ql)?:/.test(env.DATABASE_URL) ? env.DATABASE_URL : undefined
+      postgresUrl: isPostgres(env.DATABASE_URL) ? env.DATABASE_URL : undefined,
+      listenUrl: env.DATABASE_LISTEN_URL
     },
     modules: {
       auth: { devRoutes, backendUrl: env.BACKEND_URL, jwtAlgorithm: env.JWT_ALGORITHM },

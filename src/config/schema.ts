@@ -59,6 +59,13 @@ export const ConfigSchema = Type.Object({
     default: 'GET'
   }),
   DATABASE_URL: Type.String({ pattern: '^(?:sqlite:.+|postgres(?:ql)?://.+)$', default: 'sqlite:./data/bff.sqlite' }),
+  /**
+   * The change feed's LISTEN connection, direct to DATABASE_URL's database when DATABASE_URL goes through a pooler
+   * in transaction mode (docs/deploy.md#poolers).
+   */
+  DATABASE_LISTEN_URL: Type.Optional(Type.String({ pattern: '^postgres(?:ql)?://.+$' })),
+  /** The PostgreSQL schema of the service's tables, named in every statement (works through any pooler). */
+  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: '^[a-z_][a-z0-9_]{0,62}$' })),
   /** Required in production; `offline` elsewhere. */
   QUOTES_PROVIDER: Type.Unsafe<'offline' | 'brapi'>({ type: 'string', enum: ['offline', 'brapi'], default: 'offline' }),
   BRAPI_URL: Type.String({ ...HttpUrl, default: 'https://brapi.dev' }),

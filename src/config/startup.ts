@@ -14,6 +14,16 @@ export interface ConfigurationSummary {
   aggregatorConfigured: boolean
   /** The port of the metrics listener, `null` when metrics are off. */
   metricsPort: number | null
+  /** How instances tell each other of changes: `redis`, `postgres (LISTEN on …)` (which URL), `in-process`. */
+  changeFeed: string
+  /** DATABASE_SCHEMA, `null` when unset (the connection's own search_path). */
+  databaseSchema: string | null
+}
+
+function changeFeedTransport ({ changeFeed }: AppConfig): string {
+  if (changeFeed.redisUrl !== undefined) return 'redis'
+  if (changeFeed.postgresUrl === undefined) return 'in-process'
+  return `postgres (LISTEN on ${changeFeed.listenUrl === undefined ? 'DATABASE_URL' : 'DATABASE_LISTEN_URL'})`
 }
 
 function storeEngine (url: string): string {
@@ -31,7 +41,9 @@ export function configurationSummary (config: AppConfig, nodeVersion = process.v
     corsOrigins: [...config.protection.corsOrigins],
     portfolioAccess: config.env.PORTFOLIO_ACCESS,
     aggregatorConfigured: config.upstreams.aggregator.credentials !== undefined,
-    metricsPort: config.metrics.port ?? null
+    metricsPort: config.metrics.port ?? null,
+    changeFeed: changeFeedTransport(config),
+    databaseSchema: config.store.schema ?? null
   }
 }
 
@@ -47,6 +59,9 @@ export function configurationWarnings (config: AppConfig): string[] {
     // Not refused: the service works, but one principal can spend the whole shared budget.
     warnings.push(`AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE=${share} is not below AGGREGATOR_REQUESTS_PER_MINUTE=` +
       `${budget}: one principal can spend the whole aggregator budget and leave the others 429`)
+  }
+  if (config.changeFeed.redisUrl !== undefined && config.changeFeed.listenUrl !== undefined) {
+    warnings.push('DATABASE_LISTEN_URL is not used: the change feed goes through Redis (REDIS_URL)')
   }
   return warnings
 }

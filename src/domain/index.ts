@@ -48,7 +48,7 @@ export interface DomainAdapters {
   readonly quotes: QuoteProvider
   readonly aggregator: Pick<AggregatorApi, 'call'>
   /** Absent in a host that mounts portfolios without it: the reads then all go to the store. */
-  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange' | 'linked'>
+  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange' | 'proven'>
   readonly telemetry?: Telemetry
   /** Where work no request asked for logs (the live valuations' quote refresh). */
   readonly log: Log

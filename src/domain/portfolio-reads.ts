@@ -50,8 +50,9 @@ interface Flight {
 /**
  * Portfolio reads answered from memory (docs/api.md#caching), each kept until the change feed
  * says its portfolio changed — this instance's writes as they commit, other instances' as the
- * feed delivers them. Nothing is kept, and the database answers, while the feed's link to the other
- * instances is down; the link back flushes everything (it tells `{ kind: 'all' }`). A read that
+ * feed delivers them. Nothing is kept, and the database answers, while the feed is unproven (this
+ * instance's heartbeats are not back within the bound: src/store/feed-proof.ts); proven again, the
+ * feed flushes everything (it tells `{ kind: 'all' }`). A read that
  * was on its way when its portfolio changed is answered but not kept: it may hold the state before
  * the change. A portfolio that does not exist is not kept either (its creation tells nothing).
  * Writes, If-Match and idempotency never read it. Answers are shared: callers must not change them.
@@ -64,7 +65,7 @@ export class CachedPortfolioReads implements PortfolioReads {
 
   constructor (
     private readonly store: PortfolioReads,
-    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'linked'>,
+    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'proven'>,
     options: ReadCacheOptions = READ_CACHE_DEFAULTS
   ) {
     this.entries = new LRUCache({
@@ -99,8 +100,8 @@ export class CachedPortfolioReads implements PortfolioReads {
   private async read<K extends Kind> (
     id: string, kind: K, load: (id: string) => Promise<Reads[K] | undefined>
   ): Promise<Reads[K] | undefined> {
-    if (!this.feed.linked()) {
-      // Changes of other instances are not heard: what is kept may be stale, so nothing is.
+    if (!this.feed.proven()) {
+      // Changes of other instances may not be heard: what is kept may be stale, so nothing is.
       this.entries.clear()
       return await load(id)
     }
@@ -112,7 +113,7 @@ export class CachedPortfolioReads implements PortfolioReads {
     this.flights.set(id, flights.add(flight))
     try {
       const read = await load(id)
-      if (read !== undefined && !flight.changed && this.feed.linked()) {
+      if (read !== undefined && !flight.changed && this.feed.proven()) {
         this.entries.set(key, read)
       }
       return read

@@ -24,6 +24,11 @@ export interface LiveValuationOptions {
   streamsPerCaller: number
   /** QUOTES_TTL (at least a second): how often the watched symbols' quotes are asked again. */
   refreshIntervalMs: number
+  /**
+   * While the change feed is unproven (other instances' changes may not be heard), how often each
+   * watched portfolio is read again from the database instead: 2 s by default.
+   */
+  unprovenRereadMs?: number
 }
 
 export const LIVE_VALUATION_DEFAULTS: LiveValuationOptions = {
@@ -31,6 +36,12 @@ export const LIVE_VALUATION_DEFAULTS: LiveValuationOptions = {
   streamsPerCaller: 100,
   refreshIntervalMs: 60_000
 }
+
+/**
+ * Without a proven feed a stream still moves within this (plus its read and VALUATION_MIN_INTERVAL_MS):
+ * one read per watched portfolio every 2 s, the bound of the feed's own heartbeats.
+ */
+export const UNPROVEN_REREAD_MS = 2000
 
 /** A stream over too many: try again once one of the caller's own streams has closed. */
 const STREAM_LIMIT_RETRY_SECONDS = 5
@@ -124,7 +135,8 @@ class PortfolioWatch {
 /**
  * Live valuations (docs/api.md#valuation): each stream's first message is the portfolio's current
  * valuation, then one each time a value changes — an asset or the portfolio changed on any
- * instance (the change feed), or a quote of its symbols moved (the refresher) — at most one per
+ * instance (the change feed; while the feed is unproven, each portfolio is read again every
+ * {@link UNPROVEN_REREAD_MS} instead), or a quote of its symbols moved (the refresher) — at most one per
  * `minIntervalMs`, the latest winning; a deleted portfolio ends its streams. The streams of one
  * portfolio share one watch (one read per change); every watch of the instance shares one
  * refresher (one provider request per refresh). A stream that ends is forgotten at once: its
@@ -135,12 +147,14 @@ export class LiveValuations {
   private readonly perCaller = new Map<string, number>()
   private readonly refresher: QuoteRefresher
   private stopListening: Unsubscribe | undefined
+  /** While portfolios are watched: reads them all again whenever the feed is unproven. */
+  private rereads: NodeJS.Timeout | undefined
   private closed = false
 
   constructor (
     private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
     quotes: QuoteProvider,
-    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange'>,
+    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'proven'>,
     private readonly log: Log,
     private readonly options: LiveValuationOptions = LIVE_VALUATION_DEFAULTS
   ) {
@@ -206,6 +220,7 @@ export class LiveValuations {
     this.closed = true
     for (const watch of [...this.watches.values()]) for (const stream of [...watch.streams]) stream.end()
     this.refresher.stop()
+    clearInterval(this.rereads)
   }
 
   private watch (portfolioId: string): PortfolioWatch {
@@ -216,6 +231,12 @@ export class LiveValuations {
       // Failures are the opener's (it awaits `ready`); later reloads are logged where they run.
       watch.ready.catch(() => {})
       this.stopListening ??= this.feed.onPortfolioChange(change => { this.changed(change) })
+      if (this.rereads === undefined) {
+        this.rereads = setInterval(() => {
+          if (!this.feed.proven()) this.changed({ kind: 'all' })
+        }, this.options.unprovenRereadMs ?? UNPROVEN_REREAD_MS)
+        this.rereads.unref()
+      }
     }
     return watch
   }
@@ -248,6 +269,8 @@ export class LiveValuations {
     if (this.watches.size === 0) {
       this.stopListening?.()
       this.stopListening = undefined
+      clearInterval(this.rereads)
+      this.rereads = undefined
     }
   }
 }

@@ -90,7 +90,7 @@ export class AssetRepository {
    * when absent); `undefined` (and nothing stored) when its portfolio does not exist.
    */
   async create (input: CreateAssetInput): Promise<Asset | undefined> {
-    return this.told(await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       const timestamp = now()
       // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
       if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
@@ -112,8 +112,9 @@ export class AssetRepository {
       }
       await trx.insertInto('portfolio_assets').values(row).execute()
       await trx.insertInto('asset_transactions').values(buy).execute()
+      announce.portfolio(row.portfolio_id)
       return toAsset(row)
-    }))
+    })
   }
 
   /**
@@ -122,7 +123,7 @@ export class AssetRepository {
    * keeps its price. Answers the asset with its new tag.
    */
   async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Tagged<Asset> | undefined> {
-    const updated = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
       const timestamp = now()
       // Touching the row first locks it (PostgreSQL) and returns the values before this change.
@@ -137,15 +138,14 @@ export class AssetRepository {
         .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
       if (quantity !== before.quantity) await recordQuantityChange(trx, { id, ...before }, quantity, price, timestamp)
       await this.touchPortfolio(trx, row.portfolio_id, timestamp)
+      announce.portfolio(row.portfolio_id)
       return tagged(row)
     })
-    this.told(updated?.value)
-    return updated
   }
 
   /** Removes the asset and its transactions, when `precondition` (an If-Match) holds for its tag. */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    const portfolioId = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await trx.deleteFrom('asset_transactions').where('asset_id', '=', id).execute()
       const row = await trx
@@ -153,19 +153,11 @@ export class AssetRepository {
         .where('id', '=', id)
         .returning('portfolio_id')
         .executeTakeFirst()
-      if (row === undefined) return undefined
+      if (row === undefined) return false
       await this.touchPortfolio(trx, row.portfolio_id, now())
-      return row.portfolio_id
+      announce.portfolio(row.portfolio_id)
+      return true
     })
-    if (portfolioId === undefined) return false
-    this.handle.changedPortfolio(portfolioId)
-    return true
-  }
-
-  /** An asset written (and committed): its portfolio changed. */
-  private told (asset: Asset | undefined): Asset | undefined {
-    if (asset !== undefined) this.handle.changedPortfolio(asset.portfolioId)
-    return asset
   }
 
   /**

@@ -13,6 +13,15 @@ export const PortfolioChangeSchema = Type.Union([
 ])
 export type PortfolioChange = Static<typeof PortfolioChangeSchema>
 
+/** A statement and its parameters: what tells other instances of changes inside a write's transaction. */
+export interface Announcement {
+  sql: string
+  parameters: unknown[]
+}
+
+/** The change feed's {@link Announcement} of a write's changes (PostgreSQL's `pg_notify`). */
+export type Announcer = (changes: readonly PortfolioChange[]) => Announcement
+
 /** Stops a listener: what every `on…` of the change feed answers. */
 export type Unsubscribe = () => void
 

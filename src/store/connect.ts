@@ -33,6 +33,8 @@ export interface Connection {
 export interface ConnectOptions {
   /** PostgreSQL pool size per instance. */
   poolSize?: number
+  /** PostgreSQL: DATABASE_SCHEMA, the schema every statement names (else the connection's search_path). */
+  schema?: string
   /** Where each statement's duration and the pool's state are reported. */
   telemetry?: Telemetry
   /** With span export on: a span per statement. */
@@ -85,11 +87,8 @@ export async function connect (url: string, options: ConnectOptions = {}): Promi
     const { GuardedPool } = await import('./postgres-pool.js')
     const pool = new GuardedPool(url, { size: options.poolSize ?? 10, health: options.health })
     options.telemetry?.watchPool(() => pool.state())
-    return {
-      db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) }),
-      engine: 'postgres',
-      pool
-    }
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log: queryLog('postgres', options) })
+    return { db: options.schema === undefined ? db : db.withSchema(options.schema), engine: 'postgres', pool }
   }
   if (url.startsWith('sqlite:')) {
     const { database, release } = await openSqlite(url.slice('sqlite:'.length), {
@@ -132,17 +131,22 @@ async function upToDate (db: Kysely<Database>, schema: string | undefined): Prom
 }
 
 /**
- * Applies pending migrations; safe to run from several instances at once. `upTo` stops after that
- * migration (a test's store as an earlier release left it).
+ * Applies pending migrations; safe to run from several instances at once. On PostgreSQL in `schema`
+ * (DATABASE_SCHEMA: every table and Kysely's bookkeeping named in it), else in the connection's current one.
+ * `upTo` stops after that migration (a test's store as an earlier release left it).
  */
-export async function migrate (db: Kysely<Database>, engine: StoreEngine, upTo?: string): Promise<void> {
-  // Kysely looks for its bookkeeping tables in every schema unless told which: name the current one,
-  // so that one database can hold several stores (one per schema, via search_path).
+export async function migrate (
+  db: Kysely<Database>, engine: StoreEngine, { schema, upTo }: { schema?: string, upTo?: string } = {}
+): Promise<void> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which: name the store's own,
+  // so that one database can hold several stores (one per schema).
   const migrationTableSchema = engine === 'postgres'
-    ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
+    ? schema ?? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined
   if (upTo === undefined && await upToDate(db, migrationTableSchema)) return
-  const migrator = new Migrator({ db, provider: migrationProvider, migrationTableSchema })
+  const migrator = new Migrator({
+    db: schema === undefined ? db : db.withSchema(schema), provider: migrationProvider, migrationTableSchema
+  })
   const run = async (): ReturnType<Migrator['migrateToLatest']> =>
     await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
   let { error, results } = await run()

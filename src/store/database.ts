@@ -142,3 +142,28 @@ export interface Database {
   bff_store_meta: StoreMetaTable
   idempotency_keys: IdempotencyKeysTable
 }
+
+/**
+ * Every table of {@link Database}, as values: the statements written as text name their tables in the
+ * schema of DATABASE_SCHEMA through this list ({@link qualifiedTables}). The type below fails to
+ * compile while the list and the interface differ.
+ */
+export const TABLES = [
+  'asset_transactions', 'aggregator_webhook_events', 'aggregator_items', 'aggregator_item_verifications', 'portfolios',
+  'portfolio_assets', 'excluded_transactions', 'bff_store_meta', 'idempotency_keys'
+] as const
+type Listed = typeof TABLES[number]
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never
+export const EVERY_TABLE_LISTED: Same<keyof Database, Listed> = true
+
+/** A table name standing alone in SQL text: not part of a longer name, a quoted name or a string. */
+const TABLE_NAME = new RegExp(`(?<![\\w."'$])(${TABLES.join('|')})(?![\\w"'$])`, 'g')
+
+/**
+ * `text` with each of the service's tables named in `schema` (`portfolios` → `bff.portfolios`). Applied
+ * once to each statement when its repository is made (docs/style.md#query-style), so a request pays
+ * nothing for it; the builder's queries get the same from Kysely's `withSchema`.
+ */
+export function qualifiedTables (text: string, schema: string): string {
+  return text.replace(TABLE_NAME, name => `${schema}.${name}`)
+}

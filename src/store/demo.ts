@@ -66,7 +66,7 @@ export class DemoRepository {
 
   /** Replaces every portfolio and asset with the demo data, in one transaction: every portfolio changed. */
   async reset (): Promise<void> {
-    await this.handle.write(async trx => {
+    await this.handle.write(async (trx, announce) => {
       await trx.deleteFrom('asset_transactions').execute()
       await trx.deleteFrom('portfolio_assets').execute()
       await trx.deleteFrom('portfolios').execute()
@@ -74,8 +74,8 @@ export class DemoRepository {
       await trx.insertInto('bff_store_meta').values({ key: DEMO_LOADED_KEY, value: now() })
         .onConflict(oc => oc.column('key').doUpdateSet({ value: now() }))
         .execute()
+      announce.all()
     })
-    this.handle.portfolioChanges.emit({ kind: 'all' })
   }
 
   /** Loads the demo data the first time a store starts; several instances starting at once load it once. */

@@ -111,11 +111,20 @@ const migrations: Record<string, Migration> = {
         .on('asset_lots')
         .columns(['asset_id', 'date', 'seq'])
         .execute()
-      // Assets stored before lots existed become one lot each, bought when they were created.
-      await sql`
-        insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
-        select id, id, substr(created_at, 1, 10), 1, quantity, price, created_at from portfolio_assets
-      `.execute(db)
+      // Assets stored before lots existed become one lot each, bought when they were created. Built
+      // rather than written as text (the same statement), so that DATABASE_SCHEMA names its tables.
+      interface Lot { id: string, asset_id: string, date: string, seq: number, quantity: number, price: number }
+      const typed = db as Kysely<{
+        portfolio_assets: { id: string, quantity: number, price: number, created_at: string }
+        asset_lots: Lot & { created_at: string }
+      }>
+      await typed.insertInto('asset_lots')
+        .columns(['id', 'asset_id', 'date', 'seq', 'quantity', 'price', 'created_at'])
+        .expression(typed.selectFrom('portfolio_assets').select([
+          'id', 'id as asset_id', sql<string>`substr(created_at, 1, 10)`.as('date'), sql<number>`1`.as('seq'),
+          'quantity', 'price', 'created_at'
+        ]))
+        .execute()
     }
   },
   '0004-exact-money': {
@@ -245,10 +254,19 @@ async function up0010 (db: Kysely<unknown>): Promise<void> {
   // An asset's transactions are read in the order they count.
   await db.schema.createIndex('asset_transactions_asset_id_idx').on('asset_transactions')
     .columns(['asset_id', 'date', 'seq']).execute()
-  await sql`
-    insert into asset_transactions (id, asset_id, type, date, seq, quantity, price, fee, created_at)
-    select id, asset_id, 'BUY', date, seq, quantity, price, 0, created_at from asset_lots
-  `.execute(db)
+  // Built, not written as text: a store's DATABASE_SCHEMA reaches the builder's table names (withSchema).
+  interface Row { id: string, asset_id: string, date: string, seq: number, quantity: number, price: number }
+  const typed = db as Kysely<{
+    asset_lots: Row & { created_at: string }
+    asset_transactions: Row & { type: string, fee: number, created_at: string }
+  }>
+  await typed.insertInto('asset_transactions')
+    .columns(['id', 'asset_id', 'type', 'date', 'seq', 'quantity', 'price', 'fee', 'created_at'])
+    .expression(typed.selectFrom('asset_lots').select([
+      'id', 'asset_id', sql<string>`'BUY'`.as('type'), 'date', 'seq', 'quantity', 'price', sql<number>`0`.as('fee'),
+      'created_at'
+    ]))
+    .execute()
 }
 
 /** The names of every migration, in order. */

@@ -254,7 +254,7 @@ export class PortfolioRepository {
    * tag; answers it and its detail's tag after the change, read in the same transaction.
    */
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
-    const changed = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       if (precondition !== undefined) await this.check(trx, id, precondition)
       const parameters: unknown[] = [now()]
       if (input.name !== undefined) parameters.push(input.name)
@@ -264,10 +264,9 @@ export class PortfolioRepository {
       const row = (await this.run.byId([id], trx))[0]
       /* c8 ignore next -- updated in this transaction */
       if (row === undefined) return undefined
+      announce.portfolio(id)
       return { portfolio: toPortfolio(row), etag: versionTag(row.id, row.version) }
     })
-    if (changed !== undefined) this.handle.changedPortfolio(id)
-    return changed
   }
 
   /**
@@ -290,13 +289,13 @@ export class PortfolioRepository {
 
   /** Deletes the portfolio, its assets and their transactions atomically, when `precondition` holds (see change). */
   async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    const deleted = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       if (precondition !== undefined) await this.check(trx, id, precondition, true)
       await this.run.delete.transactions([id], trx)
       await this.run.delete.assets([id], trx)
-      return await this.run.delete.portfolio([id], trx) > 0
+      const deleted = await this.run.delete.portfolio([id], trx) > 0
+      if (deleted) announce.portfolio(id, true)
+      return deleted
     })
-    if (deleted) this.handle.changedPortfolio(id, true)
-    return deleted
   }
 }

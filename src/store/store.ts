@@ -1,10 +1,11 @@
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, Kysely, PostgresDialect, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
 import { connect, isPostgresUrl, migrate, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
 import { isPostgresConnectionFailure } from './outage.js'
+import { poolerHint } from './postgres-schema.js'
 import { StoreHandle } from './handle.js'
 import { PortfolioRepository } from './portfolios.js'
 import { AssetRepository } from './assets.js'
@@ -15,7 +16,7 @@ import { ItemVerificationRepository } from './item-verifications.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
-import type { PortfolioChange, Unsubscribe } from './changes.js'
+import type { Announcer, PortfolioChange, Unsubscribe } from './changes.js'
 
 /** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
 export class StoreOpenError extends Error {
@@ -42,7 +43,7 @@ const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
 function openFailure (url: string, error: unknown): StoreOpenError {
   const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
   const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
-  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${reason}`)
+  return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${poolerHint(reason)}`)
 }
 
 /**
@@ -63,7 +64,12 @@ export class Store {
   /** Ends a start-up still waiting for its database. */
   private readonly starting = new AbortController()
 
-  private constructor (private readonly handle: StoreHandle, private readonly release?: () => Promise<void>) {
+  private constructor (
+    private readonly handle: StoreHandle,
+    private readonly release?: () => Promise<void>,
+    /** PostgreSQL's pool, for {@link notify}. */
+    private readonly pool?: GuardedPool
+  ) {
     this.portfolios = new PortfolioRepository(handle)
     this.assets = new AssetRepository(handle)
     this.transactions = new TransactionRepository(handle)
@@ -83,8 +89,8 @@ export class Store {
     } catch (error) {
       throw openFailure(url, error)
     }
-    const store = new Store(new StoreHandle(connection.db, connection.engine), connection.release)
     const { pool } = connection
+    const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool)
     try {
       await store.prepare(url)
       if (options.demoData === true) await store.demo.loadOnce()
@@ -102,14 +108,21 @@ export class Store {
     }
   }
 
-  /** Migrations, on PostgreSQL through a connection of their own. */
+  /**
+   * Migrations, on PostgreSQL through a connection of their own, between the checks that the tables
+   * are where DATABASE_SCHEMA (or the URL's search_path) says (postgres-schema.ts).
+   */
   private async prepare (url: string): Promise<void> {
     if (this.engine === 'postgres') {
-      const { migrationPool } = await import('./postgres-pool.js')
+      const [{ migrationPool }, { checkTablesIn, storeSchema }] = await Promise.all([
+        import('./postgres-pool.js'), import('./postgres-schema.js')
+      ])
       const pool = migrationPool(url)
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
       try {
-        await migrate(db, 'postgres')
+        const schema = await storeSchema(db, url, this.handle.schema)
+        await migrate(db, 'postgres', { schema: this.handle.schema })
+        await checkTablesIn(db, schema)
       } finally {
         await db.destroy()
       }
@@ -157,6 +170,29 @@ export class Store {
     return this.handle.portfolioChanges.add(listener)
   }
 
+  /**
+   * From now on every write runs `announcer`'s statement at the end of its transaction, when it
+   * changed a portfolio (the change feed's `pg_notify`: told if and only if it commits); `undefined`
+   * stops it.
+   */
+  announceChangesWith (announcer: Announcer | undefined): void {
+    this.handle.announcer = announcer
+  }
+
+  /**
+   * PostgreSQL: a notification through the store's own connections, as writes send theirs; past Kysely,
+   * so that the change feed's heartbeats (one a second) are neither counted nor traced as statements.
+   */
+  async notify (channel: string, payload: string): Promise<void> {
+    if (this.pool === undefined) throw new Error('notifications need a PostgreSQL store')
+    const client = await this.pool.connect()
+    try {
+      await client.query('select pg_notify($1, $2)', [channel, payload])
+    } finally {
+      client.release()
+    }
+  }
+
   async close (): Promise<void> {
     this.starting.abort()
     await this.handle.db.destroy()
@@ -170,7 +206,9 @@ export class Store {
 
   /** Names of the migrations applied to this database, in order. */
   async appliedMigrations (): Promise<string[]> {
-    const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(this.handle.db)
+    const { schema } = this.handle
+    const table = schema === undefined ? sql.id(DEFAULT_MIGRATION_TABLE) : sql.id(schema, DEFAULT_MIGRATION_TABLE)
+    const rows = await sql<{ name: string }>`select name from ${table} order by name`.execute(this.handle.db)
     return rows.rows.map(row => row.name)
   }
 }

@@ -50,7 +50,7 @@ export class TransactionRepository {
 
   /** Records `trade` for the asset; `undefined` (nothing written) when there is no such asset. */
   async add (assetId: string, trade: Trade): Promise<AssetTransaction | undefined> {
-    const added = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       const asset = await this.lockAsset(trx, assetId)
       if (asset === undefined) return undefined
       const timestamp = now()
@@ -60,16 +60,14 @@ export class TransactionRepository {
       await trx.insertInto('asset_transactions').values(row).execute()
       await setPosition(trx, assetId, columns, timestamp)
       await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
-      return { transaction: toTransaction(row), portfolioId: asset.portfolio_id }
+      announce.portfolio(asset.portfolio_id)
+      return toTransaction(row)
     })
-    if (added === undefined) return undefined
-    this.handle.changedPortfolio(added.portfolioId)
-    return added.transaction
   }
 
   /** Undoes one transaction of the asset, unless that would leave less than nothing held at some date. */
   async remove (assetId: string, transactionId: string): Promise<Removal> {
-    const removed = await this.handle.write(async trx => {
+    return await this.handle.write(async (trx, announce) => {
       // What a delete locks first, in the order every delete takes: the transaction, its asset, the portfolio.
       if (this.handle.engine === 'postgres') {
         await trx.selectFrom('asset_transactions').select('id').where('id', '=', transactionId)
@@ -85,11 +83,9 @@ export class TransactionRepository {
       await trx.deleteFrom('asset_transactions').where('id', '=', transactionId).execute()
       await setPosition(trx, assetId, columns, timestamp)
       await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
-      return { portfolioId: asset.portfolio_id }
+      announce.portfolio(asset.portfolio_id)
+      return 'removed'
     })
-    if (typeof removed === 'string') return removed
-    this.handle.changedPortfolio(removed.portfolioId)
-    return 'removed'
   }
 
   /**

@@ -30,7 +30,9 @@ t.test('the start-up summary: what an operator checks, and no secret', async t =
     corsOrigins: ['https://app.example', 'https://admin.example'],
     portfolioAccess: 'user',
     aggregatorConfigured: true,
-    metricsPort: 9464
+    metricsPort: 9464,
+    changeFeed: 'postgres (LISTEN on DATABASE_URL)',
+    databaseSchema: null
   })
   const text = JSON.stringify(summary)
   for (const secret of [...Object.values(secrets), 'api-key-one', 'database-password-value', 'db.internal']) {
@@ -49,7 +51,9 @@ t.test('the summary of a development start: the defaults', async t => {
     corsOrigins: [],
     portfolioAccess: 'api-key',
     aggregatorConfigured: false,
-    metricsPort: null
+    metricsPort: null,
+    changeFeed: 'in-process',
+    databaseSchema: null
   })
   const memory = loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'sqlite::memory:' })
   t.equal(configurationSummary(memory).store, 'sqlite (memory)')
@@ -75,4 +79,26 @@ t.test('a principal\'s aggregator share not below the shared budget starts with 
   t.equal(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...equal })).length, 1, 'equal: the same')
   const below = { AGGREGATOR_REQUESTS_PER_MINUTE: '300', AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '299' }
   t.same(configurationWarnings(loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', ...below })), [])
+})
+
+t.test('a pooled PostgreSQL: the LISTEN connection\'s own URL and the schema, checked and summed up', async t => {
+  const base = { JWT_SECRET: 's', API_KEYS: 'k', DATABASE_URL: 'postgres://bff@pooler:6432/bff' }
+  const pooled = loadConfig({ ...base, DATABASE_LISTEN_URL: 'postgres://bff@db:5432/bff', DATABASE_SCHEMA: 'bff' })
+  t.match(configurationSummary(pooled), {
+    changeFeed: 'postgres (LISTEN on DATABASE_LISTEN_URL)', databaseSchema: 'bff'
+  })
+  t.same(pooled.store.schema, 'bff')
+  t.same(pooled.changeFeed.listenUrl, 'postgres://bff@db:5432/bff')
+  t.same(configurationWarnings(pooled), [])
+  const redis = loadConfig({ ...base, DATABASE_LISTEN_URL: 'postgres://bff@db/bff', REDIS_URL: 'redis://r:6379' })
+  t.equal(configurationSummary(redis).changeFeed, 'redis')
+  t.same(configurationWarnings(redis),
+    ['DATABASE_LISTEN_URL is not used: the change feed goes through Redis (REDIS_URL)'])
+  for (const name of ['DATABASE_LISTEN_URL', 'DATABASE_SCHEMA']) {
+    const value = name === 'DATABASE_SCHEMA' ? 'bff' : 'postgres://bff@db/bff'
+    t.throws(() => loadConfig({ JWT_SECRET: 's', API_KEYS: 'k', [name]: value }),
+      { message: `${name} needs a PostgreSQL DATABASE_URL` })
+  }
+  t.throws(() => loadConfig({ ...base, DATABASE_SCHEMA: 'Bff; drop' }),
+    { message: /DATABASE_SCHEMA must match pattern/ })
 })

@@ -100,7 +100,10 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
     }
   } as unknown as PortfolioRepository
   const changes = new Listeners<PortfolioChange>()
-  const feed = { onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener) }
+  const feed = {
+    onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener),
+    proven: () => true
+  }
   const { log, lines } = capturedLog()
   const options = { minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 1 }
   const live = new LiveValuations(repository, quotes, feed, log, options)
@@ -127,6 +130,42 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
   await t.rejects(live.open(access, 'x'.repeat(65)), /Portfolio não encontrado/, 'an id no portfolio can have')
 })
 
+t.test('while the change feed is unproven each watched portfolio is read again at the bounded interval; ' +
+  'proven, only the feed\'s changes read it', async t => {
+  let reads = 0
+  let quantity = 1
+  const repository = {
+    withAssets: async () => {
+      reads++
+      return { portfolio: { id: 'p1' }, assets: [asset('AAAA3', quantity)] }
+    }
+  } as unknown as PortfolioRepository
+  const changes = new Listeners<PortfolioChange>()
+  let proven = false
+  const feed = {
+    onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener),
+    proven: () => proven
+  }
+  // The rereads' timer does not hold the process open (an app's server does): this does here.
+  const alive = setInterval(() => {}, 1000)
+  t.teardown(() => { clearInterval(alive) })
+  const options = { minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 60_000, unprovenRereadMs: 20 }
+  const live = new LiveValuations(repository, provider(true).quotes, feed, capturedLog().log, options)
+  t.teardown(() => { live.close() })
+  const stream = await live.open(access, 'p1')
+  t.match((await stream.next()).value, { kind: 'valuation', valuation: { bookValue: 10 } })
+  quantity = 3
+  const next = await stream.next()
+  t.match(next.value, { kind: 'valuation', valuation: { bookValue: 30 } }, 'moved without any change told')
+  proven = true
+  await new Promise(resolve => setTimeout(resolve, 60))
+  const settled = reads
+  await new Promise(resolve => setTimeout(resolve, 100))
+  t.equal(reads, settled, 'proven: no reads on a timer')
+  await stream.return?.()
+  t.same(live.watched, { portfolios: 0, symbols: 0 })
+})
+
 t.test('live valuations in reais: a dollar symbol converted with its rate, moved by the rate too; a CRYPTO ' +
   'asset told to the provider as a coin', async t => {
   const requests: string[] = []
@@ -145,7 +184,7 @@ t.test('live valuations in reais: a dollar symbol converted with its rate, moved
   const repository = {
     withAssets: async () => ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
   } as unknown as PortfolioRepository
-  const feed = { onPortfolioChange: () => () => {} }
+  const feed = { onPortfolioChange: () => () => {}, proven: () => true }
   const live = new LiveValuations(repository, quotes, feed, capturedLog().log, {
     minIntervalMs: 0, streamsPerCaller: 5, refreshIntervalMs: 1
   })

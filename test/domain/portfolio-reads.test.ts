@@ -12,7 +12,7 @@ function fakeFeed () {
   const listeners = new Listeners<PortfolioChange>()
   const feed = {
     up: true,
-    linked: () => feed.up,
+    proven: () => feed.up,
     onPortfolioChange: (listener: (change: PortfolioChange) => void) => listeners.add(listener),
     tell: (change: PortfolioChange) => { listeners.emit(change) },
     listeners: () => listeners.size
@@ -162,7 +162,7 @@ t.test('while the feed\'s link is down nothing is kept nor answered from memory;
   t.equal(reads.size, 0, 'a read that ended with the link down is not kept')
   await reads.detail('p1')
   await reads.detail('p1')
-  t.equal(calls.detail, 5, 'kept again once linked')
+  t.equal(calls.detail, 5, 'kept again once proven')
 })
 
 t.test('reads kept weigh at most the configured weight: one each, plus one per asset held', async t => {

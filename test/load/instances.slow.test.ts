@@ -1,7 +1,7 @@
 import t from 'tap'
 import { Store } from '../../src/store/store.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
-import { freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { instanceApiKey, NEEDS_NGINX, startInstance, startNginx, writeUntil } from '../fixtures/instances.js'
 
@@ -11,19 +11,19 @@ const apiKey = instanceApiKey
 const needs = [NEEDS_POSTGRES, NEEDS_NGINX]
 
 testNeeding(t, 'two instances starting at once on an empty database migrate it once', needs, async t => {
-  const url = await freshDatabaseUrl(t, 'postgres')
+  const database = await freshDatabase(t, 'postgres')
   const [a, b] = [await closedPort(t), await closedPort(t)]
-  await Promise.all([startInstance(t, url, a), startInstance(t, url, b)])
-  const store = await Store.open(url)
+  await Promise.all([startInstance(t, database.env, a), startInstance(t, database.env, b)])
+  const store = await Store.open(database.url, { schema: database.schema })
   t.teardown(() => store.close())
   t.same(await store.appliedMigrations(), MIGRATION_NAMES, 'each migration recorded once')
 })
 
 testNeeding(t, 'two instances behind nginx, one killed with SIGKILL mid-run: ' +
   `nothing acknowledged is lost (${SECONDS} s)`, needs, async t => {
-  const url = await freshDatabaseUrl(t, 'postgres')
+  const database = await freshDatabase(t, 'postgres')
   const ports = [await closedPort(t), await closedPort(t)]
-  const [victim] = await Promise.all(ports.map(async port => (await startInstance(t, url, port)).child))
+  const [victim] = await Promise.all(ports.map(async port => (await startInstance(t, database.env, port)).child))
   const balancer = await startNginx(t, ports)
 
   setTimeout(() => { victim?.kill('SIGKILL') }, (SECONDS * 1000) / 2)
@@ -55,10 +55,10 @@ testNeeding(t, 'two instances behind nginx, one killed with SIGKILL mid-run: ' +
 
 testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: ' +
   'no request fails, no write is lost, it exits 0', needs, async t => {
-  const url = await freshDatabaseUrl(t, 'postgres')
+  const database = await freshDatabase(t, 'postgres')
   const ports = [await closedPort(t), await closedPort(t)]
   const [victim] = await Promise.all(
-    ports.map(async port => (await startInstance(t, url, port, { SHUTDOWN_DRAIN_MS: '2000' })).child)
+    ports.map(async port => (await startInstance(t, database.env, port, { SHUTDOWN_DRAIN_MS: '2000' })).child)
   )
   if (victim === undefined) throw new Error('no instance')
   const exited = new Promise<number | null>(resolve => victim.once('exit', code => resolve(code)))
@@ -72,7 +72,7 @@ testNeeding(t, 'two instances behind nginx under write load, one gets SIGTERM: '
   t.same([...failures], [], `no request failed at the client: ${JSON.stringify([...failures])}`)
   t.equal(await exited, 0, 'the instance exited 0')
 
-  const store = await Store.open(url)
+  const store = await Store.open(database.url, { schema: database.schema })
   t.teardown(() => store.close())
   const stored = new Set(
     (await store.portfolios.list({ userId: 'drain' }, { limit: 1_000_000, offset: 0 })).map(portfolio => portfolio.id)

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { createClient, type Client } from 'graphql-ws'
 import WebSocket from 'ws'
-import { freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { instanceApiKey, startInstance, type Instance } from '../fixtures/instances.js'
 import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
@@ -59,7 +59,7 @@ for (const transport of ['redis', 'postgres'] as const) {
   const needs = transport === 'redis' ? [NEEDS_POSTGRES, NEEDS_REDIS] : [NEEDS_POSTGRES]
   testNeeding(t, `two instances on PostgreSQL (change feed: ${transport}): every stream hears a change written ` +
     'on either, quote moves in one provider request per refresh, the deletion, and the shutdown', needs, async t => {
-    const url = await freshDatabaseUrl(t, 'postgres')
+    const { env: url } = await freshDatabase(t, 'postgres')
     const brapi = await startFakeBrapi(t)
     const prices = [['PETR4', 40], ['VALE3', 60], ['ITUB4', 30]] as const
     for (const [symbol, price] of prices) brapi.prices.set(symbol, price)

@@ -3,7 +3,7 @@ import t from 'tap'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildTestApp, forEachEngine, freshDatabaseUrl, TEST_API_KEYS } from '../helper.js'
+import { buildTestApp, forEachEngine, freshDatabase, TEST_API_KEYS } from '../helper.js'
 
 /** 5 s in `npm test` (and CI); `npm run test:load` runs the full 30 s. */
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 5)
@@ -14,11 +14,11 @@ interface Held { quantity: number, price: number, portfolioId: string }
 
 forEachEngine(t, `${CLIENTS} clients create, update and delete assets for ${SECONDS} s: ` +
   'nothing acknowledged is lost', async (t, engine) => {
-  const url =
+  const database =
     engine === 'sqlite'
-      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-load-')), 'load.sqlite')}`
-      : await freshDatabaseUrl(t, engine)
-  const app = await buildTestApp(t, { DATABASE_URL: url, RATE_LIMIT_MAX: '1000000000' })
+      ? { DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-load-')), 'load.sqlite')}` }
+      : (await freshDatabase(t, engine)).env
+  const app = await buildTestApp(t, { ...database, RATE_LIMIT_MAX: '1000000000' })
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   const headers = { 'x-api-key': TEST_API_KEYS[0] ?? '' }
   const call = async (method: string, path: string, body?: unknown) => {

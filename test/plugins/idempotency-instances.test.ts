@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import type { App } from '../../src/app.js'
-import { apiKey, buildDataApp, buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { apiKey, buildDataApp, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 
 async function create (app: App, key: string, name = 'Stormed'): Promise<LightMyRequestResponse> {
   const headers = { ...apiKey(), 'idempotency-key': key }
@@ -31,8 +31,8 @@ async function retryStorm (t: Test, apps: App[]): Promise<void> {
 }
 
 testNeeding(t, 'a retry storm over two instances on one PostgreSQL: one portfolio', [NEEDS_POSTGRES], async t => {
-  const url = await freshDatabaseUrl(t, 'postgres')
-  const apps = [await buildTestApp(t, { DATABASE_URL: url }), await buildTestApp(t, { DATABASE_URL: url })]
+  const { env } = await freshDatabase(t, 'postgres')
+  const apps = [await buildTestApp(t, env), await buildTestApp(t, env)]
   await retryStorm(t, apps)
 })
 

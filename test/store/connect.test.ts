@@ -2,11 +2,11 @@ import { sql } from 'kysely'
 import t, { type Test } from 'tap'
 import { connect, migrate, type Connection } from '../../src/store/connect.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
-import { forEachEngine, freshDatabaseUrl, type Engine } from '../helper.js'
+import { forEachEngine, freshDatabase, type Engine } from '../helper.js'
 
 /** A store migrated once, and its statements from now on as the database receives them. */
 async function migratedStore (t: Test, engine: Engine): Promise<{ connection: Connection, statements: string[] }> {
-  const connection = await connect(await freshDatabaseUrl(t, engine))
+  const connection = await connect((await freshDatabase(t, engine)).searchPathUrl)
   t.teardown(async () => {
     await connection.db.destroy()
     await connection.release?.()

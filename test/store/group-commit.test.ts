@@ -3,10 +3,10 @@ import t, { type Test } from 'tap'
 import { connect } from '../../src/store/connect.js'
 import { GroupCommit } from '../../src/store/group-commit.js'
 import { StoreHandle } from '../../src/store/handle.js'
-import { forEachEngine, freshDatabaseUrl, type Engine } from '../helper.js'
+import { forEachEngine, freshDatabase, type Engine } from '../helper.js'
 
 async function openHandle (t: Test, engine: Engine): Promise<StoreHandle> {
-  const connection = await connect(await freshDatabaseUrl(t, engine))
+  const connection = await connect((await freshDatabase(t, engine)).searchPathUrl)
   t.teardown(async () => {
     await connection.release?.()
     await connection.db.destroy()

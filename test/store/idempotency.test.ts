@@ -3,7 +3,7 @@ import { Store } from '../../src/store/store.js'
 import { IdempotencyRepository } from '../../src/store/idempotency.js'
 import type { StoreHandle } from '../../src/store/handle.js'
 import type { ClaimOutcome, IdempotencyClaim } from '../../src/store/idempotency.js'
-import { forEachEngine, freshDatabaseUrl } from '../helper.js'
+import { forEachEngine, freshStore } from '../helper.js'
 
 /** A time `seconds` after a fixed start: the repository takes its clock from the caller. */
 const at = (seconds: number): string => new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString()
@@ -25,7 +25,7 @@ function claimAt (seconds: number, overrides: Partial<IdempotencyClaim> = {}): I
 const answer = { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"id":"p-1"}' }
 
 forEachEngine(t, 'a key is claimed once; then in flight, answered, or refused to others', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const keys = store.idempotency
   const first = claimAt(0)
@@ -45,7 +45,7 @@ forEachEngine(t, 'a key is claimed once; then in flight, answered, or refused to
 })
 
 forEachEngine(t, 'a released key runs again; one expired or past its lease is taken over', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const keys = store.idempotency
   const first = claimAt(0)
@@ -71,7 +71,7 @@ forEachEngine(t, 'a released key runs again; one expired or past its lease is ta
 })
 
 forEachEngine(t, 'the sweep deletes the expired keys only', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const keys = store.idempotency
   await keys.claim(claimAt(0, { key: 'old' }))
@@ -83,7 +83,7 @@ forEachEngine(t, 'the sweep deletes the expired keys only', async (t, engine) =>
 })
 
 forEachEngine(t, 'concurrent claims of one key: exactly one wins', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const claim = async (index: number): Promise<ClaimOutcome> =>
     await store.idempotency.claim(claimAt(0, { claim: `c-${index}` }))

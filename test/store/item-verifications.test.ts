@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Store } from '../../src/store/store.js'
-import { forEachEngine, freshDatabaseUrl } from '../helper.js'
+import { forEachEngine, freshStore } from '../helper.js'
 
 /** A fixed clock for the queue: minute `m` of one day. */
 const at = (minute: number): string => new Date(Date.UTC(2030, 0, 1, 0, minute)).toISOString()
@@ -10,7 +10,7 @@ const failed = (itemId: string, event: string, minute: number) => ({
 })
 
 forEachEngine(t, 'one entry per item; the newer event replaces the older', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const queue = store.itemVerifications
   await queue.enqueue(failed('i1', 'item/created', 0))
@@ -30,7 +30,7 @@ forEachEngine(t, 'one entry per item; the newer event replaces the older', async
 })
 
 forEachEngine(t, 'a claim is a lease: one holder until it ends; due entries only', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const queue = store.itemVerifications
   await queue.enqueue(failed('i1', 'item/updated', 0))
@@ -56,7 +56,7 @@ forEachEngine(t, 'a claim is a lease: one holder until it ends; due entries only
 })
 
 forEachEngine(t, 'completing removes the entry, unless a newer event was queued meanwhile', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const queue = store.itemVerifications
   await queue.enqueue(failed('i1', 'item/created', 0))
@@ -72,7 +72,7 @@ forEachEngine(t, 'completing removes the entry, unless a newer event was queued 
 })
 
 forEachEngine(t, 'settled outside the queue; expired entries dropped once', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   const queue = store.itemVerifications
   await queue.enqueue(failed('i1', 'item/updated', 10))

@@ -2,7 +2,7 @@ import t from 'tap'
 import { setTimeout } from 'node:timers/promises'
 import pg from 'pg'
 import { Store } from '../../src/store/store.js'
-import { freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { freshStore, NEEDS_POSTGRES, testNeeding } from '../helper.js'
 
 /*
  * Kysely's bookkeeping check before migrating lists the tables of every schema by name; a schema
@@ -32,7 +32,7 @@ testNeeding(t, 'a store starts while other schemas and tables of its database ar
     })()
     try {
       for (let start = 0; start < 40; start++) {
-        const store = await Store.open(await freshDatabaseUrl(t, 'postgres'))
+        const store = await Store.open(...await freshStore(t, 'postgres'))
         await store.close()
       }
       t.pass('40 starts, none failed on a schema dropped meanwhile')

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import type { Kysely } from 'kysely'
 import { connect, migrate } from '../../src/store/connect.js'
 import { DashboardService } from '../../src/domain/dashboards.js'
-import { apiKey, buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, type Engine } from '../helper.js'
+import { apiKey, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding, type Engine } from '../helper.js'
 import {
   LEGACY_NOW, LEGACY_TABLES, recordAnswers, UNKNOWN_QUOTES, type Answer, type LegacyFixture, type LegacyTable
 } from '../fixtures/legacy-store/answers.js'
@@ -26,7 +26,7 @@ function fixtureOf (engine: Engine): LegacyFixture {
 async function restore (url: string, fixture: LegacyFixture): Promise<void> {
   const { db, release } = await connect(url)
   try {
-    await migrate(db, fixture.engine, '0009-versions')
+    await migrate(db, fixture.engine, { upTo: '0009-versions' })
     const untyped = db as unknown as Kysely<Record<LegacyTable, Record<string, unknown>>>
     for (const table of Object.keys(LEGACY_TABLES) as LegacyTable[]) {
       const rows = fixture.rows[table] ?? []
@@ -66,7 +66,7 @@ async function migrated (t: Test, engine: Engine): Promise<void> {
   const fixture = fixtureOf(engine)
   t.equal(fixture.engine, engine)
   const url = engine === 'postgres'
-    ? await freshDatabaseUrl(t, engine)
+    ? (await freshDatabase(t, engine)).searchPathUrl
     : `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-legacy-')), 'bff.sqlite')}`
   await restore(url, fixture)
 

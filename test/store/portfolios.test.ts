@@ -1,14 +1,14 @@
 import t, { type Test } from 'tap'
 import { Store } from '../../src/store/store.js'
 import { PreconditionFailedError } from '../../src/errors.js'
-import { forEachEngine, freshDatabaseUrl, type Engine } from '../helper.js'
+import { forEachEngine, freshStore, type Engine } from '../helper.js'
 
 const page = { limit: 1000, offset: 0 }
 const never = (): boolean => false
 const always = (): boolean => true
 
 async function openStore (t: Test, engine: Engine): Promise<Store> {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open(...await freshStore(t, engine))
   t.teardown(() => store.close())
   return store
 }

@@ -10,7 +10,7 @@ import { DETAIL_ASSET_COLUMNS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
-import { forEachEngine, freshDatabaseUrl } from '../helper.js'
+import { forEachEngine, freshDatabase } from '../helper.js'
 
 const page = { limit: 1000, offset: 0 }
 
@@ -37,7 +37,7 @@ t.test('an unknown DATABASE_URL scheme is refused', async t => {
 })
 
 forEachEngine(t, 'instances starting together migrate once and load the demo once', async (t, engine) => {
-  const url = await freshDatabaseUrl(t, engine)
+  const { url, schema } = await freshDatabase(t, engine)
   if (engine === 'sqlite') {
     // Each in-memory SQLite database belongs to one connection: nothing to race; check idempotence instead.
     const store = await Store.open(url, { demoData: true })
@@ -47,7 +47,7 @@ forEachEngine(t, 'instances starting together migrate once and load the demo onc
     return
   }
   const stores = await Promise.all(
-    Array.from({ length: 4 }, async () => await Store.open(url, { demoData: true, poolSize: 2 }))
+    Array.from({ length: 4 }, async () => await Store.open(url, { demoData: true, poolSize: 2, schema }))
   )
   t.teardown(async () => { await Promise.all(stores.map(async store => { await store.close() })) })
   const [store] = stores
@@ -76,11 +76,10 @@ async function refusePortfolioDeletes (url: string): Promise<void> {
 
 forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its assets', async (t, engine) => {
   // A file, so that a second connection sees the same SQLite database.
-  const url =
-    engine === 'sqlite'
-      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-atomic-')), 'bff.sqlite')}`
-      : await freshDatabaseUrl(t, engine)
-  const store = await Store.open(url)
+  const file = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-atomic-')), 'bff.sqlite')}`
+  const { url, schema, searchPathUrl } =
+    engine === 'sqlite' ? { url: file, schema: undefined, searchPathUrl: file } : await freshDatabase(t, engine)
+  const store = await Store.open(url, { schema })
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
   const asset = await store.assets.create({
@@ -91,7 +90,7 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
     price: 1,
     portfolioId: portfolio.id
   })
-  await refusePortfolioDeletes(url)
+  await refusePortfolioDeletes(searchPathUrl)
   await t.rejects(store.portfolios.delete(portfolio.id), /refused by the test/)
   t.same(
     (await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id),

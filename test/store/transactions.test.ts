@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { sql } from 'kysely'
 import { connect } from '../../src/store/connect.js'
 import { Store } from '../../src/store/store.js'
-import { forEachEngine, freshDatabaseUrl, type Engine } from '../helper.js'
+import { forEachEngine, freshDatabase, type Engine } from '../helper.js'
 
 const page = { limit: 1000, offset: 0 }
 const today = (): string => new Date().toISOString().slice(0, 10)
@@ -17,7 +17,7 @@ async function storeAndPreviousVersion (t: Test, engine: Engine): Promise<{
 }> {
   const url = engine === 'sqlite'
     ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-transactions-')), 'bff.sqlite')}`
-    : await freshDatabaseUrl(t, engine)
+    : (await freshDatabase(t, engine)).searchPathUrl
   const store = await Store.open(url)
   t.teardown(() => store.close())
   const { db, release } = await connect(url)
@@ -74,7 +74,7 @@ forEachEngine(t, 'what the previous version wrote during a rolling deployment is
 })
 
 forEachEngine(t, 'the assets\' transactions in one read, each asset\'s in order', async (t, engine) => {
-  const store = await Store.open(await freshDatabaseUrl(t, engine))
+  const store = await Store.open((await freshDatabase(t, engine)).searchPathUrl)
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'Many', userId: 'u' })
   const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 1, price: 1, portfolioId: portfolio.id }

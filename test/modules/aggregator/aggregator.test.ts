@@ -11,7 +11,7 @@ import {
   buildTestApp,
   clientToken,
   forEachEngine,
-  freshDatabaseUrl,
+  freshDatabase,
   userToken,
   TEXTS
 } from '../../helper.js'
@@ -445,12 +445,15 @@ forEachEngine(t, 'a webhook is a notice: ' +
   const pluggy = await startFakePluggy(t)
   pluggy.items.set('i1', 'client-7')
   pluggy.itemStatuses.set('i1', 'LOGIN_ERROR')
-  const url =
+  const database =
     engine === 'sqlite'
-      ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-webhook-')), 'bff.sqlite')}`
-      : await freshDatabaseUrl(t, engine)
+      ? {
+          DATABASE_URL: `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-webhook-')), 'bff.sqlite')}`,
+          DATABASE_SCHEMA: undefined
+        }
+      : (await freshDatabase(t, engine)).env
   const app = await buildTestApp(t, {
-    DATABASE_URL: url,
+    ...database,
     AGGREGATOR_URL: pluggy.url,
     ...credentials,
     AGGREGATOR_WEBHOOK_SECRET: 'hook-secret'
@@ -477,7 +480,7 @@ forEachEngine(t, 'a webhook is a notice: ' +
     'one verification per event, none for the redelivery'
   )
   t.equal(pluggy.received.filter(r => r.path === '/items/forged-item').length, 1)
-  const store = await Store.open(url)
+  const store = await Store.open(database.DATABASE_URL, { schema: database.DATABASE_SCHEMA })
   t.teardown(() => store.close())
   t.match(await store.aggregatorEvents.item('i1'), {
     itemId: 'i1',

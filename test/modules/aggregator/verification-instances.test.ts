@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { buildTestApp, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding } from '../../helper.js'
+import { buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../../helper.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { closedPort } from '../../fixtures/fake-server.js'
 import { Store } from '../../../src/store/store.js'
@@ -31,20 +31,20 @@ t.test('the queue survives a restart: what one instance queued, the next one ver
 })
 
 testNeeding(t, 'two instances on one PostgreSQL verify a queued item exactly once', [NEEDS_POSTGRES], async t => {
-  const url = await freshDatabaseUrl(t, 'postgres')
+  const { env: database } = await freshDatabase(t, 'postgres')
   const pluggy = await startFakePluggy(t)
   // The retry answers slowly, so that the other instance looks at the queue many times meanwhile.
   const slowly = (res: Parameters<ReturnType<typeof item>>[0]) =>
     new Promise<void>(resolve => setTimeout(() => { item('shared')(res); resolve() }, 300))
   pluggy.on('/items/shared', answersInTurn(fails(500), slowly))
-  const config = { DATABASE_URL: url, AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries }
+  const config = { ...database, AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries }
   const [a, b] = [await buildTestApp(t, config), await buildTestApp(t, config)]
   await webhook(a, 'shared')
   await waitFor(t, 'the item verified', async () => (await a.store.aggregatorEvents.item('shared')) !== undefined)
   // Closing waits for every verification in flight: after it no instance can still be asking.
   await Promise.all([a.close(), b.close()])
   t.equal(lookups(pluggy, 'shared'), 2, 'the failed verification, then one retry between both instances')
-  const store = await Store.open(url)
+  const store = await Store.open(database.DATABASE_URL, { schema: database.DATABASE_SCHEMA })
   t.teardown(() => store.close())
   t.equal(await store.itemVerifications.count(), 0)
   t.match(await store.aggregatorEvents.item('shared'), { status: 'UPDATED' })

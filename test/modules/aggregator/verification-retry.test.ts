@@ -1,6 +1,6 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import { buildDataApp, buildTestApp, forEachEngine, freshDatabaseUrl } from '../../helper.js'
+import { buildDataApp, buildTestApp, forEachEngine, freshDatabase } from '../../helper.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { closedPort, sendJson } from '../../fixtures/fake-server.js'
 import {
@@ -123,7 +123,7 @@ forEachEngine(t, EXPIRY, async (t, engine) => {
   const { lines, logger } = captureLog()
   const down = `http://127.0.0.1:${await closedPort(t)}`
   const config = { AGGREGATOR_URL: down, ...credentials, ...quickRetries, AGGREGATOR_VERIFY_EXPIRY_SECONDS: '3600' }
-  const app = await buildTestApp(t, { ...config, DATABASE_URL: await freshDatabaseUrl(t, engine) }, { logger })
+  const app = await buildTestApp(t, { ...config, ...(await freshDatabase(t, engine)).env }, { logger })
   await webhook(app, 'down')
   await waitFor(t, 'the entry queued', async () => (await app.store.itemVerifications.entry('down')) !== undefined)
   const queued = await app.store.itemVerifications.entry('down')

@@ -10,7 +10,7 @@ import {
   wsClient,
   type Delivery
 } from '../../fixtures/item-subscriptions.js'
-import { buildTestApp, clientToken, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
+import { buildTestApp, clientToken, freshDatabase, NEEDS_POSTGRES, testNeeding, userToken } from '../../helper.js'
 
 /**
  * Two instances sharing `shared` (a Redis, a PostgreSQL database, or nothing): a webhook at one reaches a subscriber at
@@ -63,7 +63,7 @@ testNeeding(t, 'two instances through Redis', [NEEDS_REDIS], async t => {
 })
 
 testNeeding(t, 'two instances through PostgreSQL LISTEN/NOTIFY', [NEEDS_POSTGRES], async t => {
-  await twoInstances(t, { DATABASE_URL: await freshDatabaseUrl(t, 'postgres') }, 'postgres')
+  await twoInstances(t, (await freshDatabase(t, 'postgres')).env, 'postgres')
 })
 
 t.test('one instance in-process; credentials and ownership of subscriptions', async t => {

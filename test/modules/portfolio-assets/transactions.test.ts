@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import type { App } from '../../../src/app.js'
 import {
-  apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine, freshDatabaseUrl, NEEDS_POSTGRES, testNeeding
+  apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine, freshDatabase, NEEDS_POSTGRES, testNeeding
 } from '../../helper.js'
 import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
 import { openEventStream } from '../../fixtures/event-stream.js'
@@ -296,10 +296,10 @@ async function until<T> (read: () => Promise<T>, done: (value: T) => boolean): P
 
 testNeeding(t, 'another instance\'s reads, cached or live, follow a transaction (PostgreSQL LISTEN/NOTIFY)',
   [NEEDS_POSTGRES], async (t: Test) => {
-    const url = await freshDatabaseUrl(t, 'postgres')
+    const { env } = await freshDatabase(t, 'postgres')
     const brapi = await startFakeBrapi(t)
     brapi.prices.set('PETR4', 40)
-    const config = { DATABASE_URL: url, QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, VALUATION_MIN_INTERVAL_MS: '0' }
+    const config = { ...env, QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, VALUATION_MIN_INTERVAL_MS: '0' }
     const writer = apiOf(await buildTestApp(t, config))
     const readerApp = await buildTestApp(t, config)
     const reader = apiOf(readerApp)
