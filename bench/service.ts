@@ -70,6 +70,16 @@ interface Target {
   compareTo: 'baseline' | 'upstream direct'
   run: (duration?: number) => Promise<Figures>
 }
+/** `GET /portfolios/:id` of one of user 1's portfolios, picked at random, with `headers`. */
+function portfolioRead (name: string, label: string, headers: Record<string, string>): Target {
+  return {
+    name,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) => await load(label, {
+      url: service.url, duration, headers, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
+    })
+  }
+}
 const BASELINE = 'baseline: bare Fastify GET /'
 const UPSTREAM_DIRECT = 'upstream fake, direct'
 /** Targets that are not the service: their figures are the references of the others. */
@@ -91,28 +101,8 @@ const targets: Target[] = [
     run: async (duration = DURATION) =>
       await load('profile', { url: `${service.url}/auth/profile`, duration, headers: bearer })
   },
-  {
-    name: REST_TARGET,
-    compareTo: 'baseline',
-    run: async (duration = DURATION) =>
-      await load('portfolio', {
-        url: service.url,
-        duration,
-        headers: { 'x-api-key': API_KEY },
-        setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
-      })
-  },
-  {
-    name: USER_TARGET,
-    compareTo: 'baseline',
-    run: async (duration = DURATION) =>
-      await load('portfolio-user', {
-        url: service.url,
-        duration,
-        headers: bearer,
-        setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
-      })
-  },
+  portfolioRead(REST_TARGET, 'portfolio', { 'x-api-key': API_KEY }),
+  portfolioRead(USER_TARGET, 'portfolio-user', bearer),
   {
     name: GRAPHQL_TARGET,
     compareTo: 'baseline',

@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import type { App } from '../../src/app.js'
 import type { Access, PortfolioScope } from '../../src/domain/access.js'
 import { apiKey, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, silentLog, TEXTS } from '../helper.js'
-import { ANA, asUser, BIA, holdingsOf, snapshotOf, type Holdings } from '../fixtures/owners.js'
+import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, type Holdings } from '../fixtures/owners.js'
 import { openEventStream, type EventStream } from '../fixtures/event-stream.js'
 import { wsClient } from '../fixtures/item-subscriptions.js'
 import { assertSameRefusal, graphql, rest, type GraphqlAnswer, type RestAnswer } from './interfaces.js'
@@ -202,10 +202,7 @@ forEachEngine(t, 'lists hold the user\'s own records; a userId other than its ow
 
 t.test('creates: a userId other than the user\'s is 403, another user\'s portfolio 404, on both; ' +
   'nothing stored', async t => {
-  const app = await buildTestApp(t, { PORTFOLIO_ACCESS: 'both' })
-  const ana = await holdingsOf(app, ANA)
-  const bia = await holdingsOf(app, BIA)
-  const before = await snapshotOf(app, bia)
+  const { app, ana, bia, before } = await twoUsers(t, { PORTFOLIO_ACCESS: 'both' })
   const stolen = { name: 'Alheia', userId: BIA }
   assertSameRefusal(t, await rest(app, 'POST', '/portfolios', ana.headers, stolen),
     await graphql(app, 'createPortfolio', 'mutation ($i: CreatePortfolioInput!) { createPortfolio(input: $i) { id } }',

@@ -3,7 +3,7 @@ import t from 'tap'
 import type { Client } from 'graphql-ws'
 import type { App } from '../../src/app.js'
 import { bearer, buildTestApp, clientToken, TEXTS, userToken } from '../helper.js'
-import { ANA, asUser, BIA, holdingsOf, snapshotOf, type Holdings } from '../fixtures/owners.js'
+import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, type Holdings } from '../fixtures/owners.js'
 import { openEventStream } from '../fixtures/event-stream.js'
 import { wsClient } from '../fixtures/item-subscriptions.js'
 
@@ -68,10 +68,7 @@ async function answer (app: App, route: IdRoute, ids: Holdings, headers: Record<
 
 t.test('user A\'s token on every route of user B\'s portfolio, asset and transaction: the answer to an id that ' +
   'does not exist, and nothing of B\'s changes', async t => {
-  const app = await buildTestApp(t, { PORTFOLIO_ACCESS: 'both' })
-  const ana = await holdingsOf(app, ANA)
-  const bia = await holdingsOf(app, BIA)
-  const before = await snapshotOf(app, bia)
+  const { app, ana, bia, before } = await twoUsers(t, { PORTFOLIO_ACCESS: 'both' })
   const routes = idRoutes(app)
   t.ok(routes.length >= 13, `every route with an id (${routes.length})`)
   for (const route of routes) {
@@ -137,10 +134,7 @@ t.test('ids guessed and enumerated: other users\' ids and random ones answer ali
 })
 
 t.test('a userId smuggled into queries and bodies never reaches another user\'s portfolios', async t => {
-  const app = await buildTestApp(t, { PORTFOLIO_ACCESS: 'user' })
-  const ana = await holdingsOf(app, ANA)
-  const bia = await holdingsOf(app, BIA)
-  const biasBefore = await snapshotOf(app, bia)
+  const { app, ana, bia, before: biasBefore } = await twoUsers(t, { PORTFOLIO_ACCESS: 'user' })
   const queries = [
     `userId=${BIA}`, `userId=${BIA.toUpperCase()}`, `userId=%20${BIA}`, `userId=${BIA}&userId=${ANA}`,
     `userId=${ANA}&userId=${BIA}`, `userId[]=${BIA}`, `userId[0]=${BIA}`, `userId=${BIA}%00`
