@@ -3,8 +3,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ForbiddenPrincipalError, TokenInvalidError } from '../errors.js'
 import type { PortfolioAccess } from '../schemas/auth.js'
 import { EVERY_PORTFOLIO, principalKey, type Access, type PortfolioScope, type Principal } from '../domain/access.js'
-// The guards this class calls are the auth plugin's decorators (its `declare module 'fastify'`).
-import type {} from './auth.js'
 
 /** Handlers on guarded routes read the principal through this, so `null` is handled once. */
 export function requirePrincipal (request: FastifyRequest): Principal {
@@ -25,8 +23,9 @@ export const LEEWAY_MS = Symbol('bff token leeway')
 type WithLeeway = FastifyInstance & { [LEEWAY_MS]: number }
 
 /**
- * The domain's Access for one request, checked by the auth plugin's guards themselves — so the same
- * codes, the same failed-authentication budget — and each at most once. On REST the route's
+ * The domain's Access for one request, checked by the auth plugin's guards themselves (its
+ * decorators, declared in auth.ts) — so the same codes, the same failed-authentication budget —
+ * and each at most once. On REST the route's
  * onRequest guard has already run and marked the request (`apiKeyVerified`, `principal`): the
  * checks then resolve at once. On GraphQL nothing runs before a field asks (per field:
  * docs/api.md#graphql), so a field that needs no credential costs none, and one failure is
