@@ -63,7 +63,7 @@ export function admittedAccess (access: Access, session: SubscriptionSession): A
     return principal
   }
   return {
-    apiKey: async () => { await access.apiKey() },
+    apiKey: access.apiKey.bind(access),
     caller: () => access.caller(),
     principal: admitted,
     portfolioScope: async () => {
