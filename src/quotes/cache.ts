@@ -4,6 +4,7 @@ import {
   quotesOf,
   type ExchangeRate,
   type HistoryQuery,
+  type PercentObservation,
   type PriceHistory,
   type ProviderQuote,
   type QuoteProvider,
@@ -23,7 +24,7 @@ const MAX_ENTRIES = 5_000
 
 /**
  * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`,
- * histories (prices and rates) for an hour, and one upstream call per key however many requests
+ * histories (prices, rates, the SELIC and the IPCA) for an hour, and one upstream call per key however many requests
  * ask at once (single flight; the first asker's logger carries the upstream's log lines). Each
  * instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
  */
@@ -32,6 +33,8 @@ export class CachedQuotes implements QuoteProvider {
   private readonly rateEntries: Entries<ExchangeRate | undefined> = new Map()
   private readonly historyEntries: Entries<PriceHistory | undefined> = new Map()
   private readonly rateHistoryEntries: Entries<RateObservation[] | undefined> = new Map()
+  /** The SELIC and IPCA series, by indicator and `since`. */
+  private readonly indicatorEntries: Entries<PercentObservation[] | undefined> = new Map()
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -94,6 +97,20 @@ export class CachedQuotes implements QuoteProvider {
     if (rateHistory === undefined) return undefined
     return await this.cached(this.rateHistoryEntries, `${currency} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
       async () => await rateHistory.call(this.provider, currency, query, log))
+  }
+
+  async primeRate (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    const primeRate = this.provider.primeRate
+    if (primeRate === undefined) return undefined
+    return await this.cached(this.indicatorEntries, `selic ${since}`, HISTORY_TTL_MS,
+      async () => await primeRate.call(this.provider, since, log))
+  }
+
+  async inflation (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    const inflation = this.provider.inflation
+    if (inflation === undefined) return undefined
+    return await this.cached(this.indicatorEntries, `ipca ${since}`, HISTORY_TTL_MS,
+      async () => await inflation.call(this.provider, since, log))
   }
 
   /** Symbols that become coins are asked again: what was cached for them was asked as something else. */

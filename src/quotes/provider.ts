@@ -4,13 +4,15 @@ import {
   type ExchangeRate,
   type HistoryQuery,
   type MonthKey,
+  type PercentObservation,
   type PriceHistory,
   type ProviderQuote,
   type RateObservation
 } from '../schemas/quote.js'
 
 export type {
-  Close, ExchangeRate, HistoryInterval, HistoryQuery, MonthKey, PriceHistory, ProviderQuote, RateObservation
+  Close, ExchangeRate, HistoryInterval, HistoryQuery, MonthKey, PercentObservation, PriceHistory, ProviderQuote,
+  RateObservation
 } from '../schemas/quote.js'
 export { REAIS, TICKER_PATTERN } from '../schemas/quote.js'
 
@@ -43,6 +45,16 @@ export interface QuoteProvider {
   rateHistory?: (
     currency: string, query: HistoryQuery, log: FastifyBaseLogger
   ) => Promise<RateObservation[] | undefined>
+  /**
+   * The SELIC target (percent a year) in force on each day the provider gives from `since`
+   * (`YYYY-MM-DD`) to today, oldest first; `undefined` when it gives none (a plan without it).
+   */
+  primeRate?: (since: string, log: FastifyBaseLogger) => Promise<PercentObservation[] | undefined>
+  /**
+   * The IPCA's variation (percent) of each month the provider gives from `since`'s month on, dated
+   * the month's first day, oldest first; `undefined` when it gives none (a plan without it).
+   */
+  inflation?: (since: string, log: FastifyBaseLogger) => Promise<PercentObservation[] | undefined>
   /**
    * Tells the provider which symbols are coins (held by assets of type CRYPTO), so that it prices
    * them as such from now on; answers the ones it did not know were.
