@@ -1,23 +1,13 @@
 import { LRUCache } from 'lru-cache'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
+import { HISTORY_TTL_MS } from '../quotes/cache.js'
+import { nextClose } from '../quotes/provider.js'
 import { PERFORMANCE_RANGES, type PerformanceRange, type PortfolioPerformance } from '../schemas/performance.js'
 import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
 import type { ChangeFeed } from '../store/change-feed.js'
 
-/**
- * B3 closes at 17:00 in Brasília (18:00 in the weeks its hours follow New York's summer time),
- * three hours behind UTC: at 21:00 UTC a day's closes are in.
- */
-export const MARKET_CLOSE_UTC_HOUR = 21
 /** At most this long an answer is kept: the daily histories it was made of are kept as long (src/quotes/cache.ts). */
-export const PERFORMANCE_TTL_MS = 60 * 60 * 1000
-
-/** When the next close is in, after `now`: 21:00 UTC today, else tomorrow. */
-export function nextClose (now: number): number {
-  const day = new Date(now)
-  const today = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), MARKET_CLOSE_UTC_HOUR)
-  return today > now ? today : today + 24 * 60 * 60 * 1000
-}
+export const PERFORMANCE_TTL_MS = HISTORY_TTL_MS
 
 export interface PerformanceCacheOptions {
   /** Answers kept (up to seven per portfolio, one per range), the least recently used dropped first; 0: none. */
@@ -56,7 +46,8 @@ export class PerformanceCache {
     private readonly telemetry: Telemetry = NO_TELEMETRY,
     private readonly now: () => number = Date.now
   ) {
-    this.entries = new LRUCache({ max: Math.max(1, options.maxEntries), perf: { now } })
+    // ttlResolution 0: the clock is read at each lookup (one call), never a value kept for a millisecond.
+    this.entries = new LRUCache({ max: Math.max(1, options.maxEntries), perf: { now }, ttlResolution: 0 })
     this.stopListening = feed.onPortfolioChange(change => { this.changed(change) })
   }
 

@@ -146,7 +146,8 @@ export class BrapiQuotes implements QuoteProvider {
   }
 
   async inflation (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
-    return await this.indicator('ipca', since, log)
+    // Each month's IPCA is dated its first day: from the first of `since`'s month.
+    return await this.indicator('ipca', `${since.slice(0, 7)}-01`, log)
   }
 
   /**

@@ -62,6 +62,19 @@ export interface QuoteProvider {
   knowCoins?: (symbols: readonly string[]) => string[]
 }
 
+/**
+ * B3 closes at 17:00 in Brasília (18:00 in the weeks its hours follow New York's summer time),
+ * three hours behind UTC: at 21:00 UTC a day's closes are in.
+ */
+export const MARKET_CLOSE_UTC_HOUR = 21
+
+/** When the next close is in, after `now` (ms): 21:00 UTC today, else tomorrow. */
+export function nextClose (now: number): number {
+  const day = new Date(now)
+  const today = Date.UTC(day.getUTCFullYear(), day.getUTCMonth(), day.getUTCDate(), MARKET_CLOSE_UTC_HOUR)
+  return today > now ? today : today + 24 * 60 * 60 * 1000
+}
+
 /** The benchmark index the dashboard compares with. */
 export const IBOV_SYMBOL = '^BVSP'
 
