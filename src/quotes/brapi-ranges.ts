@@ -39,12 +39,14 @@ export function rangeCovering (since: MonthKey, now: Date): string {
 
 /**
  * brapi's `range` that covers the day `since` (daily interval): `1mo`, `3mo` or `6mo` when it
- * reaches back that far from today (the same day of the month, or later when that day does not
- * exist), else as {@link rangeCovering}.
+ * reaches back that far from today (the same day of the month, or that month's last when it has no
+ * such day), else as {@link rangeCovering}.
  */
 export function dayRangeCovering (since: string, now: Date): string {
   for (const [range, months] of [['1mo', 1], ['3mo', 3], ['6mo', 6]] as const) {
-    const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - months, now.getUTCDate()))
+    const [year, month] = [now.getUTCFullYear(), now.getUTCMonth() - months]
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+    const start = new Date(Date.UTC(year, month, Math.min(now.getUTCDate(), lastDay)))
     if (dayKey(start) <= since) return range
   }
   return rangeCovering(since.slice(0, 7), now)

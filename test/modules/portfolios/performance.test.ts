@@ -4,7 +4,9 @@ import t, { type Test } from 'tap'
 import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildTestApp, TEXTS } from '../../helper.js'
 import { startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
-import { EXAMPLE_NOW, examplePortfolio, loadExampleMarket } from '../../fixtures/performance-example.js'
+import { EXAMPLE_NOW, examplePortfolio, loadExampleMarket, weekdays } from '../../fixtures/performance-example.js'
+import { portfolioWith } from '../../fixtures/portfolios.js'
+import { sendJson } from '../../fixtures/fake-server.js'
 import { Rational } from '../../fixtures/rational.js'
 import { graphql, rest } from '../../domain/interfaces.js'
 
@@ -41,11 +43,11 @@ t.test('the worked example of docs/api.md#performance, recomputed by hand: a dep
   const petr4 = (quantity: number, close: number): Rational => Rational.of(quantity).times(close)
   const aapl = (dollars: number, rate: number): Rational => Rational.of(2).times(dollars).times(rate)
   const value = {
-    '16': Rational.of(0), // the trading day before the first buy: the range starts there
-    '17': petr4(100, 31),
-    '18': petr4(100, 32).plus(aapl(200, 5.4)),
-    '19': petr4(60, 33).plus(aapl(205, 5.5)),
-    '20': petr4(60, 34).plus(aapl(210, 5.5)) // Friday's PTAX not yet given: Thursday's, estimated
+    16: Rational.of(0), // the trading day before the first buy: the range starts there
+    17: petr4(100, 31),
+    18: petr4(100, 32).plus(aapl(200, 5.4)),
+    19: petr4(60, 33).plus(aapl(205, 5.5)),
+    20: petr4(60, 34).plus(aapl(210, 5.5)) // Friday's PTAX not yet given: Thursday's, estimated
   }
   const invested = { 16: 0, 17: 3000, 18: 5200, 19: 4000, 20: 4000 } // 40 sold at the average price of 30
   const bought = { 17: Rational.of(100).times(30), 18: Rational.of(2).times(1100) }
@@ -178,4 +180,53 @@ t.test('400 for a range that is not one, 404 for an unknown portfolio, 401 witho
   const anonymous = await app.inject({ method: 'GET', url: `/portfolios/${id}/performance` })
   t.equal(anonymous.statusCode, 401)
   t.equal(anonymous.json().message, TEXTS.apiKeyInvalid)
+})
+
+t.test('a plan that gives three months of history: a year answered with what it gives (the months before ' +
+  'estimated, IBOVESPA null), and SELIC and IPCA null on a plan without them, not an error', async t => {
+  const { app, brapi } = await exampleApp(t)
+  const days = weekdays('2025-06-02', '2026-11-20')
+  brapi.dailyHistories.set('PETR4', days.map(day => [day, 30]))
+  brapi.dailyHistories.set('^BVSP', days.map(day => [day, 120_000]))
+  brapi.maxRange = '3mo'
+  brapi.primeRates = undefined
+  brapi.inflation = undefined
+  const { id } = await portfolioWith(app, [{ symbol: 'PETR4', quantity: 10, price: 25, date: '2025-12-01' }])
+  const res = await app.inject({ method: 'GET', url: `/portfolios/${id}/performance?range=1y`, headers: apiKey() })
+  t.equal(res.statusCode, 200)
+  const answer = res.json()
+  t.equal(answer.from, '2025-11-28', 'the trading day before the first buy')
+  t.same(answer.benchmarks, { ibov: null, selic: null, ipca: null })
+  const served = answer.points.filter((point: { date: string }) => point.date >= '2026-08-20')
+  const before = answer.points
+    .filter((point: { date: string }) => point.date > '2025-11-28' && point.date < '2026-08-20')
+  t.ok(before.length > 30 && before.every((point: { value: number, estimated: boolean }) =>
+    point.estimated && point.value === 250), 'before the history: at the average price, estimated')
+  t.ok(served.length > 10 && served.every((point: { value: number, estimated: boolean }) =>
+    !point.estimated && point.value === 300), 'the months served: market closes')
+  t.equal(answer.twr, 20)
+  t.ok(answer.estimated)
+  t.same(brapi.requestsTo('/api/quote/PETR4').map(request => request.query.get('range')), ['2y', '1y', '3mo'],
+    'the range reaching two weeks before the start, refused, shorter ones until one is served')
+})
+
+t.test('IBOVESPA\'s history failing makes it null, the held symbols\' trading days the calendar', async t => {
+  const { app, brapi } = await exampleApp(t)
+  const { id } = await examplePortfolio(app)
+  brapi.on('^BVSP', (_request, res) => { sendJson(res, 500, { error: true }) })
+  const url = `/portfolios/${id}/performance?range=1m`
+  const withoutIndex = await app.inject({ method: 'GET', url, headers: apiKey() })
+  t.equal(withoutIndex.statusCode, 200)
+  t.equal(withoutIndex.json().benchmarks.ibov, null)
+  t.same(withoutIndex.json().points.map((point: { date: string }) => point.date),
+    ['2026-11-16', '2026-11-17', '2026-11-18', '2026-11-19', '2026-11-20'])
+})
+
+t.test('an asset\'s history failing is the provider\'s error, as a dashboard\'s', async t => {
+  const { app, brapi } = await exampleApp(t)
+  const { id } = await examplePortfolio(app)
+  brapi.on('PETR4', (_request, res) => { sendJson(res, 500, { error: true }) })
+  const failed = await app.inject({ method: 'GET', url: `/portfolios/${id}/performance?range=3m`, headers: apiKey() })
+  t.equal(failed.statusCode, 502)
+  t.equal(failed.json().code, 'UPSTREAM_UNAVAILABLE')
 })
