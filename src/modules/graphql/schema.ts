@@ -86,6 +86,12 @@ export function buildGraphqlSchema (): GraphQLSchema {
       description: 'Total value of the portfolio',
       resolve: (portfolio: Portfolio): PortfolioValue => portfolioValue(portfolio)
     },
+    // Resolved by its loader: the valuations of every portfolio of an answer in one provider batch.
+    valuation: {
+      type: new GraphQLNonNull(PortfolioValuation),
+      description: 'What the portfolio is worth at market prices',
+      extensions: { complexity: 5 }
+    },
     performance: {
       type: new GraphQLNonNull(PortfolioPerformance),
       description: 'How the portfolio did over a range, against IBOVESPA, SELIC and IPCA',
@@ -96,12 +102,6 @@ export function buildGraphqlSchema (): GraphQLSchema {
       resolve: async (portfolio: Portfolio, args: { range: PerformanceRange | null }, ctx: GraphqlContext) =>
         await ctx.domain.performances.performance(ctx.access, portfolio.id, args.range ?? DEFAULT_PERFORMANCE_RANGE,
           ctx.log)
-    },
-    // Resolved by its loader: the valuations of every portfolio of an answer in one provider batch.
-    valuation: {
-      type: new GraphQLNonNull(PortfolioValuation),
-      description: 'What the portfolio is worth at market prices',
-      extensions: { complexity: 5 }
     }
   }))
   const schemaTypes: SchemaTypes = {
