@@ -3,9 +3,7 @@ import { decimal, money, quotient, sum, type Decimal } from '../schemas/money.js
 import type { PercentObservation } from '../quotes/provider.js'
 import type { PerformancePoint, PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import { ipcaChange, percentChange, selicChange } from './benchmarks.js'
-import {
-  addDays, isWeekday, lastAtOrBefore, monthEndOf, monthsBefore, weekdaysBetween, weekOf
-} from './calendar.js'
+import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from './calendar.js'
 import type { DayClose } from './reais.js'
 
 /** One asset of the portfolio: its transactions and what is known of its daily closes, in reais. */
@@ -48,7 +46,7 @@ export function nominalStart (range: PerformanceRange, to: string, firstTransact
 /** Which days of the range are points: every one, the last of each week, or the last of each month. */
 function spacingOf (range: PerformanceRange): ((day: string) => string) | undefined {
   if (range === 'ytd' || range === '1y') return weekOf
-  if (range === '5y' || range === 'max') return monthEndOf
+  if (range === '5y' || range === 'max') return day => day.slice(0, 7)
   return undefined
 }
 
@@ -155,8 +153,9 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
   }
 
   const spacing = spacingOf(input.range)
+  const periods = spacing === undefined ? undefined : days.map(spacing)
   const isPoint = (day: string, index: number): boolean =>
-    index === 0 || day === to || spacing === undefined || spacing(day) !== spacing(days[index + 1] as string)
+    index === 0 || day === to || periods === undefined || periods[index] !== periods[index + 1]
   // The days valued: the points, and each flow's day and the day before it.
   const valued = days.filter((day, index) => isPoint(day, index) || flows.has(day) || flows.has(days[index + 1] ?? ''))
   const { value, invested, estimated } = valuesOn(input.holdings, valued, to)

@@ -21,12 +21,13 @@ export const SINCE_MARGIN_DAYS = 14
 
 /**
  * The first day whose closes a range needs, from today: its start (moved to the first transaction's
- * eve) less the margin.
+ * eve) less the margin, from the first of that month — so the portfolios whose ranges start in one
+ * month share one history per symbol in the quote cache (it is kept by the day asked from).
  */
 export function sinceOf (range: PerformanceRange, today: string, firstTransaction: string | undefined): string {
   let start = nominalStart(range, today, firstTransaction)
   if (firstTransaction !== undefined && addDays(firstTransaction, -1) > start) start = addDays(firstTransaction, -1)
-  return addDays(start < today ? start : today, -SINCE_MARGIN_DAYS)
+  return `${addDays(start < today ? start : today, -SINCE_MARGIN_DAYS).slice(0, 7)}-01`
 }
 
 /** A benchmark the provider cannot give (a plan without it, a failure: its client logged which) is none. */

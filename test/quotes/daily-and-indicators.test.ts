@@ -1,6 +1,8 @@
 import t from 'tap'
 import { BrapiQuotes } from '../../src/quotes/brapi.js'
 import { dayRangeCovering } from '../../src/quotes/brapi-ranges.js'
+import { closesOf } from '../../src/quotes/brapi-parse.js'
+import { dayKey } from '../../src/quotes/provider.js'
 import { CachedQuotes, HISTORY_TTL_MS } from '../../src/quotes/cache.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { UpstreamClient } from '../../src/upstream/client.js'
@@ -166,3 +168,28 @@ t.test('offline: daily closes on weekdays from each month\'s close to the next (
   t.equal(ipca[0]?.date, '2026-01-01')
   t.equal(ipca.at(-1)?.date, '2026-10-01', 'October\'s is published by 20 November, November\'s not yet')
 })
+
+t.test('a day\'s key from its day number is the ISO date, every day of 1900–2199, any time of the day', async t => {
+  const mismatches: string[] = []
+  for (let time = Date.UTC(1900, 0, 1); time < Date.UTC(2200, 0, 1); time += 86_400_000) {
+    for (const at of [time, time + 13 * 3_600_000, time + 86_399_999]) {
+      const date = new Date(at)
+      if (dayKey(date) !== date.toISOString().slice(0, 10)) mismatches.push(date.toISOString())
+    }
+  }
+  t.same(mismatches, [])
+})
+
+t.test('closes out of order, or twice on a day, are sorted and the last of a day kept; more than 8 decimals rounded',
+  async t => {
+    const at = (day: string): number => Date.parse(`${day}T13:00:00Z`) / 1000
+    const history = [
+      { date: at('2026-11-18'), close: 32 },
+      { date: at('2026-11-17'), close: 31 },
+      { date: at('2026-11-18'), close: 32.5 },
+      { date: at('2026-11-19'), close: 33.123456789 }
+    ]
+    t.same(closesOf(history, '2026-11-01', log), [
+      { date: '2026-11-17', close: 31 }, { date: '2026-11-18', close: 32.5 }, { date: '2026-11-19', close: 33.12345679 }
+    ])
+  })
