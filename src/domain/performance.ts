@@ -162,7 +162,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
   const at = new Map(valued.map((day, index) => [day, index]))
   const valueAt = (day: string): Decimal => value[at.get(day) as number] as Decimal
 
-  const ibovAt = new Map(input.ibov.map(close => [close.date, decimal(close.close)]))
+  const ibovAt = new Map(input.ibov.map(close => [close.date, close.close]))
   const ibovFrom = ibovAt.get(from)
   const points: PerformancePoint[] = []
   let growth = decimal(1)
@@ -183,7 +183,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
       invested: money(invested[index] as Decimal),
       value: money(value[index] as Decimal),
       twr: cumulative(growth, value[index] as Decimal, base),
-      ibov: ibov === undefined || ibovFrom === undefined ? null : percentChange(ibovFrom, ibov),
+      ibov: ibov === undefined || ibovFrom === undefined ? null : percentChange(decimal(ibovFrom), decimal(ibov)),
       estimated: estimated[index] as boolean
     })
   })

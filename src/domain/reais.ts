@@ -5,6 +5,7 @@ import {
   type ExchangeRate,
   type HistoryQuery,
   type MonthKey,
+  type PriceHistory,
   type ProviderQuote,
   type QuoteProvider
 } from '../quotes/provider.js'
@@ -120,7 +121,7 @@ export interface DayClose {
 }
 
 /**
- * The closes of `symbol` in reais, one per period of `query.interval` (a day, a month) from
+ * The closes of a history in reais, one per period of `query.interval` (a day, a month) from
  * `query.since` on, keyed by `periodOf` its date: the last close of each period, converted, when the
  * symbol is quoted in another currency, with that period's rate — the last of the provider's daily
  * rates in it. A period without its own rate takes the nearest one known (the last before it, else
@@ -128,10 +129,8 @@ export interface DayClose {
  * Provider failures of the closes propagate; of the rates, they leave the periods estimated.
  */
 async function closesInReais (
-  provider: QuoteProvider, symbol: string, query: HistoryQuery, periodOf: (date: string) => string, log: Log
+  provider: QuoteProvider, history: PriceHistory, query: HistoryQuery, periodOf: (date: string) => string, log: Log
 ): Promise<Array<{ period: string, close: number, estimated: boolean }>> {
-  const history = await provider.history(symbol, query, log)
-  if (history === undefined) return []
   const closes = lastOfEachPeriod(history.closes, periodOf)
   if (history.currency === REAIS) return closes.map(([period, close]) => ({ period, close, estimated: false }))
   const rates = await ratesByPeriod(provider, history.currency, query, periodOf, log)
@@ -171,7 +170,10 @@ function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) =>
 export async function monthlyClosesInReais (
   provider: QuoteProvider, symbol: string, since: MonthKey, log: Log
 ): Promise<MonthClose[]> {
-  const closes = await closesInReais(provider, symbol, { interval: '1mo', since: `${since}-01` }, monthOf, log)
+  const query: HistoryQuery = { interval: '1mo', since: `${since}-01` }
+  const history = await provider.history(symbol, query, log)
+  if (history === undefined) return []
+  const closes = await closesInReais(provider, history, query, monthOf, log)
   return closes.map(({ period, close, estimated }) => ({ month: period, close, estimated }))
 }
 
@@ -182,9 +184,23 @@ export async function monthlyClosesInReais (
 export async function dailyClosesInReais (
   provider: QuoteProvider, symbol: string, since: string, log: Log
 ): Promise<DayClose[]> {
-  const closes = await closesInReais(provider, symbol, { interval: '1d', since }, date => date, log)
-  return closes.map(({ period, close, estimated }) => ({ date: period, close, estimated }))
+  const query: HistoryQuery = { interval: '1d', since }
+  const history = await provider.history(symbol, query, log)
+  if (history === undefined) return []
+  const kept = history.currency === REAIS ? dailyInReais.get(history) : undefined
+  if (kept !== undefined) return kept
+  const closes = (await closesInReais(provider, history, query, day => day, log))
+    .map(({ period, close, estimated }) => ({ date: period, close, estimated }))
+  if (history.currency === REAIS) dailyInReais.set(history, closes)
+  return closes
 }
+
+/**
+ * A daily history in reais as closes of days, made once per history the quote cache keeps (it hands
+ * every asker the same one): a performance of 20 symbols over 20 years, computed again after a
+ * change, spent 6 ms of its CPU making them again (bench/performance.ts). Shared: never changed.
+ */
+const dailyInReais = new WeakMap<PriceHistory, DayClose[]>()
 
 function monthOf (date: string): MonthKey {
   return date.slice(0, 7)
