@@ -5,6 +5,9 @@ import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
 import type { PerformanceRange, PortfolioPerformance } from '../../src/schemas/performance.js'
 import type { CacheName, Telemetry } from '../../src/observability/telemetry.js'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
+import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
+import { OfflineQuotes } from '../../src/quotes/offline.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 
 /** A feed whose link the test sets, and whose changes it tells. */
 function fakeFeed () {
@@ -141,3 +144,38 @@ t.test('kept until the next close (21:00 UTC) or an hour, whichever comes first'
   t.equal(nextClose(Date.parse('2026-11-20T21:00:00.000Z')), Date.parse('2026-11-21T21:00:00.000Z'))
   t.equal(nextClose(Date.parse('2026-11-20T03:00:00.000Z')), Date.parse('2026-11-20T21:00:00.000Z'))
 })
+
+t.test('the domain keeps performances only with a change feed, and not when turned off; its credential first',
+  async t => {
+    const feed = fakeFeed()
+    let computed = 0
+    const holdings = async (): Promise<Map<string, never[]>> => { computed++; return new Map([['p1', []]]) }
+    const adapters = (changeFeed: unknown): DomainAdapters => ({
+      store: {
+        portfolios: { withAssets: async (id: string) => (id === 'p1' ? { portfolio: { id }, assets: [] } : undefined) },
+        assets: { holdingsOfPortfolios: holdings }
+      } as unknown as DomainAdapters['store'],
+      quotes: new OfflineQuotes(),
+      aggregator: undefined as unknown as DomainAdapters['aggregator'],
+      changeFeed: changeFeed as DomainAdapters['changeFeed'],
+      log: capturedLog().log
+    })
+    const access = { apiKey: async () => {} } as unknown as Access
+    const refused = { apiKey: async () => { throw new Error('API_KEY_INVALID') } } as unknown as Access
+    const kept = createDomain(adapters(feed))
+    await t.rejects(kept.performances.performance(refused, 'p1', '1y', capturedLog().log), /API_KEY_INVALID/)
+    t.equal(computed, 0, 'nothing read without the credential')
+    await kept.performances.performance(access, 'p1', '1y', capturedLog().log)
+    await kept.performances.performance(access, 'p1', '1y', capturedLog().log)
+    t.equal(computed, 1, 'kept')
+    await t.rejects(kept.performances.performance(access, 'nope', '1y', capturedLog().log), { code: 'NOT_FOUND' })
+    kept.close()
+    t.equal(feed.listeners(), 0, 'closed with the domain')
+    const off = createDomain(adapters(feed), undefined, undefined, { maxEntries: 0 })
+    const uncached = [createDomain(adapters(undefined)), off]
+    for (const domain of uncached) {
+      await domain.performances.performance(access, 'p1', '1m', capturedLog().log)
+      await domain.performances.performance(access, 'p1', '1m', capturedLog().log)
+    }
+    t.equal(computed, 5, 'no feed, or turned off: computed each time')
+  })

@@ -82,6 +82,9 @@ t.test('a range that would start before the first transaction starts the trading
     t.equal(answer.twr, 10, 'bought at 20, worth 22 from the first day')
     t.equal(answer.result, 20)
   }
+  const nothing = buildPerformance(input({ range: '1m', ibov: [] }))
+  t.same([nothing.from, nothing.to, nothing.points.length], ['2026-10-20', TODAY, 24],
+    'no data at all: the weekdays, up to today')
   const empty = buildPerformance(input({ range: 'max' }))
   t.same({ from: empty.from, points: empty.points.length, twr: empty.twr, result: empty.result },
     { from: TODAY, points: 1, twr: 0, result: 0 }, 'max without any transaction: one day, nothing')

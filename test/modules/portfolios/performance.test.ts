@@ -108,6 +108,12 @@ t.test('GraphQL\'s Portfolio.performance answers what REST does, its range named
   const byDefault = await graphql(app, 'portfolio',
     'query ($id: ID!) { portfolio(id: $id) { performance { range from } } }', { id }, apiKey())
   t.same(byDefault.value.performance, { range: 'ONE_YEAR', from: '2026-11-16' }, 'a year by default')
+  const nullRange = await graphql(app, 'portfolio',
+    'query ($id: ID!) { portfolio(id: $id) { performance(range: null) { range } } }', { id }, apiKey())
+  t.same(nullRange.value.performance, { range: 'ONE_YEAR' }, 'null: the default')
+  const refused = await graphql(app, 'portfolio',
+    'query ($id: ID!) { portfolio(id: $id) { performance { range } } }', { id }, {})
+  t.equal(refused.code, 'API_KEY_INVALID')
 })
 
 t.test('one history request per symbol for a range, IBOVESPA, SELIC, IPCA and the dollar\'s rates beside; ' +
