@@ -48,6 +48,12 @@ const OPERATIONS: Operation[] = [
       { id: ids.portfolioId }]
   },
   {
+    name: 'its performance',
+    rest: ids => ['GET', `/portfolios/${ids.portfolioId}/performance?range=1m`],
+    graphql: ids => ['portfolio', 'query ($id: ID!) { portfolio(id: $id) { performance(range: ONE_MONTH) { range } } }',
+      { id: ids.portfolioId }]
+  },
+  {
     name: 'a rename',
     rest: ids => ['PATCH', `/portfolios/${ids.portfolioId}`, { name: 'Tomada' }],
     graphql: ids => ['updatePortfolio',

@@ -7,6 +7,9 @@ import { documentPortfolioRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
 import {
+  DEFAULT_PERFORMANCE_RANGE, PerformanceQuerySchema, PortfolioPerformanceSchema
+} from '../../schemas/performance.js'
+import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
   ListPortfoliosQuerySchema,
@@ -26,7 +29,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentPortfolioRoutes('portfolios', app.portfolioAccess))
   app.addHook('onRequest', app.verifyPortfolioAccess)
   await ensureDomain(app)
-  const { portfolios } = app.domain
+  const { portfolios, performances } = app.domain
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
@@ -64,6 +67,22 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: PortfolioValueSchema, ...errors }
     }
   }, async request => await portfolios.value(request.access, request.params.id))
+
+  app.get('/:id/performance', {
+    schema: {
+      operationId: 'getPortfolioPerformance',
+      summary: 'How a portfolio did over a range, against IBOVESPA, SELIC and IPCA',
+      description: 'A point each trading day (1m, 3m, 6m), week (ytd, 1y) or month (5y, max) with what was held ' +
+        'then, at average cost and at its close in BRL; the result net of what was bought and sold; the ' +
+        'time-weighted return (money put in or taken out is not performance); IBOVESPA, SELIC and IPCA over ' +
+        'the same dates (null when the provider cannot give one); estimated where a value is not a market ' +
+        'close (docs/api.md#performance). Kept until the portfolio changes or the next close.',
+      params: IdParamsSchema,
+      querystring: PerformanceQuerySchema,
+      response: { 200: PortfolioPerformanceSchema, ...errorSchemas(400, 401, 404, 502, 504) }
+    }
+  }, async request => await performances.performance(
+    request.access, request.params.id, request.query.range ?? DEFAULT_PERFORMANCE_RANGE, request.log))
 
   app.post('/', {
     config: { idempotent: true },
