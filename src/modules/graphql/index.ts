@@ -24,10 +24,11 @@ function destroyOnError (this: Duplex): void {
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
  *
  * Mercurius, graphql-js, graphql-jit and the WebSocket server are loaded on the first GraphQL
- * request (about 120 ms of CPU a start would spend otherwise: docs/style.md, "Start-up: what is
- * compiled when"). Fastify takes no route after start, so the routes are registered here, where
- * every hook of the app runs for them as for any route; each hands its request to the engine
- * (./engine.js), which answers it as Mercurius would in this scope.
+ * request (about 120 ms of CPU a start would spend otherwise; the first GraphQL caller of a
+ * process waits for the load instead, about 200 ms once: BENCHMARKS.md, issue 36). A load that
+ * fails answers 500 and the next request tries again. Fastify takes no route after start, so the
+ * routes are registered here, where every hook of the app runs for them as for any route; each
+ * hands its request to the engine (./engine.js), which answers it as Mercurius would in this scope.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
   await ensureDomain(app)
