@@ -15,15 +15,15 @@ import { PrincipalService } from './principals.js'
 import { QuoteService } from './quotes.js'
 import { StatsService } from './stats.js'
 import { TransactionService } from './transactions.js'
-import { ValuationService } from './valuation.js'
-import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './valuation-streams.js'
+import { ValuationService } from './portfolio-valuation.js'
+import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './live-valuations.js'
 import type { Log } from './ports.js'
 import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
 } from './portfolio-reads.js'
 
 export type { Access, PortfolioScope, Principal } from './access.js'
-export type { LiveValuationOptions, ValuationEvent } from './valuation-streams.js'
+export type { LiveValuationOptions, ValuationEvent } from './live-valuations.js'
 export type { ReadCacheOptions } from './portfolio-reads.js'
 export type { PerformanceCacheOptions } from './performance-cache.js'
 

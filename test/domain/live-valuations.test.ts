@@ -1,5 +1,5 @@
 import t from 'tap'
-import { LiveValuations } from '../../src/domain/valuation-streams.js'
+import { LiveValuations } from '../../src/domain/live-valuations.js'
 import { QuoteRefresher } from '../../src/domain/quote-refresher.js'
 import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import type { ProviderQuote, QuoteProvider } from '../../src/quotes/provider.js'

@@ -11,10 +11,10 @@ import { ifReached, streamUntil } from './ownership.js'
 import type { Log } from './ports.js'
 import { QuoteRefresher } from './quote-refresher.js'
 import { coinsOf } from './quotes.js'
-import { sameValuation, tickersOf, valuate } from './valuation.js'
-import { ValuationStream, type ValuationEvent } from './valuation-stream.js'
+import { sameValuation, tickersOf, valuate } from './portfolio-valuation.js'
+import { ValuationStream, type ValuationEvent } from './live-valuation-stream.js'
 
-export type { ValuationEvent } from './valuation-stream.js'
+export type { ValuationEvent } from './live-valuation-stream.js'
 
 /** The live valuations' settings (docs/deploy.md#every-variable). */
 export interface LiveValuationOptions {
