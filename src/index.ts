@@ -34,7 +34,7 @@ export { default as idempotencyPlugin, type IdempotencyPluginOptions } from './p
 export { default as conditionalRequestsPlugin } from './plugins/conditional-requests.js'
 export { Store, type StoreOptions } from './store/store.js'
 export { default as quotesPlugin, type QuotesPluginOptions } from './plugins/quotes.js'
-export { buildDashboard, type DashboardInput } from './domain/dashboard.js'
+export { buildDashboard, type DashboardInput } from './domain/dashboard-calculation.js'
 export type { QuoteProvider } from './quotes/provider.js'
 export { default as upstreamsPlugin, type UpstreamsPluginOptions } from './plugins/upstreams.js'
 export { default as backendApiPlugin, type BackendApiModuleOptions } from './modules/backend-api/index.js'
