@@ -20,7 +20,7 @@ import { connect, migrate } from '../src/store/connect.js'
 import { Store } from '../src/store/store.js'
 import { StoreHandle } from '../src/store/handle.js'
 import { PortfolioRepository } from '../src/store/portfolios.js'
-import type { PortfolioChange } from '../src/store/changes.js'
+import type { PortfolioChange } from '../src/store/change-events.js'
 import { median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000)

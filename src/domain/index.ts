@@ -1,6 +1,6 @@
 import type { QuoteProvider } from '../quotes/provider.js'
 import type { Store } from '../store/store.js'
-import type { ChangeFeed } from '../store/change-feed.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import { AggregatorItemService } from './aggregator-items.js'

@@ -2,8 +2,8 @@ import { LRUCache } from 'lru-cache'
 import type { Tagged } from '../http/entity-tag.js'
 import type { Asset } from '../schemas/asset.js'
 import type { Portfolio, PortfolioDetail, PortfolioValue } from '../schemas/portfolio.js'
-import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
-import type { ChangeFeed } from '../store/change-feed.js'
+import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 
 /** The reads of a portfolio the cache answers: REST's detail, its value and the valuations' inputs. */

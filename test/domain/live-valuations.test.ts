@@ -4,7 +4,7 @@ import { QuoteRefresher } from '../../src/domain/quote-refresher.js'
 import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import type { ProviderQuote, QuoteProvider } from '../../src/quotes/provider.js'
 import type { PortfolioRepository } from '../../src/store/portfolios.js'
-import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
 import type { Asset } from '../../src/schemas/asset.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 
