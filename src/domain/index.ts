@@ -20,11 +20,11 @@ import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } fr
 import type { Log } from './ports.js'
 import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
-} from './portfolio-reads.js'
+} from './portfolio-read-cache.js'
 
 export type { Access, PortfolioScope, Principal } from './access.js'
 export type { LiveValuationOptions, ValuationEvent } from './live-valuations.js'
-export type { ReadCacheOptions } from './portfolio-reads.js'
+export type { ReadCacheOptions } from './portfolio-read-cache.js'
 export type { PerformanceCacheOptions } from './performance-cache.js'
 
 /** Every domain service: what REST, GraphQL and a host app all go through. */

@@ -7,7 +7,7 @@ import type {
 } from '../schemas/portfolio.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
-import type { PortfolioReads } from './portfolio-reads.js'
+import type { PortfolioReads } from './portfolio-read-cache.js'
 import { existing, found, type PageRequest } from './common.js'
 import { ifReached, listOwner, reachable } from './ownership.js'
 
@@ -38,7 +38,7 @@ export interface ChangedPortfolio {
  * Unknown ids, and another user's, are NOT_FOUND (`Portfolio não encontrado`); inputs arrive
  * validated by the portfolio schemas and are trimmed here; an If-Match `precondition` is checked
  * in the write's transaction. The detail, the value and the valuations' inputs are read through
- * `reads` (the instance's cache of them: src/domain/portfolio-reads.ts, which keeps reads by id,
+ * `reads` (the instance's cache of them: src/domain/portfolio-read-cache.ts, which keeps reads by id,
  * whoever asked: the owner is checked here on each answer); everything else, writes first, goes
  * to the store.
  */

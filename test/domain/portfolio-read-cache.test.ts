@@ -1,5 +1,5 @@
 import t from 'tap'
-import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-reads.js'
+import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-read-cache.js'
 import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
 import { EVERY_PORTFOLIO } from '../../src/domain/access.js'
 import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
