@@ -67,7 +67,7 @@ class PortfolioWatch {
 
   constructor (
     readonly portfolioId: string,
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     private readonly quotes: QuoteRefresher
   ) {
     this.ready = this.reload()
@@ -97,7 +97,7 @@ class PortfolioWatch {
   }
 
   private async load (): Promise<void> {
-    const read = await this.portfolios.withAssets(this.portfolioId)
+    const read = await this.portfolios.portfolioAndAssets(this.portfolioId)
     if (this.closed || this.deleted) return
     if (read === undefined) {
       this.deleted = true
@@ -152,7 +152,7 @@ export class LiveValuations {
   private closed = false
 
   constructor (
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     quotes: QuoteProvider,
     private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'proven'>,
     private readonly log: Log,
@@ -174,7 +174,7 @@ export class LiveValuations {
     const scope = await access.portfolioScope()
     if (!possibleId(portfolioId)) throw missing()
     if (scope.kind === 'owner' &&
-      ifReached(scope, await this.portfolios.withAssets(portfolioId), read => read.portfolio.userId) === undefined) {
+      ifReached(scope, await this.portfolios.portfolioAndAssets(portfolioId), read => read.portfolio.userId) === undefined) {
       throw missing()
     }
     // Shutting down: a client retries elsewhere.

@@ -51,23 +51,24 @@ export class PortfolioService {
     return await this.portfolios.list({ userId: listOwner(scope, filter.userId) }, pageOf(page))
   }
 
-  async get (access: Access, id: string): Promise<Portfolio> {
+  /** The portfolio alone: its total, not its assets. */
+  async portfolioOnly (access: Access, id: string): Promise<Portfolio> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id => ifReached(scope, await this.portfolios.get(id), byUser))
+    return await found(id, missing, async id => ifReached(scope, await this.portfolios.portfolioOnly(id), byUser))
   }
 
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
-  async withAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
+  async portfolioAndAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
     const scope = await access.portfolioScope()
     return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.withAssets(id), read => read.portfolio.userId))
+      ifReached(scope, await this.reads.portfolioAndAssets(id), read => read.portfolio.userId))
   }
 
   /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
-  async detail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
+  async taggedDetail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
     const scope = await access.portfolioScope()
     return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.detail(id), read => read.value.userId))
+      ifReached(scope, await this.reads.taggedDetail(id), read => read.value.userId))
   }
 
   async value (access: Access, id: string): Promise<PortfolioValue> {

@@ -55,7 +55,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: PortfolioDetailSchema, ...errors }
     }
-  }, async (request, reply) => answerTagged(reply, await portfolios.detail(request.access, request.params.id)))
+  }, async (request, reply) => answerTagged(reply, await portfolios.taggedDetail(request.access, request.params.id)))
 
   app.get('/:id/value', {
     schema: {
