@@ -174,7 +174,8 @@ export class LiveValuations {
     const scope = await access.portfolioScope()
     if (!possibleId(portfolioId)) throw missing()
     if (scope.kind === 'owner' &&
-      ifReached(scope, await this.portfolios.portfolioAndAssets(portfolioId), read => read.portfolio.userId) === undefined) {
+      ifReached(scope, await this.portfolios.portfolioAndAssets(portfolioId),
+        read => read.portfolio.userId) === undefined) {
       throw missing()
     }
     // Shutting down: a client retries elsewhere.

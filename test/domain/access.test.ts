@@ -95,7 +95,8 @@ t.test('a service checks the credential before the store; an id over 64 characte
 
   const granted = recordingAccess(true)
   for (const id of ['x'.repeat(65), '']) {
-    await t.rejects(portfolios.portfolioOnly(granted, id), { code: 'BFF_NOT_FOUND', message: 'Portfolio não encontrado' })
+    await t.rejects(portfolios.portfolioOnly(granted, id),
+      { code: 'BFF_NOT_FOUND', message: 'Portfolio não encontrado' })
     await t.rejects(portfolios.delete(granted, id), { code: 'BFF_NOT_FOUND' })
   }
   t.same(reads, [], 'no lookup for an id no record can have')

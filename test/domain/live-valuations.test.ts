@@ -182,7 +182,8 @@ t.test('live valuations in reais: a dollar symbol converted with its rate, moved
     knowCoins: symbols => { coins.push(...symbols); return [] }
   }
   const repository = {
-    portfolioAndAssets: async () => ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
+    portfolioAndAssets: async () =>
+      ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
   } as unknown as PortfolioRepository
   const feed = { onPortfolioChange: () => () => {}, proven: () => true }
   const live = new LiveValuations(repository, quotes, feed, capturedLog().log, {

@@ -153,7 +153,8 @@ t.test('the domain keeps performances only with a change feed, and not when turn
     const adapters = (changeFeed: unknown): DomainAdapters => ({
       store: {
         portfolios: {
-          portfolioAndAssets: async (id: string) => (id === 'p1' ? { portfolio: { id, userId: '1' }, assets: [] } : undefined)
+          portfolioAndAssets: async (id: string) =>
+            (id === 'p1' ? { portfolio: { id, userId: '1' }, assets: [] } : undefined)
         },
         assets: { holdingsOfPortfolios: holdings }
       } as unknown as DomainAdapters['store'],
