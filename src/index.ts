@@ -25,6 +25,7 @@ export { SECURITY_SCHEMES as securitySchemes, type SecurityScheme } from './plug
 export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/auth/index.js'
 export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
 export { default as portfoliosPlugin } from './modules/portfolios/index.js'
+export { default as portfolioValuationPlugin } from './modules/portfolio-valuation/index.js'
 export { default as portfolioAssetsPlugin } from './modules/portfolio-assets/index.js'
 export { default as excludedTransactionsPlugin } from './modules/openfinance-excluded-transactions/index.js'
 export { default as storePlugin, type StorePluginOptions } from './plugins/store.js'
