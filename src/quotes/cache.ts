@@ -159,17 +159,22 @@ export class CachedQuotes implements QuoteProvider {
   ): Promise<Map<string, T | undefined>> {
     const distinct = [...new Set(keys)]
     const missing = distinct.filter(key => entries.get(key) === undefined)
+    // Each key's share of the batch; kept as the key's entry unless the cache is off.
+    const shares = new Map<string, Promise<T | undefined>>()
     if (missing.length > 1) {
       const batch = load(missing)
       for (const key of missing) {
-        this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key)))
+        shares.set(key, this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key))))
       }
     }
+    const answer = async (key: string): Promise<T | undefined> => await (shares.get(key) ?? one(key))
     return new Map(await Promise.all(distinct.map(async key =>
-      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await one(key))] as const)))
+      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await answer(key))] as const)))
   }
 
   private remember<T> (map: Entries<T>, key: string, ttlMs: number, value: Promise<T>): Promise<T> {
+    // QUOTES_TTL=0 turns the cache off (to lru-cache, a TTL of 0 would be none: kept for ever).
+    if (ttlMs <= 0) return value
     map.set(key, value, { ttl: ttlMs })
     // A failure is shared by the requests waiting on it, never cached past them.
     value.catch(() => { if (map.peek(key) === value) map.delete(key) })

@@ -159,3 +159,19 @@ t.test('the cache keeps at most MAX_ENTRIES quotes, the least recently used drop
   await cache.quote('K1', log)
   t.same(asked.slice(-2), ['NEW', 'K1'], 'the least recently used was dropped')
 })
+
+t.test('a TTL of 0 (QUOTES_TTL=0) turns the cache off: every request asks the provider', async t => {
+  let calls = 0
+  const provider: QuoteProvider = {
+    source: 'test',
+    quote: async symbol => {
+      calls++
+      return { symbol, price: calls, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+    },
+    history: async () => undefined
+  }
+  const cache = new CachedQuotes(provider, 0)
+  t.equal((await cache.quote('PETR4', log))?.price, 1)
+  t.equal((await cache.quote('PETR4', log))?.price, 2, 'asked again')
+  t.equal((await cache.quoteMany(['PETR4', 'VALE3'], log)).get('VALE3')?.price, 4, 'and again')
+})
