@@ -8,26 +8,31 @@ export interface LineSink {
 
 /** Room for the lines of a busy turn (about 50 access lines of 400 bytes); grows when a turn needs more. */
 const CHUNK_BYTES = 64 * 1024
+/** Lines go out once this many bytes wait (about 40 access lines)… */
+const FLUSH_BYTES = 16 * 1024
+/** …or once the first of them has waited this long. */
+const FLUSH_MS = 10
 /** How long a write waits when the pipe is full (EAGAIN) before it tries again. */
 const FULL_PIPE_RETRY_MS = 10
 
 /**
  * Standard output for log lines: each line is encoded into a buffer as it is logged, and the
- * lines of one event-loop turn go out in one asynchronous `fs.write` (the system call runs on
- * libuv's threads, not the event loop), two buffers taking turns: one filling while the other
- * is written. Measured against pino's asynchronous destination (sonic-boom) fed one string per
- * turn, which appended the turn's lines into one string and copied it again to write it:
- * BENCHMARKS.md, issue 46. Lines stay in order; a line waits at most until its turn ends (or
- * until the write before it is done); on exit, crash included, what is not written yet goes out
- * synchronously. A write in flight at that moment is the one line batch the system call may
- * still be finishing, as with sonic-boom.
+ * lines go out together in one asynchronous `fs.write` (the system call runs on one of libuv's
+ * threads, not the event loop) once 16 KiB wait or 10 ms after the first of them, two buffers
+ * taking turns: one filling while the other is written. Measured against pino's asynchronous
+ * destination (sonic-boom) fed the lines of a turn as one string, which joined them and copied
+ * the result again to write it, and against a pino transport (a worker thread), which costs more
+ * on a single core (BENCHMARKS.md, issue 46). Lines stay in order; on exit, crash included, what
+ * is not written yet goes out synchronously; a write in flight at that moment is one the system
+ * call is finishing, as with sonic-boom. Only a process killed outright (SIGKILL, out of memory)
+ * loses lines: those of its last 10 ms.
  */
 export function standardOutputLines (fd = 1): LineSink {
   let filling = Buffer.allocUnsafeSlow(CHUNK_BYTES)
   let spare = Buffer.allocUnsafeSlow(CHUNK_BYTES)
   let used = 0
   let writing = false
-  let handOverQueued = false
+  let flushTimer: NodeJS.Timeout | undefined
 
   const writeOut = (chunk: Buffer<ArrayBuffer>, from: number, to: number): void => {
     write(fd, chunk, from, to - from, null, (error, written) => {
@@ -44,12 +49,16 @@ export function standardOutputLines (fd = 1): LineSink {
       }
       spare = chunk
       writing = false
-      handOver()
+      if (used >= FLUSH_BYTES) handOver()
+      else if (used > 0) flushTimer ??= setTimeout(handOver, FLUSH_MS)
     })
   }
 
   function handOver (): void {
-    handOverQueued = false
+    if (flushTimer !== undefined) {
+      clearTimeout(flushTimer)
+      flushTimer = undefined
+    }
     if (writing || used === 0) return
     const chunk = filling
     const length = used
@@ -68,10 +77,6 @@ export function standardOutputLines (fd = 1): LineSink {
 
   return {
     write: line => {
-      if (!handOverQueued) {
-        handOverQueued = true
-        setImmediate(handOver)
-      }
       // At most three bytes per UTF-16 unit: measure exactly only when that bound does not fit.
       if (used + line.length * 3 > filling.length) {
         const needed = used + Buffer.byteLength(line)
@@ -82,6 +87,9 @@ export function standardOutputLines (fd = 1): LineSink {
         }
       }
       used += filling.write(line, used)
+      if (used >= FLUSH_BYTES) {
+        if (!writing) handOver()
+      } else flushTimer ??= setTimeout(handOver, FLUSH_MS)
     },
     flushSync
   }
