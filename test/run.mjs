@@ -2,7 +2,9 @@
 // here, so that a shortfall is named rather than a bare exit code. Under CI=true every suite runs
 // (.ci/run installs PostgreSQL, Redis, nginx and Chromium) and a shortfall fails the run; elsewhere
 // the suites that need those are skipped with a reason, so coverage is reported, not enforced.
-// Arguments go to tap (`npm test -- test/app.test.ts`).
+// Arguments go to tap (`npm test -- test/app.test.ts`). Without arguments the regression guard
+// (`npm run bench:guard`, bench/guard.ts: CPU per request of the JWT route and the portfolio read
+// against bare Fastify's, as ratios) runs last, and its failure fails the run.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -52,6 +54,15 @@ function main () {
   } else if (under.length > 0) {
     console.log(`coverage under the floor of .taprc: ${under.join(', ')}; not enforced without CI=true (suites that ` +
       'need PostgreSQL, Redis, nginx or Chromium may have been skipped, or only some suites ran)')
+  }
+  if (process.argv.length === 2) {
+    const guard = spawnSync(process.execPath, ['--import', 'tsx', 'bench/guard.ts'], {
+      stdio: 'inherit', cwd: fileURLToPath(root)
+    })
+    if (guard.status !== 0) {
+      console.log(`bench:guard: exited ${guard.status ?? guard.signal}`)
+      status = 1
+    }
   }
   process.exit(status)
 }
