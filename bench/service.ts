@@ -29,6 +29,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 const API_KEY = 'bench-key'
 const REST_TARGET = 'GET /portfolios/:id (API key + store)'
+const USER_TARGET = 'GET /portfolios/:id (user token + store)'
 const GRAPHQL_TARGET = 'POST /graphql portfolio(id) { … assets { … } }'
 /** The fields GET /portfolios/:id answers, asked of GraphQL (issue 15: within 2× of the REST route). */
 const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { ' +
@@ -38,19 +39,27 @@ pinSelf()
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-'))
 const file = join(dir, 'bench.sqlite')
 const store = await Store.open(`sqlite:${file}`)
+/** The reads pick among the portfolios of user 1, the bench token's `sub`: the key and the token read the same ones. */
 const ids: string[] = []
 for (let i = 0; i < 1000; i++) {
-  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
+  const userId = i % 10 === 0 ? '1' : `user-${i % 100}`
+  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId })
   await addBenchAssets(store, portfolio.id)
-  ids.push(portfolio.id)
+  if (userId === '1') ids.push(portfolio.id)
 }
 await store.close()
 
 const baseline = await startHelper('baseline.ts', 0)
 const upstream = await startHelper('fake-upstream.ts', 1)
-// What operators run: production, one log line per request (to a file, not this report).
+// What operators run: production, one log line per request (to a file, not this report); the portfolio
+// routes take the API key and a user's token (PORTFOLIO_ACCESS=both), so both reads run in one process.
 const service = await startService({
-  DATABASE_URL: `sqlite:${file}`, API_KEYS: API_KEY, JWT_SECRET: SECRET, BACKEND_URL: upstream.url, LOG_LEVEL: 'info'
+  DATABASE_URL: `sqlite:${file}`,
+  API_KEYS: API_KEY,
+  JWT_SECRET: SECRET,
+  BACKEND_URL: upstream.url,
+  LOG_LEVEL: 'info',
+  PORTFOLIO_ACCESS: 'both'
 }, join(dir, 'service.log'))
 const token = benchUserToken(SECRET, upstream.url)
 const bearer = { authorization: `Bearer ${token}` }
@@ -60,6 +69,16 @@ interface Target {
   name: string
   compareTo: 'baseline' | 'upstream direct'
   run: (duration?: number) => Promise<Figures>
+}
+/** `GET /portfolios/:id` of one of user 1's portfolios, picked at random, with `headers`. */
+function portfolioRead (name: string, label: string, headers: Record<string, string>): Target {
+  return {
+    name,
+    compareTo: 'baseline',
+    run: async (duration = DURATION) => await load(label, {
+      url: service.url, duration, headers, setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
+    })
+  }
 }
 const BASELINE = 'baseline: bare Fastify GET /'
 const UPSTREAM_DIRECT = 'upstream fake, direct'
@@ -82,17 +101,8 @@ const targets: Target[] = [
     run: async (duration = DURATION) =>
       await load('profile', { url: `${service.url}/auth/profile`, duration, headers: bearer })
   },
-  {
-    name: REST_TARGET,
-    compareTo: 'baseline',
-    run: async (duration = DURATION) =>
-      await load('portfolio', {
-        url: service.url,
-        duration,
-        headers: { 'x-api-key': API_KEY },
-        setupRequest: request => ({ ...request, path: `/portfolios/${pick()}` })
-      })
-  },
+  portfolioRead(REST_TARGET, 'portfolio', { 'x-api-key': API_KEY }),
+  portfolioRead(USER_TARGET, 'portfolio-user', bearer),
   {
     name: GRAPHQL_TARGET,
     compareTo: 'baseline',
@@ -181,9 +191,14 @@ try {
   const graphqlCost = `GraphQL portfolio(id) costs ${(micros(GRAPHQL_TARGET) / micros(REST_TARGET)).toFixed(2)}× ` +
     'the service CPU of GET /portfolios/:id per request, ' +
     `and serves ${(rps(REST_TARGET) / rps(GRAPHQL_TARGET)).toFixed(2)}× fewer requests a second (target: within 2×)`
+  const userRatios = (cpuMicros.get(USER_TARGET) ?? []).map((user, round) =>
+    user / (cpuMicros.get(REST_TARGET)?.[round] ?? user))
+  const userCost = `GET /portfolios/:id with a user's token costs ${(micros(USER_TARGET) / micros(REST_TARGET))
+    .toFixed(3)}× the service CPU per request of the same read with the API key (median of the rounds' ratios ` +
+    `${median(userRatios).toFixed(3)}: ${userRatios.map(ratio => ratio.toFixed(3)).join(', ')}; target: within 1.10)`
   const report = `Service benchmark — ${new Date().toISOString()}\n${machine}; ` +
     `${WARMUP}s warm-up, then ${DURATION}s × ${ROUNDS} rounds (medians), 10 connections; ` +
-    `service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n`
+    `service peak RSS ${rss.toFixed(0)} MB\n\n${table(rows)}\n\n${graphqlCost}\n${userCost}\n`
   mkdirSync(`${ROOT}bench/results`, { recursive: true })
   writeFileSync(`${ROOT}bench/results/service.md`, report)
   process.stdout.write(`\n${report}`)

@@ -30,6 +30,7 @@ import systemModule from './modules/system/index.js'
 import backendApiModule from './modules/backend-api/index.js'
 import aggregatorModule from './modules/aggregator/index.js'
 import graphqlModule from './modules/graphql/index.js'
+import demoModule from './modules/demo/index.js'
 
 /** The API's version (docs/api.md#versioning); package.json carries the same (a test holds them together). */
 export const SERVICE_VERSION = '1.0.0'
@@ -102,6 +103,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(backendApiModule, { prefix: '/backend-api', ...config.modules.backendApi })
   await app.register(aggregatorModule, { prefix: '/aggregator', ...config.modules.aggregator })
   await app.register(graphqlModule, config.modules.graphql)
+  await app.register(demoModule, config.modules.demo)
   return app
 }
 

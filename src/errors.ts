@@ -20,6 +20,10 @@ export const TokenInvalidError = createError('BFF_AUTH_TOKEN_INVALID', Messages.
 export const TokenExpiredError = createError('BFF_AUTH_TOKEN_EXPIRED', Messages.tokenExpired, 401)
 export const SubjectMissingError = createError('BFF_AUTH_SUBJECT_MISSING', Messages.subjectMissing, 401)
 export const ForbiddenPrincipalError = createError('BFF_AUTH_FORBIDDEN_PRINCIPAL', Messages.forbiddenPrincipal, 403)
+/** A user token naming another user's `userId` in a body or query (docs/api.md#whose-portfolios). */
+export const ForbiddenOtherUserError = createError(
+  'BFF_AUTH_FORBIDDEN_PRINCIPAL', 'Acesso negado às carteiras de outro usuário', 403
+)
 export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messages.apiKeyInvalid, 401)
 export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)

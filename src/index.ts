@@ -12,6 +12,7 @@ export * from './schemas/asset.js'
 export * from './schemas/transaction.js'
 export * from './schemas/quote.js'
 export * from './schemas/dashboard.js'
+export * from './schemas/performance.js'
 export * from './schemas/excluded-transaction.js'
 export * from './schemas/stats.js'
 export {

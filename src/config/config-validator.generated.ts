@@ -7,35 +7,3378 @@ import ajvRuntime0 from 'ajv/dist/runtime/ucs2length.js'
 import type { ErrorObject } from 'ajv'
 import type { ConfigValues } from './schema.js'
 
-"use strict";export const validate = validate10;export default validate10;const schema11 = {"type":"object","required":["PORT","HOST","NODE_ENV","LOG_LEVEL","JWT_ALGORITHM","JWT_TTL","JWT_LEEWAY","JWT_USER_MODEL","JWT_CLIENT_MODEL","BACKEND_URL","BACKEND_TIMEOUT_MS","BACKEND_HEALTH_PATH","BACKEND_ME_PATH","BACKEND_PROFILE_PATH","AGGREGATOR_URL","AGGREGATOR_TIMEOUT_MS","AGGREGATOR_ALLOWED_PATHS","AGGREGATOR_ALLOWED_METHODS","DATABASE_URL","QUOTES_PROVIDER","BRAPI_URL","BRAPI_TIMEOUT_MS","BRAPI_TICKERS_PER_REQUEST","QUOTES_TTL","VALUATION_MIN_INTERVAL_MS","VALUATION_STREAMS_PER_CREDENTIAL","PORTFOLIO_CACHE_TTL_MS","HSTS_MAX_AGE","RATE_LIMIT_MAX","RATE_LIMIT_WINDOW_MS","GRAPHQL_MAX_COST","GRAPHQL_MAX_DOCUMENT_BYTES","MAX_EVENT_LOOP_DELAY_MS","AUTH_FAILURES_PER_MINUTE","CONNECT_TOKENS_PER_MINUTE","AGGREGATOR_REQUESTS_PER_MINUTE","AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE","AGGREGATOR_VERIFY_RETRY_MS","AGGREGATOR_VERIFY_POLL_MS","AGGREGATOR_VERIFY_EXPIRY_SECONDS","METRICS_HOST","REQUEST_TIMEOUT_MS","IDEMPOTENCY_TTL_SECONDS"],"properties":{"PORT":{"minimum":0,"maximum":65535,"default":3000,"type":"integer"},"HOST":{"default":"127.0.0.1","minLength":1,"type":"string"},"NODE_ENV":{"type":"string","enum":["development","test","production"],"default":"development"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"JWT_SECRET":{"minLength":1,"type":"string"},"JWT_ALGORITHM":{"type":"string","enum":["HS256","HS384","HS512"],"default":"HS256"},"JWT_TTL":{"minimum":1,"default":3600,"type":"integer"},"JWT_LEEWAY":{"minimum":0,"maximum":86400,"default":0,"type":"integer"},"JWT_DEFAULT_TYPE":{"type":"string","enum":["user","client"]},"JWT_USER_MODEL":{"minLength":1,"default":"App\\Models\\User","type":"string"},"JWT_CLIENT_MODEL":{"minLength":1,"default":"App\\Models\\User\\Client","type":"string"},"JWT_USER_PROVIDER_HASH":{"pattern":"^[0-9a-f]{40}$","type":"string"},"JWT_CLIENT_PROVIDER_HASH":{"pattern":"^[0-9a-f]{40}$","type":"string"},"API_KEYS":{"pattern":"[^,\\s]","type":"string"},"BACKEND_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"http://127.0.0.1:8000"},"BACKEND_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"BACKEND_HEALTH_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/health"},"BACKEND_ME_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/me"},"BACKEND_PROFILE_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/user/profile"},"AGGREGATOR_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"https://api.pluggy.ai"},"AGGREGATOR_CLIENT_ID":{"minLength":1,"type":"string"},"AGGREGATOR_CLIENT_SECRET":{"minLength":1,"type":"string"},"AGGREGATOR_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"AGGREGATOR_WEBHOOK_SECRET":{"minLength":1,"type":"string"},"AGGREGATOR_ALLOWED_PATHS":{"pattern":"^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$","default":"/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans,/bills,/consents","type":"string"},"AGGREGATOR_ALLOWED_METHODS":{"pattern":"^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$","default":"GET","type":"string"},"DATABASE_URL":{"pattern":"^(?:sqlite:.+|postgres(?:ql)?://.+)$","default":"sqlite:./data/bff.sqlite","type":"string"},"DATABASE_LISTEN_URL":{"pattern":"^postgres(?:ql)?://.+$","type":"string"},"DATABASE_SCHEMA":{"pattern":"^[a-z_][a-z0-9_]{0,62}$","type":"string"},"QUOTES_PROVIDER":{"type":"string","enum":["offline","brapi"],"default":"offline"},"BRAPI_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"https://brapi.dev"},"BRAPI_TOKEN":{"minLength":1,"type":"string"},"BRAPI_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"BRAPI_TICKERS_PER_REQUEST":{"minimum":1,"maximum":100,"default":20,"type":"integer"},"QUOTES_TTL":{"minimum":0,"maximum":86400,"default":60,"type":"integer"},"VALUATION_MIN_INTERVAL_MS":{"minimum":0,"maximum":600000,"default":1000,"type":"integer"},"VALUATION_STREAMS_PER_CREDENTIAL":{"minimum":1,"maximum":1000000,"default":100,"type":"integer"},"PORTFOLIO_CACHE_TTL_MS":{"minimum":0,"maximum":60000,"default":5000,"type":"integer"},"CORS_ORIGINS":{"type":"string"},"TRUST_PROXY":{"pattern":"^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$","type":"string"},"HSTS_MAX_AGE":{"minimum":0,"maximum":63072000,"default":31536000,"type":"integer"},"RATE_LIMIT_MAX":{"minimum":1,"default":600,"type":"integer"},"RATE_LIMIT_WINDOW_MS":{"minimum":1000,"maximum":86400000,"default":60000,"type":"integer"},"REDIS_URL":{"pattern":"^rediss?://.+$","type":"string"},"RATE_LIMIT_REDIS_URL":{"pattern":"^rediss?://.+$","type":"string"},"GRAPHQL_MAX_COST":{"minimum":1,"maximum":100000000,"default":50000,"type":"integer"},"GRAPHQL_MAX_DOCUMENT_BYTES":{"minimum":1024,"maximum":1048576,"default":16384,"type":"integer"},"MAX_EVENT_LOOP_DELAY_MS":{"minimum":0,"maximum":60000,"default":1000,"type":"integer"},"AUTH_FAILURES_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":60,"type":"integer"},"CONNECT_TOKENS_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":10,"type":"integer"},"AGGREGATOR_REQUESTS_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":300,"type":"integer"},"AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":60,"type":"integer"},"AGGREGATOR_VERIFY_RETRY_MS":{"minimum":1,"maximum":3600000,"default":5000,"type":"integer"},"AGGREGATOR_VERIFY_POLL_MS":{"minimum":1,"maximum":600000,"default":5000,"type":"integer"},"AGGREGATOR_VERIFY_EXPIRY_SECONDS":{"minimum":1,"maximum":2592000,"default":86400,"type":"integer"},"OTEL_EXPORTER_OTLP_ENDPOINT":{"pattern":"^https?://[^\\s]+$","type":"string"},"METRICS_PORT":{"minimum":0,"maximum":65535,"type":"integer"},"METRICS_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"SHUTDOWN_DRAIN_MS":{"minimum":0,"maximum":60000,"type":"integer"},"REQUEST_TIMEOUT_MS":{"minimum":1000,"maximum":600000,"default":30000,"type":"integer"},"IDEMPOTENCY_TTL_SECONDS":{"minimum":1,"maximum":2592000,"default":86400,"type":"integer"}},"additionalProperties":false};const func2 = Object.prototype.hasOwnProperty;const func3 = ajvRuntime0.default;const pattern0 = new RegExp("^[0-9a-f]{40}$", "u");const pattern2 = new RegExp("[^,\\s]", "u");const pattern3 = new RegExp("^https?://[^\\s]+$", "u");const pattern4 = new RegExp("^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$", "u");const pattern8 = new RegExp("^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$", "u");const pattern9 = new RegExp("^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$", "u");const pattern10 = new RegExp("^(?:sqlite:.+|postgres(?:ql)?://.+)$", "u");const pattern11 = new RegExp("^postgres(?:ql)?://.+$", "u");const pattern12 = new RegExp("^[a-z_][a-z0-9_]{0,62}$", "u");const pattern14 = new RegExp("^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$", "u");const pattern15 = new RegExp("^rediss?://.+$", "u");function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){let vErrors = null;let errors = 0;if(data && typeof data == "object" && !Array.isArray(data)){if(data.PORT === undefined){data.PORT = 3000;}if(data.HOST === undefined){data.HOST = "127.0.0.1";}if(data.NODE_ENV === undefined){data.NODE_ENV = "development";}if(data.LOG_LEVEL === undefined){data.LOG_LEVEL = "info";}if(data.JWT_ALGORITHM === undefined){data.JWT_ALGORITHM = "HS256";}if(data.JWT_TTL === undefined){data.JWT_TTL = 3600;}if(data.JWT_LEEWAY === undefined){data.JWT_LEEWAY = 0;}if(data.JWT_USER_MODEL === undefined){data.JWT_USER_MODEL = "App\\Models\\User";}if(data.JWT_CLIENT_MODEL === undefined){data.JWT_CLIENT_MODEL = "App\\Models\\User\\Client";}if(data.BACKEND_URL === undefined){data.BACKEND_URL = "http://127.0.0.1:8000";}if(data.BACKEND_TIMEOUT_MS === undefined){data.BACKEND_TIMEOUT_MS = 10000;}if(data.BACKEND_HEALTH_PATH === undefined){data.BACKEND_HEALTH_PATH = "api/health";}if(data.BACKEND_ME_PATH === undefined){data.BACKEND_ME_PATH = "api/me";}if(data.BACKEND_PROFILE_PATH === undefined){data.BACKEND_PROFILE_PATH = "api/user/profile";}if(data.AGGREGATOR_URL === undefined){data.AGGREGATOR_URL = "https://api.pluggy.ai";}if(data.AGGREGATOR_TIMEOUT_MS === undefined){data.AGGREGATOR_TIMEOUT_MS = 10000;}if(data.AGGREGATOR_ALLOWED_PATHS === undefined){data.AGGREGATOR_ALLOWED_PATHS = "/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans,/bills,/consents";}if(data.AGGREGATOR_ALLOWED_METHODS === undefined){data.AGGREGATOR_ALLOWED_METHODS = "GET";}if(data.DATABASE_URL === undefined){data.DATABASE_URL = "sqlite:./data/bff.sqlite";}if(data.QUOTES_PROVIDER === undefined){data.QUOTES_PROVIDER = "offline";}if(data.BRAPI_URL === undefined){data.BRAPI_URL = "https://brapi.dev";}if(data.BRAPI_TIMEOUT_MS === undefined){data.BRAPI_TIMEOUT_MS = 10000;}if(data.BRAPI_TICKERS_PER_REQUEST === undefined){data.BRAPI_TICKERS_PER_REQUEST = 20;}if(data.QUOTES_TTL === undefined){data.QUOTES_TTL = 60;}if(data.VALUATION_MIN_INTERVAL_MS === undefined){data.VALUATION_MIN_INTERVAL_MS = 1000;}if(data.VALUATION_STREAMS_PER_CREDENTIAL === undefined){data.VALUATION_STREAMS_PER_CREDENTIAL = 100;}if(data.PORTFOLIO_CACHE_TTL_MS === undefined){data.PORTFOLIO_CACHE_TTL_MS = 5000;}if(data.HSTS_MAX_AGE === undefined){data.HSTS_MAX_AGE = 31536000;}if(data.RATE_LIMIT_MAX === undefined){data.RATE_LIMIT_MAX = 600;}if(data.RATE_LIMIT_WINDOW_MS === undefined){data.RATE_LIMIT_WINDOW_MS = 60000;}if(data.GRAPHQL_MAX_COST === undefined){data.GRAPHQL_MAX_COST = 50000;}if(data.GRAPHQL_MAX_DOCUMENT_BYTES === undefined){data.GRAPHQL_MAX_DOCUMENT_BYTES = 16384;}if(data.MAX_EVENT_LOOP_DELAY_MS === undefined){data.MAX_EVENT_LOOP_DELAY_MS = 1000;}if(data.AUTH_FAILURES_PER_MINUTE === undefined){data.AUTH_FAILURES_PER_MINUTE = 60;}if(data.CONNECT_TOKENS_PER_MINUTE === undefined){data.CONNECT_TOKENS_PER_MINUTE = 10;}if(data.AGGREGATOR_REQUESTS_PER_MINUTE === undefined){data.AGGREGATOR_REQUESTS_PER_MINUTE = 300;}if(data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE === undefined){data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE = 60;}if(data.AGGREGATOR_VERIFY_RETRY_MS === undefined){data.AGGREGATOR_VERIFY_RETRY_MS = 5000;}if(data.AGGREGATOR_VERIFY_POLL_MS === undefined){data.AGGREGATOR_VERIFY_POLL_MS = 5000;}if(data.AGGREGATOR_VERIFY_EXPIRY_SECONDS === undefined){data.AGGREGATOR_VERIFY_EXPIRY_SECONDS = 86400;}if(data.METRICS_HOST === undefined){data.METRICS_HOST = "127.0.0.1";}if(data.REQUEST_TIMEOUT_MS === undefined){data.REQUEST_TIMEOUT_MS = 30000;}if(data.IDEMPOTENCY_TTL_SECONDS === undefined){data.IDEMPOTENCY_TTL_SECONDS = 86400;}if(data.PORT === undefined){const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PORT"},message:"must have required property '"+"PORT"+"'"};if(vErrors === null){vErrors = [err0];}else {vErrors.push(err0);}errors++;}if(data.HOST === undefined){const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "HOST"},message:"must have required property '"+"HOST"+"'"};if(vErrors === null){vErrors = [err1];}else {vErrors.push(err1);}errors++;}if(data.NODE_ENV === undefined){const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "NODE_ENV"},message:"must have required property '"+"NODE_ENV"+"'"};if(vErrors === null){vErrors = [err2];}else {vErrors.push(err2);}errors++;}if(data.LOG_LEVEL === undefined){const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "LOG_LEVEL"},message:"must have required property '"+"LOG_LEVEL"+"'"};if(vErrors === null){vErrors = [err3];}else {vErrors.push(err3);}errors++;}if(data.JWT_ALGORITHM === undefined){const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_ALGORITHM"},message:"must have required property '"+"JWT_ALGORITHM"+"'"};if(vErrors === null){vErrors = [err4];}else {vErrors.push(err4);}errors++;}if(data.JWT_TTL === undefined){const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_TTL"},message:"must have required property '"+"JWT_TTL"+"'"};if(vErrors === null){vErrors = [err5];}else {vErrors.push(err5);}errors++;}if(data.JWT_LEEWAY === undefined){const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_LEEWAY"},message:"must have required property '"+"JWT_LEEWAY"+"'"};if(vErrors === null){vErrors = [err6];}else {vErrors.push(err6);}errors++;}if(data.JWT_USER_MODEL === undefined){const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_USER_MODEL"},message:"must have required property '"+"JWT_USER_MODEL"+"'"};if(vErrors === null){vErrors = [err7];}else {vErrors.push(err7);}errors++;}if(data.JWT_CLIENT_MODEL === undefined){const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_CLIENT_MODEL"},message:"must have required property '"+"JWT_CLIENT_MODEL"+"'"};if(vErrors === null){vErrors = [err8];}else {vErrors.push(err8);}errors++;}if(data.BACKEND_URL === undefined){const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_URL"},message:"must have required property '"+"BACKEND_URL"+"'"};if(vErrors === null){vErrors = [err9];}else {vErrors.push(err9);}errors++;}if(data.BACKEND_TIMEOUT_MS === undefined){const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_TIMEOUT_MS"},message:"must have required property '"+"BACKEND_TIMEOUT_MS"+"'"};if(vErrors === null){vErrors = [err10];}else {vErrors.push(err10);}errors++;}if(data.BACKEND_HEALTH_PATH === undefined){const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_HEALTH_PATH"},message:"must have required property '"+"BACKEND_HEALTH_PATH"+"'"};if(vErrors === null){vErrors = [err11];}else {vErrors.push(err11);}errors++;}if(data.BACKEND_ME_PATH === undefined){const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_ME_PATH"},message:"must have required property '"+"BACKEND_ME_PATH"+"'"};if(vErrors === null){vErrors = [err12];}else {vErrors.push(err12);}errors++;}if(data.BACKEND_PROFILE_PATH === undefined){const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_PROFILE_PATH"},message:"must have required property '"+"BACKEND_PROFILE_PATH"+"'"};if(vErrors === null){vErrors = [err13];}else {vErrors.push(err13);}errors++;}if(data.AGGREGATOR_URL === undefined){const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_URL"},message:"must have required property '"+"AGGREGATOR_URL"+"'"};if(vErrors === null){vErrors = [err14];}else {vErrors.push(err14);}errors++;}if(data.AGGREGATOR_TIMEOUT_MS === undefined){const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_TIMEOUT_MS"},message:"must have required property '"+"AGGREGATOR_TIMEOUT_MS"+"'"};if(vErrors === null){vErrors = [err15];}else {vErrors.push(err15);}errors++;}if(data.AGGREGATOR_ALLOWED_PATHS === undefined){const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_ALLOWED_PATHS"},message:"must have required property '"+"AGGREGATOR_ALLOWED_PATHS"+"'"};if(vErrors === null){vErrors = [err16];}else {vErrors.push(err16);}errors++;}if(data.AGGREGATOR_ALLOWED_METHODS === undefined){const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_ALLOWED_METHODS"},message:"must have required property '"+"AGGREGATOR_ALLOWED_METHODS"+"'"};if(vErrors === null){vErrors = [err17];}else {vErrors.push(err17);}errors++;}if(data.DATABASE_URL === undefined){const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "DATABASE_URL"},message:"must have required property '"+"DATABASE_URL"+"'"};if(vErrors === null){vErrors = [err18];}else {vErrors.push(err18);}errors++;}if(data.QUOTES_PROVIDER === undefined){const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "QUOTES_PROVIDER"},message:"must have required property '"+"QUOTES_PROVIDER"+"'"};if(vErrors === null){vErrors = [err19];}else {vErrors.push(err19);}errors++;}if(data.BRAPI_URL === undefined){const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_URL"},message:"must have required property '"+"BRAPI_URL"+"'"};if(vErrors === null){vErrors = [err20];}else {vErrors.push(err20);}errors++;}if(data.BRAPI_TIMEOUT_MS === undefined){const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_TIMEOUT_MS"},message:"must have required property '"+"BRAPI_TIMEOUT_MS"+"'"};if(vErrors === null){vErrors = [err21];}else {vErrors.push(err21);}errors++;}if(data.BRAPI_TICKERS_PER_REQUEST === undefined){const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_TICKERS_PER_REQUEST"},message:"must have required property '"+"BRAPI_TICKERS_PER_REQUEST"+"'"};if(vErrors === null){vErrors = [err22];}else {vErrors.push(err22);}errors++;}if(data.QUOTES_TTL === undefined){const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "QUOTES_TTL"},message:"must have required property '"+"QUOTES_TTL"+"'"};if(vErrors === null){vErrors = [err23];}else {vErrors.push(err23);}errors++;}if(data.VALUATION_MIN_INTERVAL_MS === undefined){const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "VALUATION_MIN_INTERVAL_MS"},message:"must have required property '"+"VALUATION_MIN_INTERVAL_MS"+"'"};if(vErrors === null){vErrors = [err24];}else {vErrors.push(err24);}errors++;}if(data.VALUATION_STREAMS_PER_CREDENTIAL === undefined){const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "VALUATION_STREAMS_PER_CREDENTIAL"},message:"must have required property '"+"VALUATION_STREAMS_PER_CREDENTIAL"+"'"};if(vErrors === null){vErrors = [err25];}else {vErrors.push(err25);}errors++;}if(data.PORTFOLIO_CACHE_TTL_MS === undefined){const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PORTFOLIO_CACHE_TTL_MS"},message:"must have required property '"+"PORTFOLIO_CACHE_TTL_MS"+"'"};if(vErrors === null){vErrors = [err26];}else {vErrors.push(err26);}errors++;}if(data.HSTS_MAX_AGE === undefined){const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "HSTS_MAX_AGE"},message:"must have required property '"+"HSTS_MAX_AGE"+"'"};if(vErrors === null){vErrors = [err27];}else {vErrors.push(err27);}errors++;}if(data.RATE_LIMIT_MAX === undefined){const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "RATE_LIMIT_MAX"},message:"must have required property '"+"RATE_LIMIT_MAX"+"'"};if(vErrors === null){vErrors = [err28];}else {vErrors.push(err28);}errors++;}if(data.RATE_LIMIT_WINDOW_MS === undefined){const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "RATE_LIMIT_WINDOW_MS"},message:"must have required property '"+"RATE_LIMIT_WINDOW_MS"+"'"};if(vErrors === null){vErrors = [err29];}else {vErrors.push(err29);}errors++;}if(data.GRAPHQL_MAX_COST === undefined){const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "GRAPHQL_MAX_COST"},message:"must have required property '"+"GRAPHQL_MAX_COST"+"'"};if(vErrors === null){vErrors = [err30];}else {vErrors.push(err30);}errors++;}if(data.GRAPHQL_MAX_DOCUMENT_BYTES === undefined){const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "GRAPHQL_MAX_DOCUMENT_BYTES"},message:"must have required property '"+"GRAPHQL_MAX_DOCUMENT_BYTES"+"'"};if(vErrors === null){vErrors = [err31];}else {vErrors.push(err31);}errors++;}if(data.MAX_EVENT_LOOP_DELAY_MS === undefined){const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "MAX_EVENT_LOOP_DELAY_MS"},message:"must have required property '"+"MAX_EVENT_LOOP_DELAY_MS"+"'"};if(vErrors === null){vErrors = [err32];}else {vErrors.push(err32);}errors++;}if(data.AUTH_FAILURES_PER_MINUTE === undefined){const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AUTH_FAILURES_PER_MINUTE"},message:"must have required property '"+"AUTH_FAILURES_PER_MINUTE"+"'"};if(vErrors === null){vErrors = [err33];}else {vErrors.push(err33);}errors++;}if(data.CONNECT_TOKENS_PER_MINUTE === undefined){const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "CONNECT_TOKENS_PER_MINUTE"},message:"must have required property '"+"CONNECT_TOKENS_PER_MINUTE"+"'"};if(vErrors === null){vErrors = [err34];}else {vErrors.push(err34);}errors++;}if(data.AGGREGATOR_REQUESTS_PER_MINUTE === undefined){const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_REQUESTS_PER_MINUTE"},message:"must have required property '"+"AGGREGATOR_REQUESTS_PER_MINUTE"+"'"};if(vErrors === null){vErrors = [err35];}else {vErrors.push(err35);}errors++;}if(data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE === undefined){const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"},message:"must have required property '"+"AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"+"'"};if(vErrors === null){vErrors = [err36];}else {vErrors.push(err36);}errors++;}if(data.AGGREGATOR_VERIFY_RETRY_MS === undefined){const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_RETRY_MS"},message:"must have required property '"+"AGGREGATOR_VERIFY_RETRY_MS"+"'"};if(vErrors === null){vErrors = [err37];}else {vErrors.push(err37);}errors++;}if(data.AGGREGATOR_VERIFY_POLL_MS === undefined){const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_POLL_MS"},message:"must have required property '"+"AGGREGATOR_VERIFY_POLL_MS"+"'"};if(vErrors === null){vErrors = [err38];}else {vErrors.push(err38);}errors++;}if(data.AGGREGATOR_VERIFY_EXPIRY_SECONDS === undefined){const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_EXPIRY_SECONDS"},message:"must have required property '"+"AGGREGATOR_VERIFY_EXPIRY_SECONDS"+"'"};if(vErrors === null){vErrors = [err39];}else {vErrors.push(err39);}errors++;}if(data.METRICS_HOST === undefined){const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "METRICS_HOST"},message:"must have required property '"+"METRICS_HOST"+"'"};if(vErrors === null){vErrors = [err40];}else {vErrors.push(err40);}errors++;}if(data.REQUEST_TIMEOUT_MS === undefined){const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "REQUEST_TIMEOUT_MS"},message:"must have required property '"+"REQUEST_TIMEOUT_MS"+"'"};if(vErrors === null){vErrors = [err41];}else {vErrors.push(err41);}errors++;}if(data.IDEMPOTENCY_TTL_SECONDS === undefined){const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "IDEMPOTENCY_TTL_SECONDS"},message:"must have required property '"+"IDEMPOTENCY_TTL_SECONDS"+"'"};if(vErrors === null){vErrors = [err42];}else {vErrors.push(err42);}errors++;}for(const key0 in data){if(!(func2.call(schema11.properties, key0))){delete data[key0];}}let data0 = data.PORT;if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){let dataType0 = typeof data0;let coerced0 = undefined;if(!(coerced0 !== undefined)){if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){coerced0 = +data0;}else {const err43 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err43];}else {vErrors.push(err43);}errors++;}}if(coerced0 !== undefined){data0 = coerced0;if(data !== undefined){data["PORT"] = coerced0;}}}if((typeof data0 == "number") && (isFinite(data0))){if(data0 > 65535 || isNaN(data0)){const err44 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};if(vErrors === null){vErrors = [err44];}else {vErrors.push(err44);}errors++;}if(data0 < 0 || isNaN(data0)){const err45 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err45];}else {vErrors.push(err45);}errors++;}}let data1 = data.HOST;if(typeof data1 !== "string"){let dataType1 = typeof data1;let coerced1 = undefined;if(!(coerced1 !== undefined)){if(dataType1 == "number" || dataType1 == "boolean"){coerced1 = "" + data1;}else if(data1 === null){coerced1 = "";}else {const err46 = {instancePath:instancePath+"/HOST",schemaPath:"#/properties/HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err46];}else {vErrors.push(err46);}errors++;}}if(coerced1 !== undefined){data1 = coerced1;if(data !== undefined){data["HOST"] = coerced1;}}}if(typeof data1 === "string"){if(func3(data1) < 1){const err47 = {instancePath:instancePath+"/HOST",schemaPath:"#/properties/HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err47];}else {vErrors.push(err47);}errors++;}}let data2 = data.NODE_ENV;if(typeof data2 !== "string"){let dataType2 = typeof data2;let coerced2 = undefined;if(!(coerced2 !== undefined)){if(dataType2 == "number" || dataType2 == "boolean"){coerced2 = "" + data2;}else if(data2 === null){coerced2 = "";}else {const err48 = {instancePath:instancePath+"/NODE_ENV",schemaPath:"#/properties/NODE_ENV/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err48];}else {vErrors.push(err48);}errors++;}}if(coerced2 !== undefined){data2 = coerced2;if(data !== undefined){data["NODE_ENV"] = coerced2;}}}if(!(((data2 === "development") || (data2 === "test")) || (data2 === "production"))){const err49 = {instancePath:instancePath+"/NODE_ENV",schemaPath:"#/properties/NODE_ENV/enum",keyword:"enum",params:{allowedValues: schema11.properties.NODE_ENV.enum},message:"must be equal to one of the allowed values"};if(vErrors === null){vErrors = [err49];}else {vErrors.push(err49);}errors++;}let data3 = data.LOG_LEVEL;if(typeof data3 !== "string"){let dataType3 = typeof data3;let coerced3 = undefined;if(!(coerced3 !== undefined)){if(dataType3 == "number" || dataType3 == "boolean"){coerced3 = "" + data3;}else if(data3 === null){coerced3 = "";}else {const err50 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err50];}else {vErrors.push(err50);}errors++;}}if(coerced3 !== undefined){data3 = coerced3;if(data !== undefined){data["LOG_LEVEL"] = coerced3;}}}if(!(((((((data3 === "fatal") || (data3 === "error")) || (data3 === "warn")) || (data3 === "info")) || (data3 === "debug")) || (data3 === "trace")) || (data3 === "silent"))){const err51 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};if(vErrors === null){vErrors = [err51];}else {vErrors.push(err51);}errors++;}if(data.JWT_SECRET !== undefined){let data4 = data.JWT_SECRET;if(typeof data4 !== "string"){let dataType4 = typeof data4;let coerced4 = undefined;if(!(coerced4 !== undefined)){if(dataType4 == "number" || dataType4 == "boolean"){coerced4 = "" + data4;}else if(data4 === null){coerced4 = "";}else {const err52 = {instancePath:instancePath+"/JWT_SECRET",schemaPath:"#/properties/JWT_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err52];}else {vErrors.push(err52);}errors++;}}if(coerced4 !== undefined){data4 = coerced4;if(data !== undefined){data["JWT_SECRET"] = coerced4;}}}if(typeof data4 === "string"){if(func3(data4) < 1){const err53 = {instancePath:instancePath+"/JWT_SECRET",schemaPath:"#/properties/JWT_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err53];}else {vErrors.push(err53);}errors++;}}}let data5 = data.JWT_ALGORITHM;if(typeof data5 !== "string"){let dataType5 = typeof data5;let coerced5 = undefined;if(!(coerced5 !== undefined)){if(dataType5 == "number" || dataType5 == "boolean"){coerced5 = "" + data5;}else if(data5 === null){coerced5 = "";}else {const err54 = {instancePath:instancePath+"/JWT_ALGORITHM",schemaPath:"#/properties/JWT_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err54];}else {vErrors.push(err54);}errors++;}}if(coerced5 !== undefined){data5 = coerced5;if(data !== undefined){data["JWT_ALGORITHM"] = coerced5;}}}if(!(((data5 === "HS256") || (data5 === "HS384")) || (data5 === "HS512"))){const err55 = {instancePath:instancePath+"/JWT_ALGORITHM",schemaPath:"#/properties/JWT_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.JWT_ALGORITHM.enum},message:"must be equal to one of the allowed values"};if(vErrors === null){vErrors = [err55];}else {vErrors.push(err55);}errors++;}let data6 = data.JWT_TTL;if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){let dataType6 = typeof data6;let coerced6 = undefined;if(!(coerced6 !== undefined)){if(dataType6 === "boolean" || data6 === null
-              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){coerced6 = +data6;}else {const err56 = {instancePath:instancePath+"/JWT_TTL",schemaPath:"#/properties/JWT_TTL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err56];}else {vErrors.push(err56);}errors++;}}if(coerced6 !== undefined){data6 = coerced6;if(data !== undefined){data["JWT_TTL"] = coerced6;}}}if((typeof data6 == "number") && (isFinite(data6))){if(data6 < 1 || isNaN(data6)){const err57 = {instancePath:instancePath+"/JWT_TTL",schemaPath:"#/properties/JWT_TTL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err57];}else {vErrors.push(err57);}errors++;}}let data7 = data.JWT_LEEWAY;if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){let dataType7 = typeof data7;let coerced7 = undefined;if(!(coerced7 !== undefined)){if(dataType7 === "boolean" || data7 === null
-              || (dataType7 === "string" && data7 && data7 == +data7 && !(data7 % 1))){coerced7 = +data7;}else {const err58 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err58];}else {vErrors.push(err58);}errors++;}}if(coerced7 !== undefined){data7 = coerced7;if(data !== undefined){data["JWT_LEEWAY"] = coerced7;}}}if((typeof data7 == "number") && (isFinite(data7))){if(data7 > 86400 || isNaN(data7)){const err59 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};if(vErrors === null){vErrors = [err59];}else {vErrors.push(err59);}errors++;}if(data7 < 0 || isNaN(data7)){const err60 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err60];}else {vErrors.push(err60);}errors++;}}if(data.JWT_DEFAULT_TYPE !== undefined){let data8 = data.JWT_DEFAULT_TYPE;if(typeof data8 !== "string"){let dataType8 = typeof data8;let coerced8 = undefined;if(!(coerced8 !== undefined)){if(dataType8 == "number" || dataType8 == "boolean"){coerced8 = "" + data8;}else if(data8 === null){coerced8 = "";}else {const err61 = {instancePath:instancePath+"/JWT_DEFAULT_TYPE",schemaPath:"#/properties/JWT_DEFAULT_TYPE/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err61];}else {vErrors.push(err61);}errors++;}}if(coerced8 !== undefined){data8 = coerced8;if(data !== undefined){data["JWT_DEFAULT_TYPE"] = coerced8;}}}if(!((data8 === "user") || (data8 === "client"))){const err62 = {instancePath:instancePath+"/JWT_DEFAULT_TYPE",schemaPath:"#/properties/JWT_DEFAULT_TYPE/enum",keyword:"enum",params:{allowedValues: schema11.properties.JWT_DEFAULT_TYPE.enum},message:"must be equal to one of the allowed values"};if(vErrors === null){vErrors = [err62];}else {vErrors.push(err62);}errors++;}}let data9 = data.JWT_USER_MODEL;if(typeof data9 !== "string"){let dataType9 = typeof data9;let coerced9 = undefined;if(!(coerced9 !== undefined)){if(dataType9 == "number" || dataType9 == "boolean"){coerced9 = "" + data9;}else if(data9 === null){coerced9 = "";}else {const err63 = {instancePath:instancePath+"/JWT_USER_MODEL",schemaPath:"#/properties/JWT_USER_MODEL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err63];}else {vErrors.push(err63);}errors++;}}if(coerced9 !== undefined){data9 = coerced9;if(data !== undefined){data["JWT_USER_MODEL"] = coerced9;}}}if(typeof data9 === "string"){if(func3(data9) < 1){const err64 = {instancePath:instancePath+"/JWT_USER_MODEL",schemaPath:"#/properties/JWT_USER_MODEL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err64];}else {vErrors.push(err64);}errors++;}}let data10 = data.JWT_CLIENT_MODEL;if(typeof data10 !== "string"){let dataType10 = typeof data10;let coerced10 = undefined;if(!(coerced10 !== undefined)){if(dataType10 == "number" || dataType10 == "boolean"){coerced10 = "" + data10;}else if(data10 === null){coerced10 = "";}else {const err65 = {instancePath:instancePath+"/JWT_CLIENT_MODEL",schemaPath:"#/properties/JWT_CLIENT_MODEL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err65];}else {vErrors.push(err65);}errors++;}}if(coerced10 !== undefined){data10 = coerced10;if(data !== undefined){data["JWT_CLIENT_MODEL"] = coerced10;}}}if(typeof data10 === "string"){if(func3(data10) < 1){const err66 = {instancePath:instancePath+"/JWT_CLIENT_MODEL",schemaPath:"#/properties/JWT_CLIENT_MODEL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err66];}else {vErrors.push(err66);}errors++;}}if(data.JWT_USER_PROVIDER_HASH !== undefined){let data11 = data.JWT_USER_PROVIDER_HASH;if(typeof data11 !== "string"){let dataType11 = typeof data11;let coerced11 = undefined;if(!(coerced11 !== undefined)){if(dataType11 == "number" || dataType11 == "boolean"){coerced11 = "" + data11;}else if(data11 === null){coerced11 = "";}else {const err67 = {instancePath:instancePath+"/JWT_USER_PROVIDER_HASH",schemaPath:"#/properties/JWT_USER_PROVIDER_HASH/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err67];}else {vErrors.push(err67);}errors++;}}if(coerced11 !== undefined){data11 = coerced11;if(data !== undefined){data["JWT_USER_PROVIDER_HASH"] = coerced11;}}}if(typeof data11 === "string"){if(!pattern0.test(data11)){const err68 = {instancePath:instancePath+"/JWT_USER_PROVIDER_HASH",schemaPath:"#/properties/JWT_USER_PROVIDER_HASH/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};if(vErrors === null){vErrors = [err68];}else {vErrors.push(err68);}errors++;}}}if(data.JWT_CLIENT_PROVIDER_HASH !== undefined){let data12 = data.JWT_CLIENT_PROVIDER_HASH;if(typeof data12 !== "string"){let dataType12 = typeof data12;let coerced12 = undefined;if(!(coerced12 !== undefined)){if(dataType12 == "number" || dataType12 == "boolean"){coerced12 = "" + data12;}else if(data12 === null){coerced12 = "";}else {const err69 = {instancePath:instancePath+"/JWT_CLIENT_PROVIDER_HASH",schemaPath:"#/properties/JWT_CLIENT_PROVIDER_HASH/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err69];}else {vErrors.push(err69);}errors++;}}if(coerced12 !== undefined){data12 = coerced12;if(data !== undefined){data["JWT_CLIENT_PROVIDER_HASH"] = coerced12;}}}if(typeof data12 === "string"){if(!pattern0.test(data12)){const err70 = {instancePath:instancePath+"/JWT_CLIENT_PROVIDER_HASH",schemaPath:"#/properties/JWT_CLIENT_PROVIDER_HASH/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};if(vErrors === null){vErrors = [err70];}else {vErrors.push(err70);}errors++;}}}if(data.API_KEYS !== undefined){let data13 = data.API_KEYS;if(typeof data13 !== "string"){let dataType13 = typeof data13;let coerced13 = undefined;if(!(coerced13 !== undefined)){if(dataType13 == "number" || dataType13 == "boolean"){coerced13 = "" + data13;}else if(data13 === null){coerced13 = "";}else {const err71 = {instancePath:instancePath+"/API_KEYS",schemaPath:"#/properties/API_KEYS/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err71];}else {vErrors.push(err71);}errors++;}}if(coerced13 !== undefined){data13 = coerced13;if(data !== undefined){data["API_KEYS"] = coerced13;}}}if(typeof data13 === "string"){if(!pattern2.test(data13)){const err72 = {instancePath:instancePath+"/API_KEYS",schemaPath:"#/properties/API_KEYS/pattern",keyword:"pattern",params:{pattern: "[^,\\s]"},message:"must match pattern \""+"[^,\\s]"+"\""};if(vErrors === null){vErrors = [err72];}else {vErrors.push(err72);}errors++;}}}let data14 = data.BACKEND_URL;if(typeof data14 !== "string"){let dataType14 = typeof data14;let coerced14 = undefined;if(!(coerced14 !== undefined)){if(dataType14 == "number" || dataType14 == "boolean"){coerced14 = "" + data14;}else if(data14 === null){coerced14 = "";}else {const err73 = {instancePath:instancePath+"/BACKEND_URL",schemaPath:"#/properties/BACKEND_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err73];}else {vErrors.push(err73);}errors++;}}if(coerced14 !== undefined){data14 = coerced14;if(data !== undefined){data["BACKEND_URL"] = coerced14;}}}if(typeof data14 === "string"){if(!pattern3.test(data14)){const err74 = {instancePath:instancePath+"/BACKEND_URL",schemaPath:"#/properties/BACKEND_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};if(vErrors === null){vErrors = [err74];}else {vErrors.push(err74);}errors++;}}let data15 = data.BACKEND_TIMEOUT_MS;if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){let dataType15 = typeof data15;let coerced15 = undefined;if(!(coerced15 !== undefined)){if(dataType15 === "boolean" || data15 === null
-              || (dataType15 === "string" && data15 && data15 == +data15 && !(data15 % 1))){coerced15 = +data15;}else {const err75 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err75];}else {vErrors.push(err75);}errors++;}}if(coerced15 !== undefined){data15 = coerced15;if(data !== undefined){data["BACKEND_TIMEOUT_MS"] = coerced15;}}}if((typeof data15 == "number") && (isFinite(data15))){if(data15 > 600000 || isNaN(data15)){const err76 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err76];}else {vErrors.push(err76);}errors++;}if(data15 < 1 || isNaN(data15)){const err77 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err77];}else {vErrors.push(err77);}errors++;}}let data16 = data.BACKEND_HEALTH_PATH;if(typeof data16 !== "string"){let dataType16 = typeof data16;let coerced16 = undefined;if(!(coerced16 !== undefined)){if(dataType16 == "number" || dataType16 == "boolean"){coerced16 = "" + data16;}else if(data16 === null){coerced16 = "";}else {const err78 = {instancePath:instancePath+"/BACKEND_HEALTH_PATH",schemaPath:"#/properties/BACKEND_HEALTH_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err78];}else {vErrors.push(err78);}errors++;}}if(coerced16 !== undefined){data16 = coerced16;if(data !== undefined){data["BACKEND_HEALTH_PATH"] = coerced16;}}}if(typeof data16 === "string"){if(!pattern4.test(data16)){const err79 = {instancePath:instancePath+"/BACKEND_HEALTH_PATH",schemaPath:"#/properties/BACKEND_HEALTH_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};if(vErrors === null){vErrors = [err79];}else {vErrors.push(err79);}errors++;}}let data17 = data.BACKEND_ME_PATH;if(typeof data17 !== "string"){let dataType17 = typeof data17;let coerced17 = undefined;if(!(coerced17 !== undefined)){if(dataType17 == "number" || dataType17 == "boolean"){coerced17 = "" + data17;}else if(data17 === null){coerced17 = "";}else {const err80 = {instancePath:instancePath+"/BACKEND_ME_PATH",schemaPath:"#/properties/BACKEND_ME_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err80];}else {vErrors.push(err80);}errors++;}}if(coerced17 !== undefined){data17 = coerced17;if(data !== undefined){data["BACKEND_ME_PATH"] = coerced17;}}}if(typeof data17 === "string"){if(!pattern4.test(data17)){const err81 = {instancePath:instancePath+"/BACKEND_ME_PATH",schemaPath:"#/properties/BACKEND_ME_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};if(vErrors === null){vErrors = [err81];}else {vErrors.push(err81);}errors++;}}let data18 = data.BACKEND_PROFILE_PATH;if(typeof data18 !== "string"){let dataType18 = typeof data18;let coerced18 = undefined;if(!(coerced18 !== undefined)){if(dataType18 == "number" || dataType18 == "boolean"){coerced18 = "" + data18;}else if(data18 === null){coerced18 = "";}else {const err82 = {instancePath:instancePath+"/BACKEND_PROFILE_PATH",schemaPath:"#/properties/BACKEND_PROFILE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err82];}else {vErrors.push(err82);}errors++;}}if(coerced18 !== undefined){data18 = coerced18;if(data !== undefined){data["BACKEND_PROFILE_PATH"] = coerced18;}}}if(typeof data18 === "string"){if(!pattern4.test(data18)){const err83 = {instancePath:instancePath+"/BACKEND_PROFILE_PATH",schemaPath:"#/properties/BACKEND_PROFILE_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};if(vErrors === null){vErrors = [err83];}else {vErrors.push(err83);}errors++;}}let data19 = data.AGGREGATOR_URL;if(typeof data19 !== "string"){let dataType19 = typeof data19;let coerced19 = undefined;if(!(coerced19 !== undefined)){if(dataType19 == "number" || dataType19 == "boolean"){coerced19 = "" + data19;}else if(data19 === null){coerced19 = "";}else {const err84 = {instancePath:instancePath+"/AGGREGATOR_URL",schemaPath:"#/properties/AGGREGATOR_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err84];}else {vErrors.push(err84);}errors++;}}if(coerced19 !== undefined){data19 = coerced19;if(data !== undefined){data["AGGREGATOR_URL"] = coerced19;}}}if(typeof data19 === "string"){if(!pattern3.test(data19)){const err85 = {instancePath:instancePath+"/AGGREGATOR_URL",schemaPath:"#/properties/AGGREGATOR_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};if(vErrors === null){vErrors = [err85];}else {vErrors.push(err85);}errors++;}}if(data.AGGREGATOR_CLIENT_ID !== undefined){let data20 = data.AGGREGATOR_CLIENT_ID;if(typeof data20 !== "string"){let dataType20 = typeof data20;let coerced20 = undefined;if(!(coerced20 !== undefined)){if(dataType20 == "number" || dataType20 == "boolean"){coerced20 = "" + data20;}else if(data20 === null){coerced20 = "";}else {const err86 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_ID",schemaPath:"#/properties/AGGREGATOR_CLIENT_ID/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err86];}else {vErrors.push(err86);}errors++;}}if(coerced20 !== undefined){data20 = coerced20;if(data !== undefined){data["AGGREGATOR_CLIENT_ID"] = coerced20;}}}if(typeof data20 === "string"){if(func3(data20) < 1){const err87 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_ID",schemaPath:"#/properties/AGGREGATOR_CLIENT_ID/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err87];}else {vErrors.push(err87);}errors++;}}}if(data.AGGREGATOR_CLIENT_SECRET !== undefined){let data21 = data.AGGREGATOR_CLIENT_SECRET;if(typeof data21 !== "string"){let dataType21 = typeof data21;let coerced21 = undefined;if(!(coerced21 !== undefined)){if(dataType21 == "number" || dataType21 == "boolean"){coerced21 = "" + data21;}else if(data21 === null){coerced21 = "";}else {const err88 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_SECRET",schemaPath:"#/properties/AGGREGATOR_CLIENT_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err88];}else {vErrors.push(err88);}errors++;}}if(coerced21 !== undefined){data21 = coerced21;if(data !== undefined){data["AGGREGATOR_CLIENT_SECRET"] = coerced21;}}}if(typeof data21 === "string"){if(func3(data21) < 1){const err89 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_SECRET",schemaPath:"#/properties/AGGREGATOR_CLIENT_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err89];}else {vErrors.push(err89);}errors++;}}}let data22 = data.AGGREGATOR_TIMEOUT_MS;if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){let dataType22 = typeof data22;let coerced22 = undefined;if(!(coerced22 !== undefined)){if(dataType22 === "boolean" || data22 === null
-              || (dataType22 === "string" && data22 && data22 == +data22 && !(data22 % 1))){coerced22 = +data22;}else {const err90 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err90];}else {vErrors.push(err90);}errors++;}}if(coerced22 !== undefined){data22 = coerced22;if(data !== undefined){data["AGGREGATOR_TIMEOUT_MS"] = coerced22;}}}if((typeof data22 == "number") && (isFinite(data22))){if(data22 > 600000 || isNaN(data22)){const err91 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err91];}else {vErrors.push(err91);}errors++;}if(data22 < 1 || isNaN(data22)){const err92 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err92];}else {vErrors.push(err92);}errors++;}}if(data.AGGREGATOR_WEBHOOK_SECRET !== undefined){let data23 = data.AGGREGATOR_WEBHOOK_SECRET;if(typeof data23 !== "string"){let dataType23 = typeof data23;let coerced23 = undefined;if(!(coerced23 !== undefined)){if(dataType23 == "number" || dataType23 == "boolean"){coerced23 = "" + data23;}else if(data23 === null){coerced23 = "";}else {const err93 = {instancePath:instancePath+"/AGGREGATOR_WEBHOOK_SECRET",schemaPath:"#/properties/AGGREGATOR_WEBHOOK_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err93];}else {vErrors.push(err93);}errors++;}}if(coerced23 !== undefined){data23 = coerced23;if(data !== undefined){data["AGGREGATOR_WEBHOOK_SECRET"] = coerced23;}}}if(typeof data23 === "string"){if(func3(data23) < 1){const err94 = {instancePath:instancePath+"/AGGREGATOR_WEBHOOK_SECRET",schemaPath:"#/properties/AGGREGATOR_WEBHOOK_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err94];}else {vErrors.push(err94);}errors++;}}}let data24 = data.AGGREGATOR_ALLOWED_PATHS;if(typeof data24 !== "string"){let dataType24 = typeof data24;let coerced24 = undefined;if(!(coerced24 !== undefined)){if(dataType24 == "number" || dataType24 == "boolean"){coerced24 = "" + data24;}else if(data24 === null){coerced24 = "";}else {const err95 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_PATHS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err95];}else {vErrors.push(err95);}errors++;}}if(coerced24 !== undefined){data24 = coerced24;if(data !== undefined){data["AGGREGATOR_ALLOWED_PATHS"] = coerced24;}}}if(typeof data24 === "string"){if(!pattern8.test(data24)){const err96 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_PATHS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_PATHS/pattern",keyword:"pattern",params:{pattern: "^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$"},message:"must match pattern \""+"^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$"+"\""};if(vErrors === null){vErrors = [err96];}else {vErrors.push(err96);}errors++;}}let data25 = data.AGGREGATOR_ALLOWED_METHODS;if(typeof data25 !== "string"){let dataType25 = typeof data25;let coerced25 = undefined;if(!(coerced25 !== undefined)){if(dataType25 == "number" || dataType25 == "boolean"){coerced25 = "" + data25;}else if(data25 === null){coerced25 = "";}else {const err97 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_METHODS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_METHODS/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err97];}else {vErrors.push(err97);}errors++;}}if(coerced25 !== undefined){data25 = coerced25;if(data !== undefined){data["AGGREGATOR_ALLOWED_METHODS"] = coerced25;}}}if(typeof data25 === "string"){if(!pattern9.test(data25)){const err98 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_METHODS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_METHODS/pattern",keyword:"pattern",params:{pattern: "^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$"},message:"must match pattern \""+"^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$"+"\""};if(vErrors === null){vErrors = [err98];}else {vErrors.push(err98);}errors++;}}let data26 = data.DATABASE_URL;if(typeof data26 !== "string"){let dataType26 = typeof data26;let coerced26 = undefined;if(!(coerced26 !== undefined)){if(dataType26 == "number" || dataType26 == "boolean"){coerced26 = "" + data26;}else if(data26 === null){coerced26 = "";}else {const err99 = {instancePath:instancePath+"/DATABASE_URL",schemaPath:"#/properties/DATABASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err99];}else {vErrors.push(err99);}errors++;}}if(coerced26 !== undefined){data26 = coerced26;if(data !== undefined){data["DATABASE_URL"] = coerced26;}}}if(typeof data26 === "string"){if(!pattern10.test(data26)){const err100 = {instancePath:instancePath+"/DATABASE_URL",schemaPath:"#/properties/DATABASE_URL/pattern",keyword:"pattern",params:{pattern: "^(?:sqlite:.+|postgres(?:ql)?://.+)$"},message:"must match pattern \""+"^(?:sqlite:.+|postgres(?:ql)?://.+)$"+"\""};if(vErrors === null){vErrors = [err100];}else {vErrors.push(err100);}errors++;}}if(data.DATABASE_LISTEN_URL !== undefined){let data27 = data.DATABASE_LISTEN_URL;if(typeof data27 !== "string"){let dataType27 = typeof data27;let coerced27 = undefined;if(!(coerced27 !== undefined)){if(dataType27 == "number" || dataType27 == "boolean"){coerced27 = "" + data27;}else if(data27 === null){coerced27 = "";}else {const err101 = {instancePath:instancePath+"/DATABASE_LISTEN_URL",schemaPath:"#/properties/DATABASE_LISTEN_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err101];}else {vErrors.push(err101);}errors++;}}if(coerced27 !== undefined){data27 = coerced27;if(data !== undefined){data["DATABASE_LISTEN_URL"] = coerced27;}}}if(typeof data27 === "string"){if(!pattern11.test(data27)){const err102 = {instancePath:instancePath+"/DATABASE_LISTEN_URL",schemaPath:"#/properties/DATABASE_LISTEN_URL/pattern",keyword:"pattern",params:{pattern: "^postgres(?:ql)?://.+$"},message:"must match pattern \""+"^postgres(?:ql)?://.+$"+"\""};if(vErrors === null){vErrors = [err102];}else {vErrors.push(err102);}errors++;}}}if(data.DATABASE_SCHEMA !== undefined){let data28 = data.DATABASE_SCHEMA;if(typeof data28 !== "string"){let dataType28 = typeof data28;let coerced28 = undefined;if(!(coerced28 !== undefined)){if(dataType28 == "number" || dataType28 == "boolean"){coerced28 = "" + data28;}else if(data28 === null){coerced28 = "";}else {const err103 = {instancePath:instancePath+"/DATABASE_SCHEMA",schemaPath:"#/properties/DATABASE_SCHEMA/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err103];}else {vErrors.push(err103);}errors++;}}if(coerced28 !== undefined){data28 = coerced28;if(data !== undefined){data["DATABASE_SCHEMA"] = coerced28;}}}if(typeof data28 === "string"){if(!pattern12.test(data28)){const err104 = {instancePath:instancePath+"/DATABASE_SCHEMA",schemaPath:"#/properties/DATABASE_SCHEMA/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]{0,62}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]{0,62}$"+"\""};if(vErrors === null){vErrors = [err104];}else {vErrors.push(err104);}errors++;}}}let data29 = data.QUOTES_PROVIDER;if(typeof data29 !== "string"){let dataType29 = typeof data29;let coerced29 = undefined;if(!(coerced29 !== undefined)){if(dataType29 == "number" || dataType29 == "boolean"){coerced29 = "" + data29;}else if(data29 === null){coerced29 = "";}else {const err105 = {instancePath:instancePath+"/QUOTES_PROVIDER",schemaPath:"#/properties/QUOTES_PROVIDER/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err105];}else {vErrors.push(err105);}errors++;}}if(coerced29 !== undefined){data29 = coerced29;if(data !== undefined){data["QUOTES_PROVIDER"] = coerced29;}}}if(!((data29 === "offline") || (data29 === "brapi"))){const err106 = {instancePath:instancePath+"/QUOTES_PROVIDER",schemaPath:"#/properties/QUOTES_PROVIDER/enum",keyword:"enum",params:{allowedValues: schema11.properties.QUOTES_PROVIDER.enum},message:"must be equal to one of the allowed values"};if(vErrors === null){vErrors = [err106];}else {vErrors.push(err106);}errors++;}let data30 = data.BRAPI_URL;if(typeof data30 !== "string"){let dataType30 = typeof data30;let coerced30 = undefined;if(!(coerced30 !== undefined)){if(dataType30 == "number" || dataType30 == "boolean"){coerced30 = "" + data30;}else if(data30 === null){coerced30 = "";}else {const err107 = {instancePath:instancePath+"/BRAPI_URL",schemaPath:"#/properties/BRAPI_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err107];}else {vErrors.push(err107);}errors++;}}if(coerced30 !== undefined){data30 = coerced30;if(data !== undefined){data["BRAPI_URL"] = coerced30;}}}if(typeof data30 === "string"){if(!pattern3.test(data30)){const err108 = {instancePath:instancePath+"/BRAPI_URL",schemaPath:"#/properties/BRAPI_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};if(vErrors === null){vErrors = [err108];}else {vErrors.push(err108);}errors++;}}if(data.BRAPI_TOKEN !== undefined){let data31 = data.BRAPI_TOKEN;if(typeof data31 !== "string"){let dataType31 = typeof data31;let coerced31 = undefined;if(!(coerced31 !== undefined)){if(dataType31 == "number" || dataType31 == "boolean"){coerced31 = "" + data31;}else if(data31 === null){coerced31 = "";}else {const err109 = {instancePath:instancePath+"/BRAPI_TOKEN",schemaPath:"#/properties/BRAPI_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err109];}else {vErrors.push(err109);}errors++;}}if(coerced31 !== undefined){data31 = coerced31;if(data !== undefined){data["BRAPI_TOKEN"] = coerced31;}}}if(typeof data31 === "string"){if(func3(data31) < 1){const err110 = {instancePath:instancePath+"/BRAPI_TOKEN",schemaPath:"#/properties/BRAPI_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err110];}else {vErrors.push(err110);}errors++;}}}let data32 = data.BRAPI_TIMEOUT_MS;if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){let dataType32 = typeof data32;let coerced32 = undefined;if(!(coerced32 !== undefined)){if(dataType32 === "boolean" || data32 === null
-              || (dataType32 === "string" && data32 && data32 == +data32 && !(data32 % 1))){coerced32 = +data32;}else {const err111 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err111];}else {vErrors.push(err111);}errors++;}}if(coerced32 !== undefined){data32 = coerced32;if(data !== undefined){data["BRAPI_TIMEOUT_MS"] = coerced32;}}}if((typeof data32 == "number") && (isFinite(data32))){if(data32 > 600000 || isNaN(data32)){const err112 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err112];}else {vErrors.push(err112);}errors++;}if(data32 < 1 || isNaN(data32)){const err113 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err113];}else {vErrors.push(err113);}errors++;}}let data33 = data.BRAPI_TICKERS_PER_REQUEST;if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){let dataType33 = typeof data33;let coerced33 = undefined;if(!(coerced33 !== undefined)){if(dataType33 === "boolean" || data33 === null
-              || (dataType33 === "string" && data33 && data33 == +data33 && !(data33 % 1))){coerced33 = +data33;}else {const err114 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err114];}else {vErrors.push(err114);}errors++;}}if(coerced33 !== undefined){data33 = coerced33;if(data !== undefined){data["BRAPI_TICKERS_PER_REQUEST"] = coerced33;}}}if((typeof data33 == "number") && (isFinite(data33))){if(data33 > 100 || isNaN(data33)){const err115 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};if(vErrors === null){vErrors = [err115];}else {vErrors.push(err115);}errors++;}if(data33 < 1 || isNaN(data33)){const err116 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err116];}else {vErrors.push(err116);}errors++;}}let data34 = data.QUOTES_TTL;if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){let dataType34 = typeof data34;let coerced34 = undefined;if(!(coerced34 !== undefined)){if(dataType34 === "boolean" || data34 === null
-              || (dataType34 === "string" && data34 && data34 == +data34 && !(data34 % 1))){coerced34 = +data34;}else {const err117 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err117];}else {vErrors.push(err117);}errors++;}}if(coerced34 !== undefined){data34 = coerced34;if(data !== undefined){data["QUOTES_TTL"] = coerced34;}}}if((typeof data34 == "number") && (isFinite(data34))){if(data34 > 86400 || isNaN(data34)){const err118 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};if(vErrors === null){vErrors = [err118];}else {vErrors.push(err118);}errors++;}if(data34 < 0 || isNaN(data34)){const err119 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err119];}else {vErrors.push(err119);}errors++;}}let data35 = data.VALUATION_MIN_INTERVAL_MS;if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){let dataType35 = typeof data35;let coerced35 = undefined;if(!(coerced35 !== undefined)){if(dataType35 === "boolean" || data35 === null
-              || (dataType35 === "string" && data35 && data35 == +data35 && !(data35 % 1))){coerced35 = +data35;}else {const err120 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err120];}else {vErrors.push(err120);}errors++;}}if(coerced35 !== undefined){data35 = coerced35;if(data !== undefined){data["VALUATION_MIN_INTERVAL_MS"] = coerced35;}}}if((typeof data35 == "number") && (isFinite(data35))){if(data35 > 600000 || isNaN(data35)){const err121 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err121];}else {vErrors.push(err121);}errors++;}if(data35 < 0 || isNaN(data35)){const err122 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err122];}else {vErrors.push(err122);}errors++;}}let data36 = data.VALUATION_STREAMS_PER_CREDENTIAL;if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){let dataType36 = typeof data36;let coerced36 = undefined;if(!(coerced36 !== undefined)){if(dataType36 === "boolean" || data36 === null
-              || (dataType36 === "string" && data36 && data36 == +data36 && !(data36 % 1))){coerced36 = +data36;}else {const err123 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err123];}else {vErrors.push(err123);}errors++;}}if(coerced36 !== undefined){data36 = coerced36;if(data !== undefined){data["VALUATION_STREAMS_PER_CREDENTIAL"] = coerced36;}}}if((typeof data36 == "number") && (isFinite(data36))){if(data36 > 1000000 || isNaN(data36)){const err124 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};if(vErrors === null){vErrors = [err124];}else {vErrors.push(err124);}errors++;}if(data36 < 1 || isNaN(data36)){const err125 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err125];}else {vErrors.push(err125);}errors++;}}let data37 = data.PORTFOLIO_CACHE_TTL_MS;if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){let dataType37 = typeof data37;let coerced37 = undefined;if(!(coerced37 !== undefined)){if(dataType37 === "boolean" || data37 === null
-              || (dataType37 === "string" && data37 && data37 == +data37 && !(data37 % 1))){coerced37 = +data37;}else {const err126 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err126];}else {vErrors.push(err126);}errors++;}}if(coerced37 !== undefined){data37 = coerced37;if(data !== undefined){data["PORTFOLIO_CACHE_TTL_MS"] = coerced37;}}}if((typeof data37 == "number") && (isFinite(data37))){if(data37 > 60000 || isNaN(data37)){const err127 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};if(vErrors === null){vErrors = [err127];}else {vErrors.push(err127);}errors++;}if(data37 < 0 || isNaN(data37)){const err128 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err128];}else {vErrors.push(err128);}errors++;}}if(data.CORS_ORIGINS !== undefined){let data38 = data.CORS_ORIGINS;if(typeof data38 !== "string"){let dataType38 = typeof data38;let coerced38 = undefined;if(!(coerced38 !== undefined)){if(dataType38 == "number" || dataType38 == "boolean"){coerced38 = "" + data38;}else if(data38 === null){coerced38 = "";}else {const err129 = {instancePath:instancePath+"/CORS_ORIGINS",schemaPath:"#/properties/CORS_ORIGINS/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err129];}else {vErrors.push(err129);}errors++;}}if(coerced38 !== undefined){data38 = coerced38;if(data !== undefined){data["CORS_ORIGINS"] = coerced38;}}}}if(data.TRUST_PROXY !== undefined){let data39 = data.TRUST_PROXY;if(typeof data39 !== "string"){let dataType39 = typeof data39;let coerced39 = undefined;if(!(coerced39 !== undefined)){if(dataType39 == "number" || dataType39 == "boolean"){coerced39 = "" + data39;}else if(data39 === null){coerced39 = "";}else {const err130 = {instancePath:instancePath+"/TRUST_PROXY",schemaPath:"#/properties/TRUST_PROXY/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err130];}else {vErrors.push(err130);}errors++;}}if(coerced39 !== undefined){data39 = coerced39;if(data !== undefined){data["TRUST_PROXY"] = coerced39;}}}if(typeof data39 === "string"){if(!pattern14.test(data39)){const err131 = {instancePath:instancePath+"/TRUST_PROXY",schemaPath:"#/properties/TRUST_PROXY/pattern",keyword:"pattern",params:{pattern: "^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$"},message:"must match pattern \""+"^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$"+"\""};if(vErrors === null){vErrors = [err131];}else {vErrors.push(err131);}errors++;}}}let data40 = data.HSTS_MAX_AGE;if(!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))){let dataType40 = typeof data40;let coerced40 = undefined;if(!(coerced40 !== undefined)){if(dataType40 === "boolean" || data40 === null
-              || (dataType40 === "string" && data40 && data40 == +data40 && !(data40 % 1))){coerced40 = +data40;}else {const err132 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err132];}else {vErrors.push(err132);}errors++;}}if(coerced40 !== undefined){data40 = coerced40;if(data !== undefined){data["HSTS_MAX_AGE"] = coerced40;}}}if((typeof data40 == "number") && (isFinite(data40))){if(data40 > 63072000 || isNaN(data40)){const err133 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 63072000},message:"must be <= 63072000"};if(vErrors === null){vErrors = [err133];}else {vErrors.push(err133);}errors++;}if(data40 < 0 || isNaN(data40)){const err134 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err134];}else {vErrors.push(err134);}errors++;}}let data41 = data.RATE_LIMIT_MAX;if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){let dataType41 = typeof data41;let coerced41 = undefined;if(!(coerced41 !== undefined)){if(dataType41 === "boolean" || data41 === null
-              || (dataType41 === "string" && data41 && data41 == +data41 && !(data41 % 1))){coerced41 = +data41;}else {const err135 = {instancePath:instancePath+"/RATE_LIMIT_MAX",schemaPath:"#/properties/RATE_LIMIT_MAX/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err135];}else {vErrors.push(err135);}errors++;}}if(coerced41 !== undefined){data41 = coerced41;if(data !== undefined){data["RATE_LIMIT_MAX"] = coerced41;}}}if((typeof data41 == "number") && (isFinite(data41))){if(data41 < 1 || isNaN(data41)){const err136 = {instancePath:instancePath+"/RATE_LIMIT_MAX",schemaPath:"#/properties/RATE_LIMIT_MAX/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err136];}else {vErrors.push(err136);}errors++;}}let data42 = data.RATE_LIMIT_WINDOW_MS;if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){let dataType42 = typeof data42;let coerced42 = undefined;if(!(coerced42 !== undefined)){if(dataType42 === "boolean" || data42 === null
-              || (dataType42 === "string" && data42 && data42 == +data42 && !(data42 % 1))){coerced42 = +data42;}else {const err137 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err137];}else {vErrors.push(err137);}errors++;}}if(coerced42 !== undefined){data42 = coerced42;if(data !== undefined){data["RATE_LIMIT_WINDOW_MS"] = coerced42;}}}if((typeof data42 == "number") && (isFinite(data42))){if(data42 > 86400000 || isNaN(data42)){const err138 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};if(vErrors === null){vErrors = [err138];}else {vErrors.push(err138);}errors++;}if(data42 < 1000 || isNaN(data42)){const err139 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};if(vErrors === null){vErrors = [err139];}else {vErrors.push(err139);}errors++;}}if(data.REDIS_URL !== undefined){let data43 = data.REDIS_URL;if(typeof data43 !== "string"){let dataType43 = typeof data43;let coerced43 = undefined;if(!(coerced43 !== undefined)){if(dataType43 == "number" || dataType43 == "boolean"){coerced43 = "" + data43;}else if(data43 === null){coerced43 = "";}else {const err140 = {instancePath:instancePath+"/REDIS_URL",schemaPath:"#/properties/REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err140];}else {vErrors.push(err140);}errors++;}}if(coerced43 !== undefined){data43 = coerced43;if(data !== undefined){data["REDIS_URL"] = coerced43;}}}if(typeof data43 === "string"){if(!pattern15.test(data43)){const err141 = {instancePath:instancePath+"/REDIS_URL",schemaPath:"#/properties/REDIS_URL/pattern",keyword:"pattern",params:{pattern: "^rediss?://.+$"},message:"must match pattern \""+"^rediss?://.+$"+"\""};if(vErrors === null){vErrors = [err141];}else {vErrors.push(err141);}errors++;}}}if(data.RATE_LIMIT_REDIS_URL !== undefined){let data44 = data.RATE_LIMIT_REDIS_URL;if(typeof data44 !== "string"){let dataType44 = typeof data44;let coerced44 = undefined;if(!(coerced44 !== undefined)){if(dataType44 == "number" || dataType44 == "boolean"){coerced44 = "" + data44;}else if(data44 === null){coerced44 = "";}else {const err142 = {instancePath:instancePath+"/RATE_LIMIT_REDIS_URL",schemaPath:"#/properties/RATE_LIMIT_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err142];}else {vErrors.push(err142);}errors++;}}if(coerced44 !== undefined){data44 = coerced44;if(data !== undefined){data["RATE_LIMIT_REDIS_URL"] = coerced44;}}}if(typeof data44 === "string"){if(!pattern15.test(data44)){const err143 = {instancePath:instancePath+"/RATE_LIMIT_REDIS_URL",schemaPath:"#/properties/RATE_LIMIT_REDIS_URL/pattern",keyword:"pattern",params:{pattern: "^rediss?://.+$"},message:"must match pattern \""+"^rediss?://.+$"+"\""};if(vErrors === null){vErrors = [err143];}else {vErrors.push(err143);}errors++;}}}let data45 = data.GRAPHQL_MAX_COST;if(!(((typeof data45 == "number") && (!(data45 % 1) && !isNaN(data45))) && (isFinite(data45)))){let dataType45 = typeof data45;let coerced45 = undefined;if(!(coerced45 !== undefined)){if(dataType45 === "boolean" || data45 === null
-              || (dataType45 === "string" && data45 && data45 == +data45 && !(data45 % 1))){coerced45 = +data45;}else {const err144 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err144];}else {vErrors.push(err144);}errors++;}}if(coerced45 !== undefined){data45 = coerced45;if(data !== undefined){data["GRAPHQL_MAX_COST"] = coerced45;}}}if((typeof data45 == "number") && (isFinite(data45))){if(data45 > 100000000 || isNaN(data45)){const err145 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};if(vErrors === null){vErrors = [err145];}else {vErrors.push(err145);}errors++;}if(data45 < 1 || isNaN(data45)){const err146 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err146];}else {vErrors.push(err146);}errors++;}}let data46 = data.GRAPHQL_MAX_DOCUMENT_BYTES;if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){let dataType46 = typeof data46;let coerced46 = undefined;if(!(coerced46 !== undefined)){if(dataType46 === "boolean" || data46 === null
-              || (dataType46 === "string" && data46 && data46 == +data46 && !(data46 % 1))){coerced46 = +data46;}else {const err147 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err147];}else {vErrors.push(err147);}errors++;}}if(coerced46 !== undefined){data46 = coerced46;if(data !== undefined){data["GRAPHQL_MAX_DOCUMENT_BYTES"] = coerced46;}}}if((typeof data46 == "number") && (isFinite(data46))){if(data46 > 1048576 || isNaN(data46)){const err148 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"};if(vErrors === null){vErrors = [err148];}else {vErrors.push(err148);}errors++;}if(data46 < 1024 || isNaN(data46)){const err149 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};if(vErrors === null){vErrors = [err149];}else {vErrors.push(err149);}errors++;}}let data47 = data.MAX_EVENT_LOOP_DELAY_MS;if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){let dataType47 = typeof data47;let coerced47 = undefined;if(!(coerced47 !== undefined)){if(dataType47 === "boolean" || data47 === null
-              || (dataType47 === "string" && data47 && data47 == +data47 && !(data47 % 1))){coerced47 = +data47;}else {const err150 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err150];}else {vErrors.push(err150);}errors++;}}if(coerced47 !== undefined){data47 = coerced47;if(data !== undefined){data["MAX_EVENT_LOOP_DELAY_MS"] = coerced47;}}}if((typeof data47 == "number") && (isFinite(data47))){if(data47 > 60000 || isNaN(data47)){const err151 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};if(vErrors === null){vErrors = [err151];}else {vErrors.push(err151);}errors++;}if(data47 < 0 || isNaN(data47)){const err152 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err152];}else {vErrors.push(err152);}errors++;}}let data48 = data.AUTH_FAILURES_PER_MINUTE;if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){let dataType48 = typeof data48;let coerced48 = undefined;if(!(coerced48 !== undefined)){if(dataType48 === "boolean" || data48 === null
-              || (dataType48 === "string" && data48 && data48 == +data48 && !(data48 % 1))){coerced48 = +data48;}else {const err153 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err153];}else {vErrors.push(err153);}errors++;}}if(coerced48 !== undefined){data48 = coerced48;if(data !== undefined){data["AUTH_FAILURES_PER_MINUTE"] = coerced48;}}}if((typeof data48 == "number") && (isFinite(data48))){if(data48 > 1000000 || isNaN(data48)){const err154 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};if(vErrors === null){vErrors = [err154];}else {vErrors.push(err154);}errors++;}if(data48 < 1 || isNaN(data48)){const err155 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err155];}else {vErrors.push(err155);}errors++;}}let data49 = data.CONNECT_TOKENS_PER_MINUTE;if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){let dataType49 = typeof data49;let coerced49 = undefined;if(!(coerced49 !== undefined)){if(dataType49 === "boolean" || data49 === null
-              || (dataType49 === "string" && data49 && data49 == +data49 && !(data49 % 1))){coerced49 = +data49;}else {const err156 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err156];}else {vErrors.push(err156);}errors++;}}if(coerced49 !== undefined){data49 = coerced49;if(data !== undefined){data["CONNECT_TOKENS_PER_MINUTE"] = coerced49;}}}if((typeof data49 == "number") && (isFinite(data49))){if(data49 > 1000000 || isNaN(data49)){const err157 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};if(vErrors === null){vErrors = [err157];}else {vErrors.push(err157);}errors++;}if(data49 < 1 || isNaN(data49)){const err158 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err158];}else {vErrors.push(err158);}errors++;}}let data50 = data.AGGREGATOR_REQUESTS_PER_MINUTE;if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){let dataType50 = typeof data50;let coerced50 = undefined;if(!(coerced50 !== undefined)){if(dataType50 === "boolean" || data50 === null
-              || (dataType50 === "string" && data50 && data50 == +data50 && !(data50 % 1))){coerced50 = +data50;}else {const err159 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err159];}else {vErrors.push(err159);}errors++;}}if(coerced50 !== undefined){data50 = coerced50;if(data !== undefined){data["AGGREGATOR_REQUESTS_PER_MINUTE"] = coerced50;}}}if((typeof data50 == "number") && (isFinite(data50))){if(data50 > 1000000 || isNaN(data50)){const err160 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};if(vErrors === null){vErrors = [err160];}else {vErrors.push(err160);}errors++;}if(data50 < 1 || isNaN(data50)){const err161 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err161];}else {vErrors.push(err161);}errors++;}}let data51 = data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE;if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){let dataType51 = typeof data51;let coerced51 = undefined;if(!(coerced51 !== undefined)){if(dataType51 === "boolean" || data51 === null
-              || (dataType51 === "string" && data51 && data51 == +data51 && !(data51 % 1))){coerced51 = +data51;}else {const err162 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err162];}else {vErrors.push(err162);}errors++;}}if(coerced51 !== undefined){data51 = coerced51;if(data !== undefined){data["AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"] = coerced51;}}}if((typeof data51 == "number") && (isFinite(data51))){if(data51 > 1000000 || isNaN(data51)){const err163 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};if(vErrors === null){vErrors = [err163];}else {vErrors.push(err163);}errors++;}if(data51 < 1 || isNaN(data51)){const err164 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err164];}else {vErrors.push(err164);}errors++;}}let data52 = data.AGGREGATOR_VERIFY_RETRY_MS;if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){let dataType52 = typeof data52;let coerced52 = undefined;if(!(coerced52 !== undefined)){if(dataType52 === "boolean" || data52 === null
-              || (dataType52 === "string" && data52 && data52 == +data52 && !(data52 % 1))){coerced52 = +data52;}else {const err165 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err165];}else {vErrors.push(err165);}errors++;}}if(coerced52 !== undefined){data52 = coerced52;if(data !== undefined){data["AGGREGATOR_VERIFY_RETRY_MS"] = coerced52;}}}if((typeof data52 == "number") && (isFinite(data52))){if(data52 > 3600000 || isNaN(data52)){const err166 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};if(vErrors === null){vErrors = [err166];}else {vErrors.push(err166);}errors++;}if(data52 < 1 || isNaN(data52)){const err167 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err167];}else {vErrors.push(err167);}errors++;}}let data53 = data.AGGREGATOR_VERIFY_POLL_MS;if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){let dataType53 = typeof data53;let coerced53 = undefined;if(!(coerced53 !== undefined)){if(dataType53 === "boolean" || data53 === null
-              || (dataType53 === "string" && data53 && data53 == +data53 && !(data53 % 1))){coerced53 = +data53;}else {const err168 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err168];}else {vErrors.push(err168);}errors++;}}if(coerced53 !== undefined){data53 = coerced53;if(data !== undefined){data["AGGREGATOR_VERIFY_POLL_MS"] = coerced53;}}}if((typeof data53 == "number") && (isFinite(data53))){if(data53 > 600000 || isNaN(data53)){const err169 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err169];}else {vErrors.push(err169);}errors++;}if(data53 < 1 || isNaN(data53)){const err170 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err170];}else {vErrors.push(err170);}errors++;}}let data54 = data.AGGREGATOR_VERIFY_EXPIRY_SECONDS;if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){let dataType54 = typeof data54;let coerced54 = undefined;if(!(coerced54 !== undefined)){if(dataType54 === "boolean" || data54 === null
-              || (dataType54 === "string" && data54 && data54 == +data54 && !(data54 % 1))){coerced54 = +data54;}else {const err171 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err171];}else {vErrors.push(err171);}errors++;}}if(coerced54 !== undefined){data54 = coerced54;if(data !== undefined){data["AGGREGATOR_VERIFY_EXPIRY_SECONDS"] = coerced54;}}}if((typeof data54 == "number") && (isFinite(data54))){if(data54 > 2592000 || isNaN(data54)){const err172 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};if(vErrors === null){vErrors = [err172];}else {vErrors.push(err172);}errors++;}if(data54 < 1 || isNaN(data54)){const err173 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err173];}else {vErrors.push(err173);}errors++;}}if(data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined){let data55 = data.OTEL_EXPORTER_OTLP_ENDPOINT;if(typeof data55 !== "string"){let dataType55 = typeof data55;let coerced55 = undefined;if(!(coerced55 !== undefined)){if(dataType55 == "number" || dataType55 == "boolean"){coerced55 = "" + data55;}else if(data55 === null){coerced55 = "";}else {const err174 = {instancePath:instancePath+"/OTEL_EXPORTER_OTLP_ENDPOINT",schemaPath:"#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err174];}else {vErrors.push(err174);}errors++;}}if(coerced55 !== undefined){data55 = coerced55;if(data !== undefined){data["OTEL_EXPORTER_OTLP_ENDPOINT"] = coerced55;}}}if(typeof data55 === "string"){if(!pattern3.test(data55)){const err175 = {instancePath:instancePath+"/OTEL_EXPORTER_OTLP_ENDPOINT",schemaPath:"#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};if(vErrors === null){vErrors = [err175];}else {vErrors.push(err175);}errors++;}}}if(data.METRICS_PORT !== undefined){let data56 = data.METRICS_PORT;if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){let dataType56 = typeof data56;let coerced56 = undefined;if(!(coerced56 !== undefined)){if(dataType56 === "boolean" || data56 === null
-              || (dataType56 === "string" && data56 && data56 == +data56 && !(data56 % 1))){coerced56 = +data56;}else {const err176 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err176];}else {vErrors.push(err176);}errors++;}}if(coerced56 !== undefined){data56 = coerced56;if(data !== undefined){data["METRICS_PORT"] = coerced56;}}}if((typeof data56 == "number") && (isFinite(data56))){if(data56 > 65535 || isNaN(data56)){const err177 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};if(vErrors === null){vErrors = [err177];}else {vErrors.push(err177);}errors++;}if(data56 < 0 || isNaN(data56)){const err178 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err178];}else {vErrors.push(err178);}errors++;}}}let data57 = data.METRICS_HOST;if(typeof data57 !== "string"){let dataType57 = typeof data57;let coerced57 = undefined;if(!(coerced57 !== undefined)){if(dataType57 == "number" || dataType57 == "boolean"){coerced57 = "" + data57;}else if(data57 === null){coerced57 = "";}else {const err179 = {instancePath:instancePath+"/METRICS_HOST",schemaPath:"#/properties/METRICS_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};if(vErrors === null){vErrors = [err179];}else {vErrors.push(err179);}errors++;}}if(coerced57 !== undefined){data57 = coerced57;if(data !== undefined){data["METRICS_HOST"] = coerced57;}}}if(typeof data57 === "string"){if(func3(data57) < 1){const err180 = {instancePath:instancePath+"/METRICS_HOST",schemaPath:"#/properties/METRICS_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};if(vErrors === null){vErrors = [err180];}else {vErrors.push(err180);}errors++;}}if(data.SHUTDOWN_DRAIN_MS !== undefined){let data58 = data.SHUTDOWN_DRAIN_MS;if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){let dataType58 = typeof data58;let coerced58 = undefined;if(!(coerced58 !== undefined)){if(dataType58 === "boolean" || data58 === null
-              || (dataType58 === "string" && data58 && data58 == +data58 && !(data58 % 1))){coerced58 = +data58;}else {const err181 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err181];}else {vErrors.push(err181);}errors++;}}if(coerced58 !== undefined){data58 = coerced58;if(data !== undefined){data["SHUTDOWN_DRAIN_MS"] = coerced58;}}}if((typeof data58 == "number") && (isFinite(data58))){if(data58 > 60000 || isNaN(data58)){const err182 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};if(vErrors === null){vErrors = [err182];}else {vErrors.push(err182);}errors++;}if(data58 < 0 || isNaN(data58)){const err183 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};if(vErrors === null){vErrors = [err183];}else {vErrors.push(err183);}errors++;}}}let data59 = data.REQUEST_TIMEOUT_MS;if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){let dataType59 = typeof data59;let coerced59 = undefined;if(!(coerced59 !== undefined)){if(dataType59 === "boolean" || data59 === null
-              || (dataType59 === "string" && data59 && data59 == +data59 && !(data59 % 1))){coerced59 = +data59;}else {const err184 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err184];}else {vErrors.push(err184);}errors++;}}if(coerced59 !== undefined){data59 = coerced59;if(data !== undefined){data["REQUEST_TIMEOUT_MS"] = coerced59;}}}if((typeof data59 == "number") && (isFinite(data59))){if(data59 > 600000 || isNaN(data59)){const err185 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};if(vErrors === null){vErrors = [err185];}else {vErrors.push(err185);}errors++;}if(data59 < 1000 || isNaN(data59)){const err186 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};if(vErrors === null){vErrors = [err186];}else {vErrors.push(err186);}errors++;}}let data60 = data.IDEMPOTENCY_TTL_SECONDS;if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){let dataType60 = typeof data60;let coerced60 = undefined;if(!(coerced60 !== undefined)){if(dataType60 === "boolean" || data60 === null
-              || (dataType60 === "string" && data60 && data60 == +data60 && !(data60 % 1))){coerced60 = +data60;}else {const err187 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};if(vErrors === null){vErrors = [err187];}else {vErrors.push(err187);}errors++;}}if(coerced60 !== undefined){data60 = coerced60;if(data !== undefined){data["IDEMPOTENCY_TTL_SECONDS"] = coerced60;}}}if((typeof data60 == "number") && (isFinite(data60))){if(data60 > 2592000 || isNaN(data60)){const err188 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};if(vErrors === null){vErrors = [err188];}else {vErrors.push(err188);}errors++;}if(data60 < 1 || isNaN(data60)){const err189 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};if(vErrors === null){vErrors = [err189];}else {vErrors.push(err189);}errors++;}}}else {const err190 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};if(vErrors === null){vErrors = [err190];}else {vErrors.push(err190);}errors++;}validate10.errors = vErrors;return errors === 0;}
+"use strict";
+export const validate = validate10;
+export default validate10;
+const schema11 = {"type":"object","required":["PORT","HOST","NODE_ENV","LOG_LEVEL","JWT_ALGORITHM","JWT_TTL","JWT_LEEWAY","JWT_USER_MODEL","JWT_CLIENT_MODEL","PORTFOLIO_ACCESS","BACKEND_URL","BACKEND_TIMEOUT_MS","BACKEND_HEALTH_PATH","BACKEND_ME_PATH","BACKEND_PROFILE_PATH","AGGREGATOR_URL","AGGREGATOR_TIMEOUT_MS","AGGREGATOR_ALLOWED_PATHS","AGGREGATOR_ALLOWED_METHODS","DATABASE_URL","QUOTES_PROVIDER","BRAPI_URL","BRAPI_TIMEOUT_MS","BRAPI_TICKERS_PER_REQUEST","QUOTES_TTL","VALUATION_MIN_INTERVAL_MS","VALUATION_STREAMS_PER_CREDENTIAL","PORTFOLIO_CACHE_TTL_MS","HSTS_MAX_AGE","RATE_LIMIT_MAX","RATE_LIMIT_WINDOW_MS","GRAPHQL_MAX_COST","GRAPHQL_MAX_DOCUMENT_BYTES","MAX_EVENT_LOOP_DELAY_MS","AUTH_FAILURES_PER_MINUTE","CONNECT_TOKENS_PER_MINUTE","AGGREGATOR_REQUESTS_PER_MINUTE","AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE","AGGREGATOR_VERIFY_RETRY_MS","AGGREGATOR_VERIFY_POLL_MS","AGGREGATOR_VERIFY_EXPIRY_SECONDS","METRICS_HOST","REQUEST_TIMEOUT_MS","IDEMPOTENCY_TTL_SECONDS"],"properties":{"PORT":{"minimum":0,"maximum":65535,"default":3000,"type":"integer"},"HOST":{"default":"127.0.0.1","minLength":1,"type":"string"},"NODE_ENV":{"type":"string","enum":["development","test","production"],"default":"development"},"LOG_LEVEL":{"type":"string","enum":["fatal","error","warn","info","debug","trace","silent"],"default":"info"},"JWT_SECRET":{"minLength":1,"type":"string"},"JWT_ALGORITHM":{"type":"string","enum":["HS256","HS384","HS512"],"default":"HS256"},"JWT_TTL":{"minimum":1,"default":3600,"type":"integer"},"JWT_LEEWAY":{"minimum":0,"maximum":86400,"default":0,"type":"integer"},"JWT_DEFAULT_TYPE":{"type":"string","enum":["user","client"]},"JWT_USER_MODEL":{"minLength":1,"default":"App\\Models\\User","type":"string"},"JWT_CLIENT_MODEL":{"minLength":1,"default":"App\\Models\\User\\Client","type":"string"},"JWT_USER_PROVIDER_HASH":{"pattern":"^[0-9a-f]{40}$","type":"string"},"JWT_CLIENT_PROVIDER_HASH":{"pattern":"^[0-9a-f]{40}$","type":"string"},"API_KEYS":{"pattern":"[^,\\s]","type":"string"},"PORTFOLIO_ACCESS":{"type":"string","enum":["api-key","user","both"],"default":"api-key"},"BACKEND_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"http://127.0.0.1:8000"},"BACKEND_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"BACKEND_HEALTH_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/health"},"BACKEND_ME_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/me"},"BACKEND_PROFILE_PATH":{"pattern":"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$","type":"string","default":"api/user/profile"},"AGGREGATOR_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"https://api.pluggy.ai"},"AGGREGATOR_CLIENT_ID":{"minLength":1,"type":"string"},"AGGREGATOR_CLIENT_SECRET":{"minLength":1,"type":"string"},"AGGREGATOR_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"AGGREGATOR_WEBHOOK_SECRET":{"minLength":1,"type":"string"},"AGGREGATOR_ALLOWED_PATHS":{"pattern":"^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$","default":"/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans,/bills,/consents","type":"string"},"AGGREGATOR_ALLOWED_METHODS":{"pattern":"^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$","default":"GET","type":"string"},"DATABASE_URL":{"pattern":"^(?:sqlite:.+|postgres(?:ql)?://.+)$","default":"sqlite:./data/bff.sqlite","type":"string"},"DATABASE_LISTEN_URL":{"pattern":"^postgres(?:ql)?://.+$","type":"string"},"DATABASE_SCHEMA":{"pattern":"^[a-z_][a-z0-9_]{0,62}$","type":"string"},"QUOTES_PROVIDER":{"type":"string","enum":["offline","brapi"],"default":"offline"},"BRAPI_URL":{"pattern":"^https?://[^\\s]+$","type":"string","default":"https://brapi.dev"},"BRAPI_TOKEN":{"minLength":1,"type":"string"},"BRAPI_TIMEOUT_MS":{"minimum":1,"maximum":600000,"type":"integer","default":10000},"BRAPI_TICKERS_PER_REQUEST":{"minimum":1,"maximum":100,"default":20,"type":"integer"},"QUOTES_TTL":{"minimum":0,"maximum":86400,"default":60,"type":"integer"},"VALUATION_MIN_INTERVAL_MS":{"minimum":0,"maximum":600000,"default":1000,"type":"integer"},"VALUATION_STREAMS_PER_CREDENTIAL":{"minimum":1,"maximum":1000000,"default":100,"type":"integer"},"PORTFOLIO_CACHE_TTL_MS":{"minimum":0,"maximum":60000,"default":5000,"type":"integer"},"CORS_ORIGINS":{"type":"string"},"TRUST_PROXY":{"pattern":"^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$","type":"string"},"HSTS_MAX_AGE":{"minimum":0,"maximum":63072000,"default":31536000,"type":"integer"},"RATE_LIMIT_MAX":{"minimum":1,"default":600,"type":"integer"},"RATE_LIMIT_WINDOW_MS":{"minimum":1000,"maximum":86400000,"default":60000,"type":"integer"},"REDIS_URL":{"pattern":"^rediss?://.+$","type":"string"},"RATE_LIMIT_REDIS_URL":{"pattern":"^rediss?://.+$","type":"string"},"GRAPHQL_MAX_COST":{"minimum":1,"maximum":100000000,"default":50000,"type":"integer"},"GRAPHQL_MAX_DOCUMENT_BYTES":{"minimum":1024,"maximum":1048576,"default":16384,"type":"integer"},"MAX_EVENT_LOOP_DELAY_MS":{"minimum":0,"maximum":60000,"default":1000,"type":"integer"},"AUTH_FAILURES_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":60,"type":"integer"},"CONNECT_TOKENS_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":10,"type":"integer"},"AGGREGATOR_REQUESTS_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":300,"type":"integer"},"AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE":{"minimum":1,"maximum":1000000,"default":60,"type":"integer"},"AGGREGATOR_VERIFY_RETRY_MS":{"minimum":1,"maximum":3600000,"default":5000,"type":"integer"},"AGGREGATOR_VERIFY_POLL_MS":{"minimum":1,"maximum":600000,"default":5000,"type":"integer"},"AGGREGATOR_VERIFY_EXPIRY_SECONDS":{"minimum":1,"maximum":2592000,"default":86400,"type":"integer"},"OTEL_EXPORTER_OTLP_ENDPOINT":{"pattern":"^https?://[^\\s]+$","type":"string"},"METRICS_PORT":{"minimum":0,"maximum":65535,"type":"integer"},"METRICS_HOST":{"minLength":1,"default":"127.0.0.1","type":"string"},"SHUTDOWN_DRAIN_MS":{"minimum":0,"maximum":60000,"type":"integer"},"REQUEST_TIMEOUT_MS":{"minimum":1000,"maximum":600000,"default":30000,"type":"integer"},"IDEMPOTENCY_TTL_SECONDS":{"minimum":1,"maximum":2592000,"default":86400,"type":"integer"}},"additionalProperties":false};
+const func2 = Object.prototype.hasOwnProperty;
+const func3 = ajvRuntime0.default;
+const pattern0 = new RegExp("^[0-9a-f]{40}$", "u");
+const pattern2 = new RegExp("[^,\\s]", "u");
+const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+const pattern4 = new RegExp("^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$", "u");
+const pattern8 = new RegExp("^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$", "u");
+const pattern9 = new RegExp("^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$", "u");
+const pattern10 = new RegExp("^(?:sqlite:.+|postgres(?:ql)?://.+)$", "u");
+const pattern11 = new RegExp("^postgres(?:ql)?://.+$", "u");
+const pattern12 = new RegExp("^[a-z_][a-z0-9_]{0,62}$", "u");
+const pattern14 = new RegExp("^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$", "u");
+const pattern15 = new RegExp("^rediss?://.+$", "u");
+
+function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.PORT === undefined){
+data.PORT = 3000;
+}
+if(data.HOST === undefined){
+data.HOST = "127.0.0.1";
+}
+if(data.NODE_ENV === undefined){
+data.NODE_ENV = "development";
+}
+if(data.LOG_LEVEL === undefined){
+data.LOG_LEVEL = "info";
+}
+if(data.JWT_ALGORITHM === undefined){
+data.JWT_ALGORITHM = "HS256";
+}
+if(data.JWT_TTL === undefined){
+data.JWT_TTL = 3600;
+}
+if(data.JWT_LEEWAY === undefined){
+data.JWT_LEEWAY = 0;
+}
+if(data.JWT_USER_MODEL === undefined){
+data.JWT_USER_MODEL = "App\\Models\\User";
+}
+if(data.JWT_CLIENT_MODEL === undefined){
+data.JWT_CLIENT_MODEL = "App\\Models\\User\\Client";
+}
+if(data.PORTFOLIO_ACCESS === undefined){
+data.PORTFOLIO_ACCESS = "api-key";
+}
+if(data.BACKEND_URL === undefined){
+data.BACKEND_URL = "http://127.0.0.1:8000";
+}
+if(data.BACKEND_TIMEOUT_MS === undefined){
+data.BACKEND_TIMEOUT_MS = 10000;
+}
+if(data.BACKEND_HEALTH_PATH === undefined){
+data.BACKEND_HEALTH_PATH = "api/health";
+}
+if(data.BACKEND_ME_PATH === undefined){
+data.BACKEND_ME_PATH = "api/me";
+}
+if(data.BACKEND_PROFILE_PATH === undefined){
+data.BACKEND_PROFILE_PATH = "api/user/profile";
+}
+if(data.AGGREGATOR_URL === undefined){
+data.AGGREGATOR_URL = "https://api.pluggy.ai";
+}
+if(data.AGGREGATOR_TIMEOUT_MS === undefined){
+data.AGGREGATOR_TIMEOUT_MS = 10000;
+}
+if(data.AGGREGATOR_ALLOWED_PATHS === undefined){
+data.AGGREGATOR_ALLOWED_PATHS = "/items,/accounts,/transactions,/v2/transactions,/investments,/identity,/connectors,/categories,/loans,/bills,/consents";
+}
+if(data.AGGREGATOR_ALLOWED_METHODS === undefined){
+data.AGGREGATOR_ALLOWED_METHODS = "GET";
+}
+if(data.DATABASE_URL === undefined){
+data.DATABASE_URL = "sqlite:./data/bff.sqlite";
+}
+if(data.QUOTES_PROVIDER === undefined){
+data.QUOTES_PROVIDER = "offline";
+}
+if(data.BRAPI_URL === undefined){
+data.BRAPI_URL = "https://brapi.dev";
+}
+if(data.BRAPI_TIMEOUT_MS === undefined){
+data.BRAPI_TIMEOUT_MS = 10000;
+}
+if(data.BRAPI_TICKERS_PER_REQUEST === undefined){
+data.BRAPI_TICKERS_PER_REQUEST = 20;
+}
+if(data.QUOTES_TTL === undefined){
+data.QUOTES_TTL = 60;
+}
+if(data.VALUATION_MIN_INTERVAL_MS === undefined){
+data.VALUATION_MIN_INTERVAL_MS = 1000;
+}
+if(data.VALUATION_STREAMS_PER_CREDENTIAL === undefined){
+data.VALUATION_STREAMS_PER_CREDENTIAL = 100;
+}
+if(data.PORTFOLIO_CACHE_TTL_MS === undefined){
+data.PORTFOLIO_CACHE_TTL_MS = 5000;
+}
+if(data.HSTS_MAX_AGE === undefined){
+data.HSTS_MAX_AGE = 31536000;
+}
+if(data.RATE_LIMIT_MAX === undefined){
+data.RATE_LIMIT_MAX = 600;
+}
+if(data.RATE_LIMIT_WINDOW_MS === undefined){
+data.RATE_LIMIT_WINDOW_MS = 60000;
+}
+if(data.GRAPHQL_MAX_COST === undefined){
+data.GRAPHQL_MAX_COST = 50000;
+}
+if(data.GRAPHQL_MAX_DOCUMENT_BYTES === undefined){
+data.GRAPHQL_MAX_DOCUMENT_BYTES = 16384;
+}
+if(data.MAX_EVENT_LOOP_DELAY_MS === undefined){
+data.MAX_EVENT_LOOP_DELAY_MS = 1000;
+}
+if(data.AUTH_FAILURES_PER_MINUTE === undefined){
+data.AUTH_FAILURES_PER_MINUTE = 60;
+}
+if(data.CONNECT_TOKENS_PER_MINUTE === undefined){
+data.CONNECT_TOKENS_PER_MINUTE = 10;
+}
+if(data.AGGREGATOR_REQUESTS_PER_MINUTE === undefined){
+data.AGGREGATOR_REQUESTS_PER_MINUTE = 300;
+}
+if(data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE === undefined){
+data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE = 60;
+}
+if(data.AGGREGATOR_VERIFY_RETRY_MS === undefined){
+data.AGGREGATOR_VERIFY_RETRY_MS = 5000;
+}
+if(data.AGGREGATOR_VERIFY_POLL_MS === undefined){
+data.AGGREGATOR_VERIFY_POLL_MS = 5000;
+}
+if(data.AGGREGATOR_VERIFY_EXPIRY_SECONDS === undefined){
+data.AGGREGATOR_VERIFY_EXPIRY_SECONDS = 86400;
+}
+if(data.METRICS_HOST === undefined){
+data.METRICS_HOST = "127.0.0.1";
+}
+if(data.REQUEST_TIMEOUT_MS === undefined){
+data.REQUEST_TIMEOUT_MS = 30000;
+}
+if(data.IDEMPOTENCY_TTL_SECONDS === undefined){
+data.IDEMPOTENCY_TTL_SECONDS = 86400;
+}
+if(data.PORT === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PORT"},message:"must have required property '"+"PORT"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.HOST === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "HOST"},message:"must have required property '"+"HOST"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.NODE_ENV === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "NODE_ENV"},message:"must have required property '"+"NODE_ENV"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.LOG_LEVEL === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "LOG_LEVEL"},message:"must have required property '"+"LOG_LEVEL"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.JWT_ALGORITHM === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_ALGORITHM"},message:"must have required property '"+"JWT_ALGORITHM"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.JWT_TTL === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_TTL"},message:"must have required property '"+"JWT_TTL"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.JWT_LEEWAY === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_LEEWAY"},message:"must have required property '"+"JWT_LEEWAY"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.JWT_USER_MODEL === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_USER_MODEL"},message:"must have required property '"+"JWT_USER_MODEL"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.JWT_CLIENT_MODEL === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "JWT_CLIENT_MODEL"},message:"must have required property '"+"JWT_CLIENT_MODEL"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.PORTFOLIO_ACCESS === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PORTFOLIO_ACCESS"},message:"must have required property '"+"PORTFOLIO_ACCESS"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.BACKEND_URL === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_URL"},message:"must have required property '"+"BACKEND_URL"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.BACKEND_TIMEOUT_MS === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_TIMEOUT_MS"},message:"must have required property '"+"BACKEND_TIMEOUT_MS"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.BACKEND_HEALTH_PATH === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_HEALTH_PATH"},message:"must have required property '"+"BACKEND_HEALTH_PATH"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.BACKEND_ME_PATH === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_ME_PATH"},message:"must have required property '"+"BACKEND_ME_PATH"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.BACKEND_PROFILE_PATH === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BACKEND_PROFILE_PATH"},message:"must have required property '"+"BACKEND_PROFILE_PATH"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.AGGREGATOR_URL === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_URL"},message:"must have required property '"+"AGGREGATOR_URL"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.AGGREGATOR_TIMEOUT_MS === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_TIMEOUT_MS"},message:"must have required property '"+"AGGREGATOR_TIMEOUT_MS"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.AGGREGATOR_ALLOWED_PATHS === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_ALLOWED_PATHS"},message:"must have required property '"+"AGGREGATOR_ALLOWED_PATHS"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data.AGGREGATOR_ALLOWED_METHODS === undefined){
+const err18 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_ALLOWED_METHODS"},message:"must have required property '"+"AGGREGATOR_ALLOWED_METHODS"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data.DATABASE_URL === undefined){
+const err19 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "DATABASE_URL"},message:"must have required property '"+"DATABASE_URL"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data.QUOTES_PROVIDER === undefined){
+const err20 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "QUOTES_PROVIDER"},message:"must have required property '"+"QUOTES_PROVIDER"+"'"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data.BRAPI_URL === undefined){
+const err21 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_URL"},message:"must have required property '"+"BRAPI_URL"+"'"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if(data.BRAPI_TIMEOUT_MS === undefined){
+const err22 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_TIMEOUT_MS"},message:"must have required property '"+"BRAPI_TIMEOUT_MS"+"'"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data.BRAPI_TICKERS_PER_REQUEST === undefined){
+const err23 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "BRAPI_TICKERS_PER_REQUEST"},message:"must have required property '"+"BRAPI_TICKERS_PER_REQUEST"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data.QUOTES_TTL === undefined){
+const err24 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "QUOTES_TTL"},message:"must have required property '"+"QUOTES_TTL"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data.VALUATION_MIN_INTERVAL_MS === undefined){
+const err25 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "VALUATION_MIN_INTERVAL_MS"},message:"must have required property '"+"VALUATION_MIN_INTERVAL_MS"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data.VALUATION_STREAMS_PER_CREDENTIAL === undefined){
+const err26 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "VALUATION_STREAMS_PER_CREDENTIAL"},message:"must have required property '"+"VALUATION_STREAMS_PER_CREDENTIAL"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data.PORTFOLIO_CACHE_TTL_MS === undefined){
+const err27 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "PORTFOLIO_CACHE_TTL_MS"},message:"must have required property '"+"PORTFOLIO_CACHE_TTL_MS"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data.HSTS_MAX_AGE === undefined){
+const err28 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "HSTS_MAX_AGE"},message:"must have required property '"+"HSTS_MAX_AGE"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data.RATE_LIMIT_MAX === undefined){
+const err29 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "RATE_LIMIT_MAX"},message:"must have required property '"+"RATE_LIMIT_MAX"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data.RATE_LIMIT_WINDOW_MS === undefined){
+const err30 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "RATE_LIMIT_WINDOW_MS"},message:"must have required property '"+"RATE_LIMIT_WINDOW_MS"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data.GRAPHQL_MAX_COST === undefined){
+const err31 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "GRAPHQL_MAX_COST"},message:"must have required property '"+"GRAPHQL_MAX_COST"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(data.GRAPHQL_MAX_DOCUMENT_BYTES === undefined){
+const err32 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "GRAPHQL_MAX_DOCUMENT_BYTES"},message:"must have required property '"+"GRAPHQL_MAX_DOCUMENT_BYTES"+"'"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data.MAX_EVENT_LOOP_DELAY_MS === undefined){
+const err33 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "MAX_EVENT_LOOP_DELAY_MS"},message:"must have required property '"+"MAX_EVENT_LOOP_DELAY_MS"+"'"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data.AUTH_FAILURES_PER_MINUTE === undefined){
+const err34 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AUTH_FAILURES_PER_MINUTE"},message:"must have required property '"+"AUTH_FAILURES_PER_MINUTE"+"'"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if(data.CONNECT_TOKENS_PER_MINUTE === undefined){
+const err35 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "CONNECT_TOKENS_PER_MINUTE"},message:"must have required property '"+"CONNECT_TOKENS_PER_MINUTE"+"'"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data.AGGREGATOR_REQUESTS_PER_MINUTE === undefined){
+const err36 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_REQUESTS_PER_MINUTE"},message:"must have required property '"+"AGGREGATOR_REQUESTS_PER_MINUTE"+"'"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE === undefined){
+const err37 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"},message:"must have required property '"+"AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"+"'"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+if(data.AGGREGATOR_VERIFY_RETRY_MS === undefined){
+const err38 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_RETRY_MS"},message:"must have required property '"+"AGGREGATOR_VERIFY_RETRY_MS"+"'"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data.AGGREGATOR_VERIFY_POLL_MS === undefined){
+const err39 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_POLL_MS"},message:"must have required property '"+"AGGREGATOR_VERIFY_POLL_MS"+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(data.AGGREGATOR_VERIFY_EXPIRY_SECONDS === undefined){
+const err40 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "AGGREGATOR_VERIFY_EXPIRY_SECONDS"},message:"must have required property '"+"AGGREGATOR_VERIFY_EXPIRY_SECONDS"+"'"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+if(data.METRICS_HOST === undefined){
+const err41 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "METRICS_HOST"},message:"must have required property '"+"METRICS_HOST"+"'"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data.REQUEST_TIMEOUT_MS === undefined){
+const err42 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "REQUEST_TIMEOUT_MS"},message:"must have required property '"+"REQUEST_TIMEOUT_MS"+"'"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(data.IDEMPOTENCY_TTL_SECONDS === undefined){
+const err43 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "IDEMPOTENCY_TTL_SECONDS"},message:"must have required property '"+"IDEMPOTENCY_TTL_SECONDS"+"'"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema11.properties, key0))){
+delete data[key0];
+}
+}
+let data0 = data.PORT;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
+}
+else {
+const err44 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["PORT"] = coerced0;
+}
+}
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 > 65535 || isNaN(data0)){
+const err45 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data0 < 0 || isNaN(data0)){
+const err46 = {instancePath:instancePath+"/PORT",schemaPath:"#/properties/PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+let data1 = data.HOST;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err47 = {instancePath:instancePath+"/HOST",schemaPath:"#/properties/HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["HOST"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func3(data1) < 1){
+const err48 = {instancePath:instancePath+"/HOST",schemaPath:"#/properties/HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+let data2 = data.NODE_ENV;
+if(typeof data2 !== "string"){
+let dataType2 = typeof data2;
+let coerced2 = undefined;
+if(!(coerced2 !== undefined)){
+if(dataType2 == "number" || dataType2 == "boolean"){
+coerced2 = "" + data2;
+}
+else if(data2 === null){
+coerced2 = "";
+}
+else {
+const err49 = {instancePath:instancePath+"/NODE_ENV",schemaPath:"#/properties/NODE_ENV/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(coerced2 !== undefined){
+data2 = coerced2;
+if(data !== undefined){
+data["NODE_ENV"] = coerced2;
+}
+}
+}
+if(!(((data2 === "development") || (data2 === "test")) || (data2 === "production"))){
+const err50 = {instancePath:instancePath+"/NODE_ENV",schemaPath:"#/properties/NODE_ENV/enum",keyword:"enum",params:{allowedValues: schema11.properties.NODE_ENV.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+let data3 = data.LOG_LEVEL;
+if(typeof data3 !== "string"){
+let dataType3 = typeof data3;
+let coerced3 = undefined;
+if(!(coerced3 !== undefined)){
+if(dataType3 == "number" || dataType3 == "boolean"){
+coerced3 = "" + data3;
+}
+else if(data3 === null){
+coerced3 = "";
+}
+else {
+const err51 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(coerced3 !== undefined){
+data3 = coerced3;
+if(data !== undefined){
+data["LOG_LEVEL"] = coerced3;
+}
+}
+}
+if(!(((((((data3 === "fatal") || (data3 === "error")) || (data3 === "warn")) || (data3 === "info")) || (data3 === "debug")) || (data3 === "trace")) || (data3 === "silent"))){
+const err52 = {instancePath:instancePath+"/LOG_LEVEL",schemaPath:"#/properties/LOG_LEVEL/enum",keyword:"enum",params:{allowedValues: schema11.properties.LOG_LEVEL.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if(data.JWT_SECRET !== undefined){
+let data4 = data.JWT_SECRET;
+if(typeof data4 !== "string"){
+let dataType4 = typeof data4;
+let coerced4 = undefined;
+if(!(coerced4 !== undefined)){
+if(dataType4 == "number" || dataType4 == "boolean"){
+coerced4 = "" + data4;
+}
+else if(data4 === null){
+coerced4 = "";
+}
+else {
+const err53 = {instancePath:instancePath+"/JWT_SECRET",schemaPath:"#/properties/JWT_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(coerced4 !== undefined){
+data4 = coerced4;
+if(data !== undefined){
+data["JWT_SECRET"] = coerced4;
+}
+}
+}
+if(typeof data4 === "string"){
+if(func3(data4) < 1){
+const err54 = {instancePath:instancePath+"/JWT_SECRET",schemaPath:"#/properties/JWT_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+}
+let data5 = data.JWT_ALGORITHM;
+if(typeof data5 !== "string"){
+let dataType5 = typeof data5;
+let coerced5 = undefined;
+if(!(coerced5 !== undefined)){
+if(dataType5 == "number" || dataType5 == "boolean"){
+coerced5 = "" + data5;
+}
+else if(data5 === null){
+coerced5 = "";
+}
+else {
+const err55 = {instancePath:instancePath+"/JWT_ALGORITHM",schemaPath:"#/properties/JWT_ALGORITHM/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+if(coerced5 !== undefined){
+data5 = coerced5;
+if(data !== undefined){
+data["JWT_ALGORITHM"] = coerced5;
+}
+}
+}
+if(!(((data5 === "HS256") || (data5 === "HS384")) || (data5 === "HS512"))){
+const err56 = {instancePath:instancePath+"/JWT_ALGORITHM",schemaPath:"#/properties/JWT_ALGORITHM/enum",keyword:"enum",params:{allowedValues: schema11.properties.JWT_ALGORITHM.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+let data6 = data.JWT_TTL;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+let dataType6 = typeof data6;
+let coerced6 = undefined;
+if(!(coerced6 !== undefined)){
+if(dataType6 === "boolean" || data6 === null
+              || (dataType6 === "string" && data6 && data6 == +data6 && !(data6 % 1))){
+coerced6 = +data6;
+}
+else {
+const err57 = {instancePath:instancePath+"/JWT_TTL",schemaPath:"#/properties/JWT_TTL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+}
+if(coerced6 !== undefined){
+data6 = coerced6;
+if(data !== undefined){
+data["JWT_TTL"] = coerced6;
+}
+}
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err58 = {instancePath:instancePath+"/JWT_TTL",schemaPath:"#/properties/JWT_TTL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+let data7 = data.JWT_LEEWAY;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+let dataType7 = typeof data7;
+let coerced7 = undefined;
+if(!(coerced7 !== undefined)){
+if(dataType7 === "boolean" || data7 === null
+              || (dataType7 === "string" && data7 && data7 == +data7 && !(data7 % 1))){
+coerced7 = +data7;
+}
+else {
+const err59 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(coerced7 !== undefined){
+data7 = coerced7;
+if(data !== undefined){
+data["JWT_LEEWAY"] = coerced7;
+}
+}
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 86400 || isNaN(data7)){
+const err60 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data7 < 0 || isNaN(data7)){
+const err61 = {instancePath:instancePath+"/JWT_LEEWAY",schemaPath:"#/properties/JWT_LEEWAY/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+if(data.JWT_DEFAULT_TYPE !== undefined){
+let data8 = data.JWT_DEFAULT_TYPE;
+if(typeof data8 !== "string"){
+let dataType8 = typeof data8;
+let coerced8 = undefined;
+if(!(coerced8 !== undefined)){
+if(dataType8 == "number" || dataType8 == "boolean"){
+coerced8 = "" + data8;
+}
+else if(data8 === null){
+coerced8 = "";
+}
+else {
+const err62 = {instancePath:instancePath+"/JWT_DEFAULT_TYPE",schemaPath:"#/properties/JWT_DEFAULT_TYPE/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(coerced8 !== undefined){
+data8 = coerced8;
+if(data !== undefined){
+data["JWT_DEFAULT_TYPE"] = coerced8;
+}
+}
+}
+if(!((data8 === "user") || (data8 === "client"))){
+const err63 = {instancePath:instancePath+"/JWT_DEFAULT_TYPE",schemaPath:"#/properties/JWT_DEFAULT_TYPE/enum",keyword:"enum",params:{allowedValues: schema11.properties.JWT_DEFAULT_TYPE.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+}
+let data9 = data.JWT_USER_MODEL;
+if(typeof data9 !== "string"){
+let dataType9 = typeof data9;
+let coerced9 = undefined;
+if(!(coerced9 !== undefined)){
+if(dataType9 == "number" || dataType9 == "boolean"){
+coerced9 = "" + data9;
+}
+else if(data9 === null){
+coerced9 = "";
+}
+else {
+const err64 = {instancePath:instancePath+"/JWT_USER_MODEL",schemaPath:"#/properties/JWT_USER_MODEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+if(coerced9 !== undefined){
+data9 = coerced9;
+if(data !== undefined){
+data["JWT_USER_MODEL"] = coerced9;
+}
+}
+}
+if(typeof data9 === "string"){
+if(func3(data9) < 1){
+const err65 = {instancePath:instancePath+"/JWT_USER_MODEL",schemaPath:"#/properties/JWT_USER_MODEL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+let data10 = data.JWT_CLIENT_MODEL;
+if(typeof data10 !== "string"){
+let dataType10 = typeof data10;
+let coerced10 = undefined;
+if(!(coerced10 !== undefined)){
+if(dataType10 == "number" || dataType10 == "boolean"){
+coerced10 = "" + data10;
+}
+else if(data10 === null){
+coerced10 = "";
+}
+else {
+const err66 = {instancePath:instancePath+"/JWT_CLIENT_MODEL",schemaPath:"#/properties/JWT_CLIENT_MODEL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+if(coerced10 !== undefined){
+data10 = coerced10;
+if(data !== undefined){
+data["JWT_CLIENT_MODEL"] = coerced10;
+}
+}
+}
+if(typeof data10 === "string"){
+if(func3(data10) < 1){
+const err67 = {instancePath:instancePath+"/JWT_CLIENT_MODEL",schemaPath:"#/properties/JWT_CLIENT_MODEL/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data.JWT_USER_PROVIDER_HASH !== undefined){
+let data11 = data.JWT_USER_PROVIDER_HASH;
+if(typeof data11 !== "string"){
+let dataType11 = typeof data11;
+let coerced11 = undefined;
+if(!(coerced11 !== undefined)){
+if(dataType11 == "number" || dataType11 == "boolean"){
+coerced11 = "" + data11;
+}
+else if(data11 === null){
+coerced11 = "";
+}
+else {
+const err68 = {instancePath:instancePath+"/JWT_USER_PROVIDER_HASH",schemaPath:"#/properties/JWT_USER_PROVIDER_HASH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+if(coerced11 !== undefined){
+data11 = coerced11;
+if(data !== undefined){
+data["JWT_USER_PROVIDER_HASH"] = coerced11;
+}
+}
+}
+if(typeof data11 === "string"){
+if(!pattern0.test(data11)){
+const err69 = {instancePath:instancePath+"/JWT_USER_PROVIDER_HASH",schemaPath:"#/properties/JWT_USER_PROVIDER_HASH/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+}
+if(data.JWT_CLIENT_PROVIDER_HASH !== undefined){
+let data12 = data.JWT_CLIENT_PROVIDER_HASH;
+if(typeof data12 !== "string"){
+let dataType12 = typeof data12;
+let coerced12 = undefined;
+if(!(coerced12 !== undefined)){
+if(dataType12 == "number" || dataType12 == "boolean"){
+coerced12 = "" + data12;
+}
+else if(data12 === null){
+coerced12 = "";
+}
+else {
+const err70 = {instancePath:instancePath+"/JWT_CLIENT_PROVIDER_HASH",schemaPath:"#/properties/JWT_CLIENT_PROVIDER_HASH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+}
+if(coerced12 !== undefined){
+data12 = coerced12;
+if(data !== undefined){
+data["JWT_CLIENT_PROVIDER_HASH"] = coerced12;
+}
+}
+}
+if(typeof data12 === "string"){
+if(!pattern0.test(data12)){
+const err71 = {instancePath:instancePath+"/JWT_CLIENT_PROVIDER_HASH",schemaPath:"#/properties/JWT_CLIENT_PROVIDER_HASH/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\""};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+if(data.API_KEYS !== undefined){
+let data13 = data.API_KEYS;
+if(typeof data13 !== "string"){
+let dataType13 = typeof data13;
+let coerced13 = undefined;
+if(!(coerced13 !== undefined)){
+if(dataType13 == "number" || dataType13 == "boolean"){
+coerced13 = "" + data13;
+}
+else if(data13 === null){
+coerced13 = "";
+}
+else {
+const err72 = {instancePath:instancePath+"/API_KEYS",schemaPath:"#/properties/API_KEYS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(coerced13 !== undefined){
+data13 = coerced13;
+if(data !== undefined){
+data["API_KEYS"] = coerced13;
+}
+}
+}
+if(typeof data13 === "string"){
+if(!pattern2.test(data13)){
+const err73 = {instancePath:instancePath+"/API_KEYS",schemaPath:"#/properties/API_KEYS/pattern",keyword:"pattern",params:{pattern: "[^,\\s]"},message:"must match pattern \""+"[^,\\s]"+"\""};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+}
+}
+let data14 = data.PORTFOLIO_ACCESS;
+if(typeof data14 !== "string"){
+let dataType14 = typeof data14;
+let coerced14 = undefined;
+if(!(coerced14 !== undefined)){
+if(dataType14 == "number" || dataType14 == "boolean"){
+coerced14 = "" + data14;
+}
+else if(data14 === null){
+coerced14 = "";
+}
+else {
+const err74 = {instancePath:instancePath+"/PORTFOLIO_ACCESS",schemaPath:"#/properties/PORTFOLIO_ACCESS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+if(coerced14 !== undefined){
+data14 = coerced14;
+if(data !== undefined){
+data["PORTFOLIO_ACCESS"] = coerced14;
+}
+}
+}
+if(!(((data14 === "api-key") || (data14 === "user")) || (data14 === "both"))){
+const err75 = {instancePath:instancePath+"/PORTFOLIO_ACCESS",schemaPath:"#/properties/PORTFOLIO_ACCESS/enum",keyword:"enum",params:{allowedValues: schema11.properties.PORTFOLIO_ACCESS.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+let data15 = data.BACKEND_URL;
+if(typeof data15 !== "string"){
+let dataType15 = typeof data15;
+let coerced15 = undefined;
+if(!(coerced15 !== undefined)){
+if(dataType15 == "number" || dataType15 == "boolean"){
+coerced15 = "" + data15;
+}
+else if(data15 === null){
+coerced15 = "";
+}
+else {
+const err76 = {instancePath:instancePath+"/BACKEND_URL",schemaPath:"#/properties/BACKEND_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+}
+if(coerced15 !== undefined){
+data15 = coerced15;
+if(data !== undefined){
+data["BACKEND_URL"] = coerced15;
+}
+}
+}
+if(typeof data15 === "string"){
+if(!pattern3.test(data15)){
+const err77 = {instancePath:instancePath+"/BACKEND_URL",schemaPath:"#/properties/BACKEND_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+let data16 = data.BACKEND_TIMEOUT_MS;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+let dataType16 = typeof data16;
+let coerced16 = undefined;
+if(!(coerced16 !== undefined)){
+if(dataType16 === "boolean" || data16 === null
+              || (dataType16 === "string" && data16 && data16 == +data16 && !(data16 % 1))){
+coerced16 = +data16;
+}
+else {
+const err78 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(coerced16 !== undefined){
+data16 = coerced16;
+if(data !== undefined){
+data["BACKEND_TIMEOUT_MS"] = coerced16;
+}
+}
+}
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 600000 || isNaN(data16)){
+const err79 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if(data16 < 1 || isNaN(data16)){
+const err80 = {instancePath:instancePath+"/BACKEND_TIMEOUT_MS",schemaPath:"#/properties/BACKEND_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+let data17 = data.BACKEND_HEALTH_PATH;
+if(typeof data17 !== "string"){
+let dataType17 = typeof data17;
+let coerced17 = undefined;
+if(!(coerced17 !== undefined)){
+if(dataType17 == "number" || dataType17 == "boolean"){
+coerced17 = "" + data17;
+}
+else if(data17 === null){
+coerced17 = "";
+}
+else {
+const err81 = {instancePath:instancePath+"/BACKEND_HEALTH_PATH",schemaPath:"#/properties/BACKEND_HEALTH_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(coerced17 !== undefined){
+data17 = coerced17;
+if(data !== undefined){
+data["BACKEND_HEALTH_PATH"] = coerced17;
+}
+}
+}
+if(typeof data17 === "string"){
+if(!pattern4.test(data17)){
+const err82 = {instancePath:instancePath+"/BACKEND_HEALTH_PATH",schemaPath:"#/properties/BACKEND_HEALTH_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+}
+let data18 = data.BACKEND_ME_PATH;
+if(typeof data18 !== "string"){
+let dataType18 = typeof data18;
+let coerced18 = undefined;
+if(!(coerced18 !== undefined)){
+if(dataType18 == "number" || dataType18 == "boolean"){
+coerced18 = "" + data18;
+}
+else if(data18 === null){
+coerced18 = "";
+}
+else {
+const err83 = {instancePath:instancePath+"/BACKEND_ME_PATH",schemaPath:"#/properties/BACKEND_ME_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+if(coerced18 !== undefined){
+data18 = coerced18;
+if(data !== undefined){
+data["BACKEND_ME_PATH"] = coerced18;
+}
+}
+}
+if(typeof data18 === "string"){
+if(!pattern4.test(data18)){
+const err84 = {instancePath:instancePath+"/BACKEND_ME_PATH",schemaPath:"#/properties/BACKEND_ME_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+let data19 = data.BACKEND_PROFILE_PATH;
+if(typeof data19 !== "string"){
+let dataType19 = typeof data19;
+let coerced19 = undefined;
+if(!(coerced19 !== undefined)){
+if(dataType19 == "number" || dataType19 == "boolean"){
+coerced19 = "" + data19;
+}
+else if(data19 === null){
+coerced19 = "";
+}
+else {
+const err85 = {instancePath:instancePath+"/BACKEND_PROFILE_PATH",schemaPath:"#/properties/BACKEND_PROFILE_PATH/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+if(coerced19 !== undefined){
+data19 = coerced19;
+if(data !== undefined){
+data["BACKEND_PROFILE_PATH"] = coerced19;
+}
+}
+}
+if(typeof data19 === "string"){
+if(!pattern4.test(data19)){
+const err86 = {instancePath:instancePath+"/BACKEND_PROFILE_PATH",schemaPath:"#/properties/BACKEND_PROFILE_PATH/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"},message:"must match pattern \""+"^(?!/)(?!.*(?:^|/)\\.{1,2}(?:/|$))[A-Za-z0-9_\\-./]+$"+"\""};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+let data20 = data.AGGREGATOR_URL;
+if(typeof data20 !== "string"){
+let dataType20 = typeof data20;
+let coerced20 = undefined;
+if(!(coerced20 !== undefined)){
+if(dataType20 == "number" || dataType20 == "boolean"){
+coerced20 = "" + data20;
+}
+else if(data20 === null){
+coerced20 = "";
+}
+else {
+const err87 = {instancePath:instancePath+"/AGGREGATOR_URL",schemaPath:"#/properties/AGGREGATOR_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+if(coerced20 !== undefined){
+data20 = coerced20;
+if(data !== undefined){
+data["AGGREGATOR_URL"] = coerced20;
+}
+}
+}
+if(typeof data20 === "string"){
+if(!pattern3.test(data20)){
+const err88 = {instancePath:instancePath+"/AGGREGATOR_URL",schemaPath:"#/properties/AGGREGATOR_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+}
+if(data.AGGREGATOR_CLIENT_ID !== undefined){
+let data21 = data.AGGREGATOR_CLIENT_ID;
+if(typeof data21 !== "string"){
+let dataType21 = typeof data21;
+let coerced21 = undefined;
+if(!(coerced21 !== undefined)){
+if(dataType21 == "number" || dataType21 == "boolean"){
+coerced21 = "" + data21;
+}
+else if(data21 === null){
+coerced21 = "";
+}
+else {
+const err89 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_ID",schemaPath:"#/properties/AGGREGATOR_CLIENT_ID/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+}
+if(coerced21 !== undefined){
+data21 = coerced21;
+if(data !== undefined){
+data["AGGREGATOR_CLIENT_ID"] = coerced21;
+}
+}
+}
+if(typeof data21 === "string"){
+if(func3(data21) < 1){
+const err90 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_ID",schemaPath:"#/properties/AGGREGATOR_CLIENT_ID/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+if(data.AGGREGATOR_CLIENT_SECRET !== undefined){
+let data22 = data.AGGREGATOR_CLIENT_SECRET;
+if(typeof data22 !== "string"){
+let dataType22 = typeof data22;
+let coerced22 = undefined;
+if(!(coerced22 !== undefined)){
+if(dataType22 == "number" || dataType22 == "boolean"){
+coerced22 = "" + data22;
+}
+else if(data22 === null){
+coerced22 = "";
+}
+else {
+const err91 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_SECRET",schemaPath:"#/properties/AGGREGATOR_CLIENT_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(coerced22 !== undefined){
+data22 = coerced22;
+if(data !== undefined){
+data["AGGREGATOR_CLIENT_SECRET"] = coerced22;
+}
+}
+}
+if(typeof data22 === "string"){
+if(func3(data22) < 1){
+const err92 = {instancePath:instancePath+"/AGGREGATOR_CLIENT_SECRET",schemaPath:"#/properties/AGGREGATOR_CLIENT_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+let data23 = data.AGGREGATOR_TIMEOUT_MS;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+let dataType23 = typeof data23;
+let coerced23 = undefined;
+if(!(coerced23 !== undefined)){
+if(dataType23 === "boolean" || data23 === null
+              || (dataType23 === "string" && data23 && data23 == +data23 && !(data23 % 1))){
+coerced23 = +data23;
+}
+else {
+const err93 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+if(coerced23 !== undefined){
+data23 = coerced23;
+if(data !== undefined){
+data["AGGREGATOR_TIMEOUT_MS"] = coerced23;
+}
+}
+}
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 600000 || isNaN(data23)){
+const err94 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+if(data23 < 1 || isNaN(data23)){
+const err95 = {instancePath:instancePath+"/AGGREGATOR_TIMEOUT_MS",schemaPath:"#/properties/AGGREGATOR_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+if(data.AGGREGATOR_WEBHOOK_SECRET !== undefined){
+let data24 = data.AGGREGATOR_WEBHOOK_SECRET;
+if(typeof data24 !== "string"){
+let dataType24 = typeof data24;
+let coerced24 = undefined;
+if(!(coerced24 !== undefined)){
+if(dataType24 == "number" || dataType24 == "boolean"){
+coerced24 = "" + data24;
+}
+else if(data24 === null){
+coerced24 = "";
+}
+else {
+const err96 = {instancePath:instancePath+"/AGGREGATOR_WEBHOOK_SECRET",schemaPath:"#/properties/AGGREGATOR_WEBHOOK_SECRET/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+if(coerced24 !== undefined){
+data24 = coerced24;
+if(data !== undefined){
+data["AGGREGATOR_WEBHOOK_SECRET"] = coerced24;
+}
+}
+}
+if(typeof data24 === "string"){
+if(func3(data24) < 1){
+const err97 = {instancePath:instancePath+"/AGGREGATOR_WEBHOOK_SECRET",schemaPath:"#/properties/AGGREGATOR_WEBHOOK_SECRET/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+}
+let data25 = data.AGGREGATOR_ALLOWED_PATHS;
+if(typeof data25 !== "string"){
+let dataType25 = typeof data25;
+let coerced25 = undefined;
+if(!(coerced25 !== undefined)){
+if(dataType25 == "number" || dataType25 == "boolean"){
+coerced25 = "" + data25;
+}
+else if(data25 === null){
+coerced25 = "";
+}
+else {
+const err98 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_PATHS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_PATHS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(coerced25 !== undefined){
+data25 = coerced25;
+if(data !== undefined){
+data["AGGREGATOR_ALLOWED_PATHS"] = coerced25;
+}
+}
+}
+if(typeof data25 === "string"){
+if(!pattern8.test(data25)){
+const err99 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_PATHS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_PATHS/pattern",keyword:"pattern",params:{pattern: "^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$"},message:"must match pattern \""+"^/[A-Za-z0-9_/-]+(?:,/[A-Za-z0-9_/-]+)*$"+"\""};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+let data26 = data.AGGREGATOR_ALLOWED_METHODS;
+if(typeof data26 !== "string"){
+let dataType26 = typeof data26;
+let coerced26 = undefined;
+if(!(coerced26 !== undefined)){
+if(dataType26 == "number" || dataType26 == "boolean"){
+coerced26 = "" + data26;
+}
+else if(data26 === null){
+coerced26 = "";
+}
+else {
+const err100 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_METHODS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_METHODS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(coerced26 !== undefined){
+data26 = coerced26;
+if(data !== undefined){
+data["AGGREGATOR_ALLOWED_METHODS"] = coerced26;
+}
+}
+}
+if(typeof data26 === "string"){
+if(!pattern9.test(data26)){
+const err101 = {instancePath:instancePath+"/AGGREGATOR_ALLOWED_METHODS",schemaPath:"#/properties/AGGREGATOR_ALLOWED_METHODS/pattern",keyword:"pattern",params:{pattern: "^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$"},message:"must match pattern \""+"^(?:GET|POST|PUT|PATCH|DELETE)(?:,(?:GET|POST|PUT|PATCH|DELETE))*$"+"\""};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+let data27 = data.DATABASE_URL;
+if(typeof data27 !== "string"){
+let dataType27 = typeof data27;
+let coerced27 = undefined;
+if(!(coerced27 !== undefined)){
+if(dataType27 == "number" || dataType27 == "boolean"){
+coerced27 = "" + data27;
+}
+else if(data27 === null){
+coerced27 = "";
+}
+else {
+const err102 = {instancePath:instancePath+"/DATABASE_URL",schemaPath:"#/properties/DATABASE_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+if(coerced27 !== undefined){
+data27 = coerced27;
+if(data !== undefined){
+data["DATABASE_URL"] = coerced27;
+}
+}
+}
+if(typeof data27 === "string"){
+if(!pattern10.test(data27)){
+const err103 = {instancePath:instancePath+"/DATABASE_URL",schemaPath:"#/properties/DATABASE_URL/pattern",keyword:"pattern",params:{pattern: "^(?:sqlite:.+|postgres(?:ql)?://.+)$"},message:"must match pattern \""+"^(?:sqlite:.+|postgres(?:ql)?://.+)$"+"\""};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data.DATABASE_LISTEN_URL !== undefined){
+let data28 = data.DATABASE_LISTEN_URL;
+if(typeof data28 !== "string"){
+let dataType28 = typeof data28;
+let coerced28 = undefined;
+if(!(coerced28 !== undefined)){
+if(dataType28 == "number" || dataType28 == "boolean"){
+coerced28 = "" + data28;
+}
+else if(data28 === null){
+coerced28 = "";
+}
+else {
+const err104 = {instancePath:instancePath+"/DATABASE_LISTEN_URL",schemaPath:"#/properties/DATABASE_LISTEN_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+if(coerced28 !== undefined){
+data28 = coerced28;
+if(data !== undefined){
+data["DATABASE_LISTEN_URL"] = coerced28;
+}
+}
+}
+if(typeof data28 === "string"){
+if(!pattern11.test(data28)){
+const err105 = {instancePath:instancePath+"/DATABASE_LISTEN_URL",schemaPath:"#/properties/DATABASE_LISTEN_URL/pattern",keyword:"pattern",params:{pattern: "^postgres(?:ql)?://.+$"},message:"must match pattern \""+"^postgres(?:ql)?://.+$"+"\""};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+if(data.DATABASE_SCHEMA !== undefined){
+let data29 = data.DATABASE_SCHEMA;
+if(typeof data29 !== "string"){
+let dataType29 = typeof data29;
+let coerced29 = undefined;
+if(!(coerced29 !== undefined)){
+if(dataType29 == "number" || dataType29 == "boolean"){
+coerced29 = "" + data29;
+}
+else if(data29 === null){
+coerced29 = "";
+}
+else {
+const err106 = {instancePath:instancePath+"/DATABASE_SCHEMA",schemaPath:"#/properties/DATABASE_SCHEMA/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+if(coerced29 !== undefined){
+data29 = coerced29;
+if(data !== undefined){
+data["DATABASE_SCHEMA"] = coerced29;
+}
+}
+}
+if(typeof data29 === "string"){
+if(!pattern12.test(data29)){
+const err107 = {instancePath:instancePath+"/DATABASE_SCHEMA",schemaPath:"#/properties/DATABASE_SCHEMA/pattern",keyword:"pattern",params:{pattern: "^[a-z_][a-z0-9_]{0,62}$"},message:"must match pattern \""+"^[a-z_][a-z0-9_]{0,62}$"+"\""};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+let data30 = data.QUOTES_PROVIDER;
+if(typeof data30 !== "string"){
+let dataType30 = typeof data30;
+let coerced30 = undefined;
+if(!(coerced30 !== undefined)){
+if(dataType30 == "number" || dataType30 == "boolean"){
+coerced30 = "" + data30;
+}
+else if(data30 === null){
+coerced30 = "";
+}
+else {
+const err108 = {instancePath:instancePath+"/QUOTES_PROVIDER",schemaPath:"#/properties/QUOTES_PROVIDER/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+if(coerced30 !== undefined){
+data30 = coerced30;
+if(data !== undefined){
+data["QUOTES_PROVIDER"] = coerced30;
+}
+}
+}
+if(!((data30 === "offline") || (data30 === "brapi"))){
+const err109 = {instancePath:instancePath+"/QUOTES_PROVIDER",schemaPath:"#/properties/QUOTES_PROVIDER/enum",keyword:"enum",params:{allowedValues: schema11.properties.QUOTES_PROVIDER.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+let data31 = data.BRAPI_URL;
+if(typeof data31 !== "string"){
+let dataType31 = typeof data31;
+let coerced31 = undefined;
+if(!(coerced31 !== undefined)){
+if(dataType31 == "number" || dataType31 == "boolean"){
+coerced31 = "" + data31;
+}
+else if(data31 === null){
+coerced31 = "";
+}
+else {
+const err110 = {instancePath:instancePath+"/BRAPI_URL",schemaPath:"#/properties/BRAPI_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+if(coerced31 !== undefined){
+data31 = coerced31;
+if(data !== undefined){
+data["BRAPI_URL"] = coerced31;
+}
+}
+}
+if(typeof data31 === "string"){
+if(!pattern3.test(data31)){
+const err111 = {instancePath:instancePath+"/BRAPI_URL",schemaPath:"#/properties/BRAPI_URL/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+}
+if(data.BRAPI_TOKEN !== undefined){
+let data32 = data.BRAPI_TOKEN;
+if(typeof data32 !== "string"){
+let dataType32 = typeof data32;
+let coerced32 = undefined;
+if(!(coerced32 !== undefined)){
+if(dataType32 == "number" || dataType32 == "boolean"){
+coerced32 = "" + data32;
+}
+else if(data32 === null){
+coerced32 = "";
+}
+else {
+const err112 = {instancePath:instancePath+"/BRAPI_TOKEN",schemaPath:"#/properties/BRAPI_TOKEN/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+if(coerced32 !== undefined){
+data32 = coerced32;
+if(data !== undefined){
+data["BRAPI_TOKEN"] = coerced32;
+}
+}
+}
+if(typeof data32 === "string"){
+if(func3(data32) < 1){
+const err113 = {instancePath:instancePath+"/BRAPI_TOKEN",schemaPath:"#/properties/BRAPI_TOKEN/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+}
+let data33 = data.BRAPI_TIMEOUT_MS;
+if(!(((typeof data33 == "number") && (!(data33 % 1) && !isNaN(data33))) && (isFinite(data33)))){
+let dataType33 = typeof data33;
+let coerced33 = undefined;
+if(!(coerced33 !== undefined)){
+if(dataType33 === "boolean" || data33 === null
+              || (dataType33 === "string" && data33 && data33 == +data33 && !(data33 % 1))){
+coerced33 = +data33;
+}
+else {
+const err114 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+if(coerced33 !== undefined){
+data33 = coerced33;
+if(data !== undefined){
+data["BRAPI_TIMEOUT_MS"] = coerced33;
+}
+}
+}
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 600000 || isNaN(data33)){
+const err115 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+if(data33 < 1 || isNaN(data33)){
+const err116 = {instancePath:instancePath+"/BRAPI_TIMEOUT_MS",schemaPath:"#/properties/BRAPI_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+let data34 = data.BRAPI_TICKERS_PER_REQUEST;
+if(!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34)))){
+let dataType34 = typeof data34;
+let coerced34 = undefined;
+if(!(coerced34 !== undefined)){
+if(dataType34 === "boolean" || data34 === null
+              || (dataType34 === "string" && data34 && data34 == +data34 && !(data34 % 1))){
+coerced34 = +data34;
+}
+else {
+const err117 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+}
+if(coerced34 !== undefined){
+data34 = coerced34;
+if(data !== undefined){
+data["BRAPI_TICKERS_PER_REQUEST"] = coerced34;
+}
+}
+}
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 100 || isNaN(data34)){
+const err118 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+if(data34 < 1 || isNaN(data34)){
+const err119 = {instancePath:instancePath+"/BRAPI_TICKERS_PER_REQUEST",schemaPath:"#/properties/BRAPI_TICKERS_PER_REQUEST/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+let data35 = data.QUOTES_TTL;
+if(!(((typeof data35 == "number") && (!(data35 % 1) && !isNaN(data35))) && (isFinite(data35)))){
+let dataType35 = typeof data35;
+let coerced35 = undefined;
+if(!(coerced35 !== undefined)){
+if(dataType35 === "boolean" || data35 === null
+              || (dataType35 === "string" && data35 && data35 == +data35 && !(data35 % 1))){
+coerced35 = +data35;
+}
+else {
+const err120 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+if(coerced35 !== undefined){
+data35 = coerced35;
+if(data !== undefined){
+data["QUOTES_TTL"] = coerced35;
+}
+}
+}
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 86400 || isNaN(data35)){
+const err121 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400},message:"must be <= 86400"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+if(data35 < 0 || isNaN(data35)){
+const err122 = {instancePath:instancePath+"/QUOTES_TTL",schemaPath:"#/properties/QUOTES_TTL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+let data36 = data.VALUATION_MIN_INTERVAL_MS;
+if(!(((typeof data36 == "number") && (!(data36 % 1) && !isNaN(data36))) && (isFinite(data36)))){
+let dataType36 = typeof data36;
+let coerced36 = undefined;
+if(!(coerced36 !== undefined)){
+if(dataType36 === "boolean" || data36 === null
+              || (dataType36 === "string" && data36 && data36 == +data36 && !(data36 % 1))){
+coerced36 = +data36;
+}
+else {
+const err123 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+}
+if(coerced36 !== undefined){
+data36 = coerced36;
+if(data !== undefined){
+data["VALUATION_MIN_INTERVAL_MS"] = coerced36;
+}
+}
+}
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 600000 || isNaN(data36)){
+const err124 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+if(data36 < 0 || isNaN(data36)){
+const err125 = {instancePath:instancePath+"/VALUATION_MIN_INTERVAL_MS",schemaPath:"#/properties/VALUATION_MIN_INTERVAL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+let data37 = data.VALUATION_STREAMS_PER_CREDENTIAL;
+if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
+let dataType37 = typeof data37;
+let coerced37 = undefined;
+if(!(coerced37 !== undefined)){
+if(dataType37 === "boolean" || data37 === null
+              || (dataType37 === "string" && data37 && data37 == +data37 && !(data37 % 1))){
+coerced37 = +data37;
+}
+else {
+const err126 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+}
+if(coerced37 !== undefined){
+data37 = coerced37;
+if(data !== undefined){
+data["VALUATION_STREAMS_PER_CREDENTIAL"] = coerced37;
+}
+}
+}
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 > 1000000 || isNaN(data37)){
+const err127 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+if(data37 < 1 || isNaN(data37)){
+const err128 = {instancePath:instancePath+"/VALUATION_STREAMS_PER_CREDENTIAL",schemaPath:"#/properties/VALUATION_STREAMS_PER_CREDENTIAL/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+let data38 = data.PORTFOLIO_CACHE_TTL_MS;
+if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
+let dataType38 = typeof data38;
+let coerced38 = undefined;
+if(!(coerced38 !== undefined)){
+if(dataType38 === "boolean" || data38 === null
+              || (dataType38 === "string" && data38 && data38 == +data38 && !(data38 % 1))){
+coerced38 = +data38;
+}
+else {
+const err129 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+}
+if(coerced38 !== undefined){
+data38 = coerced38;
+if(data !== undefined){
+data["PORTFOLIO_CACHE_TTL_MS"] = coerced38;
+}
+}
+}
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 > 60000 || isNaN(data38)){
+const err130 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+if(data38 < 0 || isNaN(data38)){
+const err131 = {instancePath:instancePath+"/PORTFOLIO_CACHE_TTL_MS",schemaPath:"#/properties/PORTFOLIO_CACHE_TTL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+if(data.CORS_ORIGINS !== undefined){
+let data39 = data.CORS_ORIGINS;
+if(typeof data39 !== "string"){
+let dataType39 = typeof data39;
+let coerced39 = undefined;
+if(!(coerced39 !== undefined)){
+if(dataType39 == "number" || dataType39 == "boolean"){
+coerced39 = "" + data39;
+}
+else if(data39 === null){
+coerced39 = "";
+}
+else {
+const err132 = {instancePath:instancePath+"/CORS_ORIGINS",schemaPath:"#/properties/CORS_ORIGINS/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+}
+if(coerced39 !== undefined){
+data39 = coerced39;
+if(data !== undefined){
+data["CORS_ORIGINS"] = coerced39;
+}
+}
+}
+}
+if(data.TRUST_PROXY !== undefined){
+let data40 = data.TRUST_PROXY;
+if(typeof data40 !== "string"){
+let dataType40 = typeof data40;
+let coerced40 = undefined;
+if(!(coerced40 !== undefined)){
+if(dataType40 == "number" || dataType40 == "boolean"){
+coerced40 = "" + data40;
+}
+else if(data40 === null){
+coerced40 = "";
+}
+else {
+const err133 = {instancePath:instancePath+"/TRUST_PROXY",schemaPath:"#/properties/TRUST_PROXY/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+}
+if(coerced40 !== undefined){
+data40 = coerced40;
+if(data !== undefined){
+data["TRUST_PROXY"] = coerced40;
+}
+}
+}
+if(typeof data40 === "string"){
+if(!pattern14.test(data40)){
+const err134 = {instancePath:instancePath+"/TRUST_PROXY",schemaPath:"#/properties/TRUST_PROXY/pattern",keyword:"pattern",params:{pattern: "^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$"},message:"must match pattern \""+"^(true|\\d+|[0-9a-fA-F.:/]+(\\s*,\\s*[0-9a-fA-F.:/]+)*)$"+"\""};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+}
+let data41 = data.HSTS_MAX_AGE;
+if(!(((typeof data41 == "number") && (!(data41 % 1) && !isNaN(data41))) && (isFinite(data41)))){
+let dataType41 = typeof data41;
+let coerced41 = undefined;
+if(!(coerced41 !== undefined)){
+if(dataType41 === "boolean" || data41 === null
+              || (dataType41 === "string" && data41 && data41 == +data41 && !(data41 % 1))){
+coerced41 = +data41;
+}
+else {
+const err135 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(coerced41 !== undefined){
+data41 = coerced41;
+if(data !== undefined){
+data["HSTS_MAX_AGE"] = coerced41;
+}
+}
+}
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 63072000 || isNaN(data41)){
+const err136 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 63072000},message:"must be <= 63072000"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+if(data41 < 0 || isNaN(data41)){
+const err137 = {instancePath:instancePath+"/HSTS_MAX_AGE",schemaPath:"#/properties/HSTS_MAX_AGE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+let data42 = data.RATE_LIMIT_MAX;
+if(!(((typeof data42 == "number") && (!(data42 % 1) && !isNaN(data42))) && (isFinite(data42)))){
+let dataType42 = typeof data42;
+let coerced42 = undefined;
+if(!(coerced42 !== undefined)){
+if(dataType42 === "boolean" || data42 === null
+              || (dataType42 === "string" && data42 && data42 == +data42 && !(data42 % 1))){
+coerced42 = +data42;
+}
+else {
+const err138 = {instancePath:instancePath+"/RATE_LIMIT_MAX",schemaPath:"#/properties/RATE_LIMIT_MAX/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+if(coerced42 !== undefined){
+data42 = coerced42;
+if(data !== undefined){
+data["RATE_LIMIT_MAX"] = coerced42;
+}
+}
+}
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 < 1 || isNaN(data42)){
+const err139 = {instancePath:instancePath+"/RATE_LIMIT_MAX",schemaPath:"#/properties/RATE_LIMIT_MAX/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+}
+let data43 = data.RATE_LIMIT_WINDOW_MS;
+if(!(((typeof data43 == "number") && (!(data43 % 1) && !isNaN(data43))) && (isFinite(data43)))){
+let dataType43 = typeof data43;
+let coerced43 = undefined;
+if(!(coerced43 !== undefined)){
+if(dataType43 === "boolean" || data43 === null
+              || (dataType43 === "string" && data43 && data43 == +data43 && !(data43 % 1))){
+coerced43 = +data43;
+}
+else {
+const err140 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+if(coerced43 !== undefined){
+data43 = coerced43;
+if(data !== undefined){
+data["RATE_LIMIT_WINDOW_MS"] = coerced43;
+}
+}
+}
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 86400000 || isNaN(data43)){
+const err141 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 86400000},message:"must be <= 86400000"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+if(data43 < 1000 || isNaN(data43)){
+const err142 = {instancePath:instancePath+"/RATE_LIMIT_WINDOW_MS",schemaPath:"#/properties/RATE_LIMIT_WINDOW_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+}
+if(data.REDIS_URL !== undefined){
+let data44 = data.REDIS_URL;
+if(typeof data44 !== "string"){
+let dataType44 = typeof data44;
+let coerced44 = undefined;
+if(!(coerced44 !== undefined)){
+if(dataType44 == "number" || dataType44 == "boolean"){
+coerced44 = "" + data44;
+}
+else if(data44 === null){
+coerced44 = "";
+}
+else {
+const err143 = {instancePath:instancePath+"/REDIS_URL",schemaPath:"#/properties/REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+if(coerced44 !== undefined){
+data44 = coerced44;
+if(data !== undefined){
+data["REDIS_URL"] = coerced44;
+}
+}
+}
+if(typeof data44 === "string"){
+if(!pattern15.test(data44)){
+const err144 = {instancePath:instancePath+"/REDIS_URL",schemaPath:"#/properties/REDIS_URL/pattern",keyword:"pattern",params:{pattern: "^rediss?://.+$"},message:"must match pattern \""+"^rediss?://.+$"+"\""};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+}
+if(data.RATE_LIMIT_REDIS_URL !== undefined){
+let data45 = data.RATE_LIMIT_REDIS_URL;
+if(typeof data45 !== "string"){
+let dataType45 = typeof data45;
+let coerced45 = undefined;
+if(!(coerced45 !== undefined)){
+if(dataType45 == "number" || dataType45 == "boolean"){
+coerced45 = "" + data45;
+}
+else if(data45 === null){
+coerced45 = "";
+}
+else {
+const err145 = {instancePath:instancePath+"/RATE_LIMIT_REDIS_URL",schemaPath:"#/properties/RATE_LIMIT_REDIS_URL/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+}
+if(coerced45 !== undefined){
+data45 = coerced45;
+if(data !== undefined){
+data["RATE_LIMIT_REDIS_URL"] = coerced45;
+}
+}
+}
+if(typeof data45 === "string"){
+if(!pattern15.test(data45)){
+const err146 = {instancePath:instancePath+"/RATE_LIMIT_REDIS_URL",schemaPath:"#/properties/RATE_LIMIT_REDIS_URL/pattern",keyword:"pattern",params:{pattern: "^rediss?://.+$"},message:"must match pattern \""+"^rediss?://.+$"+"\""};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+}
+let data46 = data.GRAPHQL_MAX_COST;
+if(!(((typeof data46 == "number") && (!(data46 % 1) && !isNaN(data46))) && (isFinite(data46)))){
+let dataType46 = typeof data46;
+let coerced46 = undefined;
+if(!(coerced46 !== undefined)){
+if(dataType46 === "boolean" || data46 === null
+              || (dataType46 === "string" && data46 && data46 == +data46 && !(data46 % 1))){
+coerced46 = +data46;
+}
+else {
+const err147 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+if(coerced46 !== undefined){
+data46 = coerced46;
+if(data !== undefined){
+data["GRAPHQL_MAX_COST"] = coerced46;
+}
+}
+}
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 100000000 || isNaN(data46)){
+const err148 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+if(data46 < 1 || isNaN(data46)){
+const err149 = {instancePath:instancePath+"/GRAPHQL_MAX_COST",schemaPath:"#/properties/GRAPHQL_MAX_COST/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+let data47 = data.GRAPHQL_MAX_DOCUMENT_BYTES;
+if(!(((typeof data47 == "number") && (!(data47 % 1) && !isNaN(data47))) && (isFinite(data47)))){
+let dataType47 = typeof data47;
+let coerced47 = undefined;
+if(!(coerced47 !== undefined)){
+if(dataType47 === "boolean" || data47 === null
+              || (dataType47 === "string" && data47 && data47 == +data47 && !(data47 % 1))){
+coerced47 = +data47;
+}
+else {
+const err150 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(coerced47 !== undefined){
+data47 = coerced47;
+if(data !== undefined){
+data["GRAPHQL_MAX_DOCUMENT_BYTES"] = coerced47;
+}
+}
+}
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 1048576 || isNaN(data47)){
+const err151 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1048576},message:"must be <= 1048576"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if(data47 < 1024 || isNaN(data47)){
+const err152 = {instancePath:instancePath+"/GRAPHQL_MAX_DOCUMENT_BYTES",schemaPath:"#/properties/GRAPHQL_MAX_DOCUMENT_BYTES/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1024},message:"must be >= 1024"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+let data48 = data.MAX_EVENT_LOOP_DELAY_MS;
+if(!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48)))){
+let dataType48 = typeof data48;
+let coerced48 = undefined;
+if(!(coerced48 !== undefined)){
+if(dataType48 === "boolean" || data48 === null
+              || (dataType48 === "string" && data48 && data48 == +data48 && !(data48 % 1))){
+coerced48 = +data48;
+}
+else {
+const err153 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+if(coerced48 !== undefined){
+data48 = coerced48;
+if(data !== undefined){
+data["MAX_EVENT_LOOP_DELAY_MS"] = coerced48;
+}
+}
+}
+if((typeof data48 == "number") && (isFinite(data48))){
+if(data48 > 60000 || isNaN(data48)){
+const err154 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+if(data48 < 0 || isNaN(data48)){
+const err155 = {instancePath:instancePath+"/MAX_EVENT_LOOP_DELAY_MS",schemaPath:"#/properties/MAX_EVENT_LOOP_DELAY_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+}
+let data49 = data.AUTH_FAILURES_PER_MINUTE;
+if(!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49)))){
+let dataType49 = typeof data49;
+let coerced49 = undefined;
+if(!(coerced49 !== undefined)){
+if(dataType49 === "boolean" || data49 === null
+              || (dataType49 === "string" && data49 && data49 == +data49 && !(data49 % 1))){
+coerced49 = +data49;
+}
+else {
+const err156 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+if(coerced49 !== undefined){
+data49 = coerced49;
+if(data !== undefined){
+data["AUTH_FAILURES_PER_MINUTE"] = coerced49;
+}
+}
+}
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 1000000 || isNaN(data49)){
+const err157 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+if(data49 < 1 || isNaN(data49)){
+const err158 = {instancePath:instancePath+"/AUTH_FAILURES_PER_MINUTE",schemaPath:"#/properties/AUTH_FAILURES_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+}
+let data50 = data.CONNECT_TOKENS_PER_MINUTE;
+if(!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50)))){
+let dataType50 = typeof data50;
+let coerced50 = undefined;
+if(!(coerced50 !== undefined)){
+if(dataType50 === "boolean" || data50 === null
+              || (dataType50 === "string" && data50 && data50 == +data50 && !(data50 % 1))){
+coerced50 = +data50;
+}
+else {
+const err159 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+if(coerced50 !== undefined){
+data50 = coerced50;
+if(data !== undefined){
+data["CONNECT_TOKENS_PER_MINUTE"] = coerced50;
+}
+}
+}
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 1000000 || isNaN(data50)){
+const err160 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+if(data50 < 1 || isNaN(data50)){
+const err161 = {instancePath:instancePath+"/CONNECT_TOKENS_PER_MINUTE",schemaPath:"#/properties/CONNECT_TOKENS_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+}
+let data51 = data.AGGREGATOR_REQUESTS_PER_MINUTE;
+if(!(((typeof data51 == "number") && (!(data51 % 1) && !isNaN(data51))) && (isFinite(data51)))){
+let dataType51 = typeof data51;
+let coerced51 = undefined;
+if(!(coerced51 !== undefined)){
+if(dataType51 === "boolean" || data51 === null
+              || (dataType51 === "string" && data51 && data51 == +data51 && !(data51 % 1))){
+coerced51 = +data51;
+}
+else {
+const err162 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+}
+if(coerced51 !== undefined){
+data51 = coerced51;
+if(data !== undefined){
+data["AGGREGATOR_REQUESTS_PER_MINUTE"] = coerced51;
+}
+}
+}
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 1000000 || isNaN(data51)){
+const err163 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+if(data51 < 1 || isNaN(data51)){
+const err164 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+}
+let data52 = data.AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE;
+if(!(((typeof data52 == "number") && (!(data52 % 1) && !isNaN(data52))) && (isFinite(data52)))){
+let dataType52 = typeof data52;
+let coerced52 = undefined;
+if(!(coerced52 !== undefined)){
+if(dataType52 === "boolean" || data52 === null
+              || (dataType52 === "string" && data52 && data52 == +data52 && !(data52 % 1))){
+coerced52 = +data52;
+}
+else {
+const err165 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+}
+if(coerced52 !== undefined){
+data52 = coerced52;
+if(data !== undefined){
+data["AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE"] = coerced52;
+}
+}
+}
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 1000000 || isNaN(data52)){
+const err166 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+if(data52 < 1 || isNaN(data52)){
+const err167 = {instancePath:instancePath+"/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE",schemaPath:"#/properties/AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+}
+let data53 = data.AGGREGATOR_VERIFY_RETRY_MS;
+if(!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53)))){
+let dataType53 = typeof data53;
+let coerced53 = undefined;
+if(!(coerced53 !== undefined)){
+if(dataType53 === "boolean" || data53 === null
+              || (dataType53 === "string" && data53 && data53 == +data53 && !(data53 % 1))){
+coerced53 = +data53;
+}
+else {
+const err168 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+}
+if(coerced53 !== undefined){
+data53 = coerced53;
+if(data !== undefined){
+data["AGGREGATOR_VERIFY_RETRY_MS"] = coerced53;
+}
+}
+}
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 3600000 || isNaN(data53)){
+const err169 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3600000},message:"must be <= 3600000"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+if(data53 < 1 || isNaN(data53)){
+const err170 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_RETRY_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_RETRY_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+let data54 = data.AGGREGATOR_VERIFY_POLL_MS;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+let dataType54 = typeof data54;
+let coerced54 = undefined;
+if(!(coerced54 !== undefined)){
+if(dataType54 === "boolean" || data54 === null
+              || (dataType54 === "string" && data54 && data54 == +data54 && !(data54 % 1))){
+coerced54 = +data54;
+}
+else {
+const err171 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+}
+if(coerced54 !== undefined){
+data54 = coerced54;
+if(data !== undefined){
+data["AGGREGATOR_VERIFY_POLL_MS"] = coerced54;
+}
+}
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 600000 || isNaN(data54)){
+const err172 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+if(data54 < 1 || isNaN(data54)){
+const err173 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_POLL_MS",schemaPath:"#/properties/AGGREGATOR_VERIFY_POLL_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+let data55 = data.AGGREGATOR_VERIFY_EXPIRY_SECONDS;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+let dataType55 = typeof data55;
+let coerced55 = undefined;
+if(!(coerced55 !== undefined)){
+if(dataType55 === "boolean" || data55 === null
+              || (dataType55 === "string" && data55 && data55 == +data55 && !(data55 % 1))){
+coerced55 = +data55;
+}
+else {
+const err174 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+}
+if(coerced55 !== undefined){
+data55 = coerced55;
+if(data !== undefined){
+data["AGGREGATOR_VERIFY_EXPIRY_SECONDS"] = coerced55;
+}
+}
+}
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 > 2592000 || isNaN(data55)){
+const err175 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+if(data55 < 1 || isNaN(data55)){
+const err176 = {instancePath:instancePath+"/AGGREGATOR_VERIFY_EXPIRY_SECONDS",schemaPath:"#/properties/AGGREGATOR_VERIFY_EXPIRY_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+if(data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined){
+let data56 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+if(typeof data56 !== "string"){
+let dataType56 = typeof data56;
+let coerced56 = undefined;
+if(!(coerced56 !== undefined)){
+if(dataType56 == "number" || dataType56 == "boolean"){
+coerced56 = "" + data56;
+}
+else if(data56 === null){
+coerced56 = "";
+}
+else {
+const err177 = {instancePath:instancePath+"/OTEL_EXPORTER_OTLP_ENDPOINT",schemaPath:"#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+if(coerced56 !== undefined){
+data56 = coerced56;
+if(data !== undefined){
+data["OTEL_EXPORTER_OTLP_ENDPOINT"] = coerced56;
+}
+}
+}
+if(typeof data56 === "string"){
+if(!pattern3.test(data56)){
+const err178 = {instancePath:instancePath+"/OTEL_EXPORTER_OTLP_ENDPOINT",schemaPath:"#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\""};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+}
+if(data.METRICS_PORT !== undefined){
+let data57 = data.METRICS_PORT;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+let dataType57 = typeof data57;
+let coerced57 = undefined;
+if(!(coerced57 !== undefined)){
+if(dataType57 === "boolean" || data57 === null
+              || (dataType57 === "string" && data57 && data57 == +data57 && !(data57 % 1))){
+coerced57 = +data57;
+}
+else {
+const err179 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+}
+if(coerced57 !== undefined){
+data57 = coerced57;
+if(data !== undefined){
+data["METRICS_PORT"] = coerced57;
+}
+}
+}
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 > 65535 || isNaN(data57)){
+const err180 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/maximum",keyword:"maximum",params:{comparison: "<=", limit: 65535},message:"must be <= 65535"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+if(data57 < 0 || isNaN(data57)){
+const err181 = {instancePath:instancePath+"/METRICS_PORT",schemaPath:"#/properties/METRICS_PORT/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+}
+let data58 = data.METRICS_HOST;
+if(typeof data58 !== "string"){
+let dataType58 = typeof data58;
+let coerced58 = undefined;
+if(!(coerced58 !== undefined)){
+if(dataType58 == "number" || dataType58 == "boolean"){
+coerced58 = "" + data58;
+}
+else if(data58 === null){
+coerced58 = "";
+}
+else {
+const err182 = {instancePath:instancePath+"/METRICS_HOST",schemaPath:"#/properties/METRICS_HOST/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+}
+if(coerced58 !== undefined){
+data58 = coerced58;
+if(data !== undefined){
+data["METRICS_HOST"] = coerced58;
+}
+}
+}
+if(typeof data58 === "string"){
+if(func3(data58) < 1){
+const err183 = {instancePath:instancePath+"/METRICS_HOST",schemaPath:"#/properties/METRICS_HOST/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+}
+if(data.SHUTDOWN_DRAIN_MS !== undefined){
+let data59 = data.SHUTDOWN_DRAIN_MS;
+if(!(((typeof data59 == "number") && (!(data59 % 1) && !isNaN(data59))) && (isFinite(data59)))){
+let dataType59 = typeof data59;
+let coerced59 = undefined;
+if(!(coerced59 !== undefined)){
+if(dataType59 === "boolean" || data59 === null
+              || (dataType59 === "string" && data59 && data59 == +data59 && !(data59 % 1))){
+coerced59 = +data59;
+}
+else {
+const err184 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+if(coerced59 !== undefined){
+data59 = coerced59;
+if(data !== undefined){
+data["SHUTDOWN_DRAIN_MS"] = coerced59;
+}
+}
+}
+if((typeof data59 == "number") && (isFinite(data59))){
+if(data59 > 60000 || isNaN(data59)){
+const err185 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 60000},message:"must be <= 60000"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+if(data59 < 0 || isNaN(data59)){
+const err186 = {instancePath:instancePath+"/SHUTDOWN_DRAIN_MS",schemaPath:"#/properties/SHUTDOWN_DRAIN_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+}
+}
+let data60 = data.REQUEST_TIMEOUT_MS;
+if(!(((typeof data60 == "number") && (!(data60 % 1) && !isNaN(data60))) && (isFinite(data60)))){
+let dataType60 = typeof data60;
+let coerced60 = undefined;
+if(!(coerced60 !== undefined)){
+if(dataType60 === "boolean" || data60 === null
+              || (dataType60 === "string" && data60 && data60 == +data60 && !(data60 % 1))){
+coerced60 = +data60;
+}
+else {
+const err187 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+}
+if(coerced60 !== undefined){
+data60 = coerced60;
+if(data !== undefined){
+data["REQUEST_TIMEOUT_MS"] = coerced60;
+}
+}
+}
+if((typeof data60 == "number") && (isFinite(data60))){
+if(data60 > 600000 || isNaN(data60)){
+const err188 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 600000},message:"must be <= 600000"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+if(data60 < 1000 || isNaN(data60)){
+const err189 = {instancePath:instancePath+"/REQUEST_TIMEOUT_MS",schemaPath:"#/properties/REQUEST_TIMEOUT_MS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1000},message:"must be >= 1000"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+}
+let data61 = data.IDEMPOTENCY_TTL_SECONDS;
+if(!(((typeof data61 == "number") && (!(data61 % 1) && !isNaN(data61))) && (isFinite(data61)))){
+let dataType61 = typeof data61;
+let coerced61 = undefined;
+if(!(coerced61 !== undefined)){
+if(dataType61 === "boolean" || data61 === null
+              || (dataType61 === "string" && data61 && data61 == +data61 && !(data61 % 1))){
+coerced61 = +data61;
+}
+else {
+const err190 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+}
+if(coerced61 !== undefined){
+data61 = coerced61;
+if(data !== undefined){
+data["IDEMPOTENCY_TTL_SECONDS"] = coerced61;
+}
+}
+}
+if((typeof data61 == "number") && (isFinite(data61))){
+if(data61 > 2592000 || isNaN(data61)){
+const err191 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2592000},message:"must be <= 2592000"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+if(data61 < 1 || isNaN(data61)){
+const err192 = {instancePath:instancePath+"/IDEMPOTENCY_TTL_SECONDS",schemaPath:"#/properties/IDEMPOTENCY_TTL_SECONDS/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+}
+else {
+const err193 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+validate10.errors = vErrors;
+return errors === 0;
+}
+
 /* c8 ignore stop */
 
 /**

@@ -15,6 +15,7 @@ import type { AuthModuleOptions } from '../modules/auth/index.js'
 import type { BackendApiModuleOptions } from '../modules/backend-api/index.js'
 import type { SystemModuleOptions } from '../modules/system/index.js'
 import type { GraphqlModuleOptions } from '../modules/graphql/index.js'
+import type { DemoModuleOptions } from '../modules/demo/index.js'
 import type { ChangeFeedPluginOptions } from '../plugins/change-feed.js'
 import type { IdempotencyPluginOptions } from '../plugins/idempotency.js'
 import type { DomainPluginOptions } from '../plugins/domain.js'
@@ -54,6 +55,7 @@ export interface AppConfig {
     backendApi: BackendApiModuleOptions
     aggregator: AggregatorModuleOptions
     graphql: GraphqlModuleOptions
+    demo: DemoModuleOptions
   }
 }
 
@@ -190,6 +192,10 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
   const production = env.NODE_ENV === 'production'
   const devRoutes = !production
   const sharedRedisUrl = env.RATE_LIMIT_REDIS_URL ?? env.REDIS_URL
+  const providers = providerConfig(
+    { user: env.JWT_USER_MODEL, client: env.JWT_CLIENT_MODEL },
+    { user: env.JWT_USER_PROVIDER_HASH, client: env.JWT_CLIENT_PROVIDER_HASH }
+  )
   return {
     env,
     devRoutes,
@@ -206,12 +212,10 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
       jwtAlgorithm: env.JWT_ALGORITHM,
       leewaySeconds: env.JWT_LEEWAY,
       defaultType: env.JWT_DEFAULT_TYPE,
-      providers: providerConfig(
-        { user: env.JWT_USER_MODEL, client: env.JWT_CLIENT_MODEL },
-        { user: env.JWT_USER_PROVIDER_HASH, client: env.JWT_CLIENT_PROVIDER_HASH }
-      ),
+      providers,
       apiKeys: commaList(env.API_KEYS),
-      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE
+      authFailuresPerMinute: env.AUTH_FAILURES_PER_MINUTE,
+      portfolioAccess: env.PORTFOLIO_ACCESS
     },
     // Demo portfolios only in development: a test or production store starts empty.
     // Production waits for an unreachable PostgreSQL (not ready) and never creates a SQLite folder
@@ -300,6 +304,17 @@ function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'> {
         maxCost: env.GRAPHQL_MAX_COST,
         maxDocumentBytes: env.GRAPHQL_MAX_DOCUMENT_BYTES,
         tokenLeewaySeconds: env.JWT_LEEWAY
+      },
+      // The performance page, development only: its token signed as `npm run token` signs one.
+      demo: {
+        devRoutes,
+        token: {
+          secret: env.JWT_SECRET,
+          algorithm: env.JWT_ALGORITHM,
+          providers,
+          issuer: new URL('api/login', `${env.BACKEND_URL.replace(/\/$/, '')}/`).href,
+          ttlSeconds: env.JWT_TTL
+        }
       }
     }
   }

@@ -3,7 +3,7 @@
  * defaults, validated once at start-up by {@link loadConfig} in config.ts.
  */
 import { Type, type Static } from '@sinclair/typebox'
-import { JWT_ALGORITHMS, type JwtAlgorithm } from '../schemas/auth.js'
+import { JWT_ALGORITHMS, PORTFOLIO_ACCESS_MODES, type JwtAlgorithm, type PortfolioAccess } from '../schemas/auth.js'
 
 const Milliseconds = Type.Integer({ minimum: 1, maximum: 600_000 })
 const HttpUrl = Type.String({ pattern: '^https?://[^\\s]+$' })
@@ -35,6 +35,10 @@ export const ConfigSchema = Type.Object({
   JWT_USER_PROVIDER_HASH: Type.Optional(Sha1Hex),
   JWT_CLIENT_PROVIDER_HASH: Type.Optional(Sha1Hex),
   API_KEYS: Type.Optional(Type.String({ pattern: '[^,\\s]' })),
+  /** Which credential opens the portfolio routes (docs/api.md#whose-portfolios): `api-key`, `user` or `both`. */
+  PORTFOLIO_ACCESS: Type.Unsafe<PortfolioAccess>({
+    type: 'string', enum: [...PORTFOLIO_ACCESS_MODES], default: 'api-key'
+  }),
   BACKEND_URL: Type.String({ ...HttpUrl, default: 'http://127.0.0.1:8000' }),
   BACKEND_TIMEOUT_MS: Type.Integer({ ...Milliseconds, default: 10_000 }),
   BACKEND_HEALTH_PATH: Type.String({ ...UpstreamPath, default: 'api/health' }),

@@ -8,6 +8,8 @@ export interface ConfigurationSummary {
   store: string
   quotesProvider: AppConfig['quotes']['provider']
   corsOrigins: string[]
+  /** PORTFOLIO_ACCESS: which credential opens the portfolio routes. */
+  portfolioAccess: AppConfig['env']['PORTFOLIO_ACCESS']
   /** Aggregator credentials are set (its routes answer instead of 503 NOT_CONFIGURED). */
   aggregatorConfigured: boolean
   /** The port of the metrics listener, `null` when metrics are off. */
@@ -37,6 +39,7 @@ export function configurationSummary (config: AppConfig, nodeVersion = process.v
     store: storeEngine(config.store.url),
     quotesProvider: config.quotes.provider,
     corsOrigins: [...config.protection.corsOrigins],
+    portfolioAccess: config.env.PORTFOLIO_ACCESS,
     aggregatorConfigured: config.upstreams.aggregator.credentials !== undefined,
     metricsPort: config.metrics.port ?? null,
     changeFeed: changeFeedTransport(config),

@@ -8,6 +8,7 @@ import {
 import type { AssetRepository } from '../store/assets.js'
 import type { Access } from './access.js'
 import { existing, found, type PageRequest } from './common.js'
+import { listOwner, reachable, reached, type Owners } from './ownership.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
 
@@ -73,28 +74,36 @@ export interface AssetFilter {
 }
 
 /**
- * Portfolio assets (docs/api.md#resources), behind the API key: every method checks it first.
- * Unknown ids are NOT_FOUND (`Ativo não encontrado`); an asset for an unknown portfolio is
- * NOT_FOUND (`Portfolio não encontrado`) and stores nothing. `totalValue` is `quantity × price`
- * rounded half away from zero to cents, computed by the store when it writes (at most 10¹³ BRL).
+ * Portfolio assets (docs/api.md#resources), each method within the caller's portfolio scope
+ * (docs/api.md#whose-portfolios): every user's with the API key, a user's own with its token.
+ * Unknown ids, and another user's assets, are NOT_FOUND (`Ativo não encontrado`); an asset for an
+ * unknown portfolio, or another user's, is NOT_FOUND (`Portfolio não encontrado`) and stores
+ * nothing. `totalValue` is `quantity × price` rounded half away from zero to cents, computed by the
+ * store when it writes (at most 10¹³ BRL).
  */
 export class AssetService {
-  constructor (private readonly assets: AssetRepository) {}
+  /** `portfolios`: who owns the portfolio an asset is created in, or whose assets are asked for. */
+  constructor (private readonly assets: AssetRepository, private readonly portfolios: Owners) {}
 
+  /** A page of assets: a user token's lists hold only the assets of its own portfolios. */
   async list (access: Access, filter: AssetFilter, page: PageRequest): Promise<Asset[]> {
-    await access.apiKey()
-    return await this.assets.list({ portfolioId: filter.portfolioId, type: filter.type }, pageOf(page))
+    const scope = await access.portfolioScope()
+    const userId = listOwner(scope, undefined)
+    return await this.assets.list({ portfolioId: filter.portfolioId, type: filter.type, userId }, pageOf(page))
   }
 
   /** The asset with its tag. */
   async get (access: Access, id: string): Promise<Tagged<Asset>> {
-    await access.apiKey()
-    return await found(id, missing, async id => await this.assets.get(id))
+    const scope = await access.portfolioScope()
+    return await found(id, missing, async id =>
+      await reachable(scope, id, this.assets) ? await this.assets.get(id) : undefined)
   }
 
   async create (access: Access, input: CreateAssetInput): Promise<Asset> {
-    await access.apiKey()
-    const asset = await this.assets.create(createAssetInput(input))
+    const scope = await access.portfolioScope()
+    const create = createAssetInput(input)
+    const reached = await reachable(scope, create.portfolioId, this.portfolios)
+    const asset = reached ? await this.assets.create(create) : undefined
     if (asset === undefined) throw new NotFoundError('Portfolio')
     return asset
   }
@@ -106,19 +115,26 @@ export class AssetService {
   async update (
     access: Access, id: string, input: UpdateAssetInput, precondition?: Precondition
   ): Promise<Tagged<Asset>> {
-    await access.apiKey()
+    const scope = await access.portfolioScope()
     const update = updateAssetInput(input)
-    return await found(id, missing, async id => await this.assets.update(id, update, precondition))
+    return await found(id, missing, async id =>
+      await reachable(scope, id, this.assets) ? await this.assets.update(id, update, precondition) : undefined)
   }
 
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
-    await access.apiKey()
-    await existing(id, missing, async id => await this.assets.delete(id, precondition))
+    const scope = await access.portfolioScope()
+    await existing(id, missing, async id =>
+      await reachable(scope, id, this.assets) && await this.assets.delete(id, precondition))
   }
 
-  /** The assets of several portfolios, each portfolio's oldest first, in one read. */
+  /**
+   * The assets of several portfolios, each portfolio's oldest first, in one read; a portfolio out
+   * of the caller's scope has none, as an unknown one.
+   */
   async ofPortfolios (access: Access, portfolioIds: readonly string[]): Promise<Map<string, Asset[]>> {
-    await access.apiKey()
-    return await this.assets.ofPortfolios(portfolioIds)
+    const scope = await access.portfolioScope()
+    const byPortfolio = await this.assets.ofPortfolios(await reached(scope, portfolioIds, this.portfolios))
+    for (const id of portfolioIds) if (!byPortfolio.has(id)) byPortfolio.set(id, [])
+    return byPortfolio
   }
 }

@@ -4,6 +4,7 @@ import type { Asset } from '../schemas/asset.js'
 import type { AssetRepository, Holding } from '../store/assets.js'
 import type { Access } from './access.js'
 import { found, type Each } from './common.js'
+import { reachable, reached } from './ownership.js'
 import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard.js'
 import type { Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
@@ -75,33 +76,38 @@ async function dashboardOf (
 }
 
 /**
- * Asset dashboards (docs/api.md#the-asset-dashboard), behind the API key: position,
- * monthly history against the benchmark, buys and sales. An unknown asset is NOT_FOUND (`Ativo não encontrado`).
+ * Asset dashboards (docs/api.md#the-asset-dashboard), within the caller's portfolio scope
+ * (docs/api.md#whose-portfolios): position, monthly history against the benchmark, buys and
+ * sales. An unknown asset, or another user's, is NOT_FOUND (`Ativo não encontrado`).
  */
 export class DashboardService {
   constructor (
-    private readonly assets: Pick<AssetRepository, 'portfolioHoldingsOf' | 'holdingsOfPortfolios'>,
+    private readonly assets: Pick<AssetRepository, 'portfolioHoldingsOf' | 'holdingsOfPortfolios' | 'ownersOf'>,
     private readonly quotes: QuoteProvider
   ) {}
 
   async ofAsset (access: Access, assetId: string, log: Log): Promise<Dashboard> {
-    await access.apiKey()
-    const holdings = await found(assetId, missing, async id => await this.assets.portfolioHoldingsOf(id))
+    const scope = await access.portfolioScope()
+    const holdings = await found(assetId, missing, async id =>
+      await reachable(scope, id, this.assets) ? await this.assets.portfolioHoldingsOf(id) : undefined)
     return await dashboardOf(holdings.holding, holdings.portfolio, this.quotes, log)
   }
 
   /**
    * The dashboards of several assets from one read of their portfolios' holdings and one batch
-   * of quotes (each dashboard then finds its quotes cached); an asset gone since is NOT_FOUND.
+   * of quotes (each dashboard then finds its quotes cached); an asset gone since, or out of the
+   * caller's scope, is NOT_FOUND.
    */
-  async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Dashboard>>> {
-    await access.apiKey()
+  async ofAssets (access: Access, asked: readonly Asset[], log: Log): Promise<Array<Each<Dashboard>>> {
+    const scope = await access.portfolioScope()
+    const ids = new Set(await reached(scope, asked.map(asset => asset.id), this.assets))
+    const assets = asked.filter(asset => ids.has(asset.id))
     const holdings = await this.assets.holdingsOfPortfolios(assets.map(asset => asset.portfolioId))
     const held = [...holdings.values()].flat().map(({ asset }) => asset)
     knowCoinsOf(this.quotes, held)
     await quotesOf(this.quotes, [...held.map(asset => asset.symbol).filter(isTicker), IBOV_SYMBOL], log)
-    return await Promise.all(assets.map(async ({ id, portfolioId }) => {
-      const portfolio = holdings.get(portfolioId) ?? []
+    return await Promise.all(asked.map(async ({ id, portfolioId }) => {
+      const portfolio = (ids.has(id) ? holdings.get(portfolioId) : undefined) ?? []
       const holding = portfolio.find(entry => entry.asset.id === id)
       if (holding === undefined) return missing()
       return await dashboardOf(holding, portfolio, this.quotes, log)

@@ -9,6 +9,8 @@ import { DashboardService } from './dashboards.js'
 import { ExclusionService } from './exclusions.js'
 import { ItemOwnership } from './item-ownership.js'
 import { PortfolioService } from './portfolios.js'
+import { PerformanceService } from './performances.js'
+import { PERFORMANCE_CACHE_DEFAULTS, PerformanceCache, type PerformanceCacheOptions } from './performance-cache.js'
 import { PrincipalService } from './principals.js'
 import { QuoteService } from './quotes.js'
 import { StatsService } from './stats.js'
@@ -20,9 +22,10 @@ import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
 } from './portfolio-reads.js'
 
-export type { Access, Principal } from './access.js'
+export type { Access, PortfolioScope, Principal } from './access.js'
 export type { LiveValuationOptions, ValuationEvent } from './valuation-streams.js'
 export type { ReadCacheOptions } from './portfolio-reads.js'
+export type { PerformanceCacheOptions } from './performance-cache.js'
 
 /** Every domain service: what REST, GraphQL and a host app all go through. */
 export interface Domain {
@@ -36,9 +39,11 @@ export interface Domain {
   stats: StatsService
   principals: PrincipalService
   valuations: ValuationService
+  /** Portfolio performances over ranges, kept per portfolio and range while the feed proves it hears every change. */
+  performances: PerformanceService
   /** The live valuations of this instance: one per app (its streams share one quote refresher). */
   liveValuations: LiveValuations
-  /** Ends what the services hold open: the live valuation streams, the read cache (the app closes). */
+  /** Ends what the services hold open: the live valuation streams, the read and performance caches (the app closes). */
   close: () => void
 }
 
@@ -62,7 +67,8 @@ export interface DomainAdapters {
 export function createDomain (
   adapters: DomainAdapters,
   liveValuations: LiveValuationOptions = LIVE_VALUATION_DEFAULTS,
-  readCache: ReadCacheOptions = READ_CACHE_DEFAULTS
+  readCache: ReadCacheOptions = READ_CACHE_DEFAULTS,
+  performanceCache: PerformanceCacheOptions = PERFORMANCE_CACHE_DEFAULTS
 ): Domain {
   const made = new Map<keyof Domain, unknown>()
   function once<K extends keyof Domain> (name: K, make: () => Domain[K]): Domain[K] {
@@ -70,6 +76,7 @@ export function createDomain (
     return made.get(name) as Domain[K]
   }
   let cache: CachedPortfolioReads | undefined
+  let performances: PerformanceCache | undefined
   /** The portfolio reads every service shares: cached when there is a change feed to keep them true. */
   function reads (): PortfolioReads {
     const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
@@ -80,8 +87,10 @@ export function createDomain (
   }
   return {
     get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios, reads())) },
-    get assets () { return once('assets', () => new AssetService(adapters.store.assets)) },
-    get transactions () { return once('transactions', () => new TransactionService(adapters.store.transactions)) },
+    get assets () { return once('assets', () => new AssetService(adapters.store.assets, adapters.store.portfolios)) },
+    get transactions () {
+      return once('transactions', () => new TransactionService(adapters.store.transactions, adapters.store.assets))
+    },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
     get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },
@@ -94,7 +103,17 @@ export function createDomain (
     get principals () { return once('principals', () => new PrincipalService()) },
     get valuations () {
       return once('valuations', () =>
-        new ValuationService(reads(), adapters.store.assets, adapters.quotes))
+        new ValuationService(reads(), adapters.store.assets, adapters.quotes, adapters.store.portfolios))
+    },
+    get performances () {
+      return once('performances', () => {
+        // Without a change feed nothing tells a portfolio's change: nothing is kept.
+        const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
+        if (feed !== undefined && performanceCache.maxEntries > 0) {
+          performances = new PerformanceCache(feed, performanceCache, adapters.telemetry)
+        }
+        return new PerformanceService(reads(), adapters.store.assets, adapters.quotes, performances)
+      })
     },
     get liveValuations () {
       return once('liveValuations', () => new LiveValuations(
@@ -104,6 +123,7 @@ export function createDomain (
     close: () => {
       (made.get('liveValuations') as LiveValuations | undefined)?.close()
       cache?.close()
+      performances?.close()
     }
   }
 }

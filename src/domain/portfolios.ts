@@ -9,6 +9,7 @@ import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
 import type { PortfolioReads } from './portfolio-reads.js'
 import { existing, found, type PageRequest } from './common.js'
+import { ifReached, listOwner, reachable } from './ownership.js'
 
 const missing = (): Error => new NotFoundError('Portfolio')
 
@@ -32,59 +33,73 @@ export interface ChangedPortfolio {
 }
 
 /**
- * Portfolios (docs/api.md#resources), behind the API key: every method checks it first. Unknown
- * ids are NOT_FOUND (`Portfolio não encontrado`); inputs arrive validated by the portfolio
- * schemas and are trimmed here; an If-Match `precondition` is checked in the write's transaction.
- * The detail, the value and the valuations' inputs are read through `reads` (the instance's cache
- * of them: src/domain/portfolio-reads.ts); everything else, writes first, goes to the store.
+ * Portfolios (docs/api.md#resources), each method within the caller's portfolio scope
+ * (docs/api.md#whose-portfolios): every user's with the API key, a user's own with its token.
+ * Unknown ids, and another user's, are NOT_FOUND (`Portfolio não encontrado`); inputs arrive
+ * validated by the portfolio schemas and are trimmed here; an If-Match `precondition` is checked
+ * in the write's transaction. The detail, the value and the valuations' inputs are read through
+ * `reads` (the instance's cache of them: src/domain/portfolio-reads.ts, which keeps reads by id,
+ * whoever asked: the owner is checked here on each answer); everything else, writes first, goes
+ * to the store.
  */
 export class PortfolioService {
   constructor (private readonly portfolios: PortfolioRepository, private readonly reads: PortfolioReads = portfolios) {}
 
+  /** A page of portfolios: without a `userId`, every user's with the API key, the user's own with its token. */
   async list (access: Access, filter: { userId?: string }, page: PageRequest): Promise<Portfolio[]> {
-    await access.apiKey()
-    return await this.portfolios.list({ userId: filter.userId }, pageOf(page))
+    const scope = await access.portfolioScope()
+    return await this.portfolios.list({ userId: listOwner(scope, filter.userId) }, pageOf(page))
   }
 
   async get (access: Access, id: string): Promise<Portfolio> {
-    await access.apiKey()
-    return await found(id, missing, async id => await this.portfolios.get(id))
+    const scope = await access.portfolioScope()
+    return await found(id, missing, async id => ifReached(scope, await this.portfolios.get(id), byUser))
   }
 
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
   async withAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
-    await access.apiKey()
-    return await found(id, missing, async id => await this.reads.withAssets(id))
+    const scope = await access.portfolioScope()
+    return await found(id, missing, async id =>
+      ifReached(scope, await this.reads.withAssets(id), read => read.portfolio.userId))
   }
 
   /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
   async detail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
-    await access.apiKey()
-    return await found(id, missing, async id => await this.reads.detail(id))
+    const scope = await access.portfolioScope()
+    return await found(id, missing, async id =>
+      ifReached(scope, await this.reads.detail(id), read => read.value.userId))
   }
 
   async value (access: Access, id: string): Promise<PortfolioValue> {
-    await access.apiKey()
-    return await found(id, missing, async id => await this.reads.value(id))
+    const scope = await access.portfolioScope()
+    return await found(id, missing, async id =>
+      await reachable(scope, id, this.portfolios) ? await this.reads.value(id) : undefined)
   }
 
+  /** Creates a portfolio for its `userId`: under a user's token, the user's own (another is 403). */
   async create (access: Access, input: CreatePortfolioInput): Promise<Portfolio> {
-    await access.apiKey()
-    return await this.portfolios.create(createPortfolioInput(input))
+    const scope = await access.portfolioScope()
+    const create = createPortfolioInput(input)
+    listOwner(scope, create.userId)
+    return await this.portfolios.create(create)
   }
 
   /** Renames or describes a portfolio; answers it and its detail's tag after the change. */
   async update (
     access: Access, id: string, input: UpdatePortfolioInput, precondition?: Precondition
   ): Promise<ChangedPortfolio> {
-    await access.apiKey()
+    const scope = await access.portfolioScope()
     const update = updatePortfolioInput(input)
-    return await found(id, missing, async id => await this.portfolios.change(id, update, precondition))
+    return await found(id, missing, async id =>
+      await reachable(scope, id, this.portfolios) ? await this.portfolios.change(id, update, precondition) : undefined)
   }
 
   /** Deletes the portfolio and its assets in one transaction. */
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
-    await access.apiKey()
-    await existing(id, missing, async id => await this.portfolios.delete(id, precondition))
+    const scope = await access.portfolioScope()
+    await existing(id, missing, async id =>
+      await reachable(scope, id, this.portfolios) && await this.portfolios.delete(id, precondition))
   }
 }
+
+const byUser = (portfolio: Portfolio): string => portfolio.userId

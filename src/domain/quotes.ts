@@ -23,15 +23,16 @@ export function knowCoinsOf (provider: QuoteProvider, assets: readonly Asset[]):
 }
 
 /**
- * Price quotes (docs/api.md#resources), behind the API key. A ticker arrives validated
- * (`TICKER_PATTERN`) and is upper-cased here; one the provider does not know is NOT_FOUND
- * (`Cotação não encontrada para X`). Batches ask the provider once per batch of tickers.
+ * Price quotes (docs/api.md#resources), for whoever the portfolio routes serve: a quote holds no
+ * user's data, so it asks the portfolio scope (docs/api.md#whose-portfolios) and keeps to none.
+ * A ticker arrives validated (`TICKER_PATTERN`) and is upper-cased here; one the provider does not
+ * know is NOT_FOUND (`Cotação não encontrada para X`). Batches ask the provider once per batch of tickers.
  */
 export class QuoteService {
   constructor (private readonly provider: QuoteProvider) {}
 
   async quote (access: Access, symbol: string, log: Log): Promise<Quote> {
-    await access.apiKey()
+    await access.portfolioScope()
     const ticker = tickerOf(symbol)
     const quote = this.answer(ticker, await this.provider.quote(ticker, log))
     if (quote instanceof Error) throw quote
@@ -40,7 +41,7 @@ export class QuoteService {
 
   /** The quotes of several tickers, in one provider batch, each as {@link quote} answers it. */
   async quotes (access: Access, symbols: readonly string[], log: Log): Promise<Array<Each<Quote>>> {
-    await access.apiKey()
+    await access.portfolioScope()
     const tickers = symbols.map(tickerOf)
     const quotes = await quotesOf(this.provider, tickers, log)
     return tickers.map(ticker => this.answer(ticker, quotes.get(ticker)))
@@ -48,7 +49,7 @@ export class QuoteService {
 
   /** The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name) is NOT_FOUND unasked. */
   async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Quote>>> {
-    await access.apiKey()
+    await access.portfolioScope()
     knowCoinsOf(this.provider, assets)
     const quotes = await quotesOf(this.provider, assets.map(asset => asset.symbol).filter(isTicker), log)
     return assets.map(({ symbol }) => this.answer(symbol, quotes.get(symbol)))

@@ -1,8 +1,11 @@
 import {
   quotesOf,
   REAIS,
+  type Close,
   type ExchangeRate,
+  type HistoryQuery,
   type MonthKey,
+  type PriceHistory,
   type ProviderQuote,
   type QuoteProvider
 } from '../quotes/provider.js'
@@ -110,47 +113,110 @@ export async function quotesInReaisOrNone (
   }
 }
 
+/** A day's close in reais (`date`: `YYYY-MM-DD`); `estimated` when converted with another day's rate. */
+export interface DayClose {
+  date: string
+  close: number
+  estimated: boolean
+}
+
 /**
- * The monthly closes of `symbol` from `since` on, in reais (docs/api.md#the-asset-dashboard): the
- * last close of each month, converted, when the symbol is quoted in another currency, with that
- * month's rate — the last of the provider's daily rates in the month. A month without its own
- * rate takes the nearest one known (the last before it, else the first after it, else today's)
- * and is `estimated`; without any rate there are no closes. Provider failures of the closes
- * propagate; of the rates, they leave the months estimated.
+ * The closes of a history in reais, one per period of `query.interval` (a day, a month) from
+ * `query.since` on, keyed by `periodOf` its date: the last close of each period, converted, when the
+ * symbol is quoted in another currency, with that period's rate — the last of the provider's daily
+ * rates in it. A period without its own rate takes the nearest one known (the last before it, else
+ * the first after it, else today's) and is `estimated`; without any rate there are no closes.
+ * Provider failures of the closes propagate; of the rates, they leave the periods estimated.
+ */
+async function closesInReais (
+  provider: QuoteProvider, history: PriceHistory, query: HistoryQuery, periodOf: (date: string) => string, log: Log
+): Promise<Array<{ period: string, close: number, estimated: boolean }>> {
+  const closes = lastOfEachPeriod(history.closes, periodOf)
+  if (history.currency === REAIS) return closes.map(([period, close]) => ({ period, close, estimated: false }))
+  const rates = await ratesByPeriod(provider, history.currency, query, periodOf, log)
+  // Without a history of the rate, today's stands for every period: each is estimated.
+  const today = rates.size === 0
+    ? (await ratesOrNone(provider, [history.currency], log)).get(history.currency)
+    : undefined
+  const known = [...rates].sort(([a], [b]) => (a < b ? -1 : 1))
+  let before = -1
+  return closes.flatMap(([period, close]) => {
+    while (before + 1 < known.length && (known[before + 1]?.[0] ?? '') < period) before++
+    const own = rates.get(period)
+    const rate = own ?? known[before]?.[1] ?? known[0]?.[1] ?? today?.rate
+    return rate === undefined ? [] : [{ period, close: inReais(close, rate), estimated: own === undefined }]
+  })
+}
+
+/**
+ * The last close of each period, oldest first. Closes a day each, in order (what a provider's daily
+ * history is), are taken as they are: thousands of them, where a map and a sort cost a recomputed
+ * performance of 20 symbols over 20 years about 30 ms of CPU (bench/performance.ts).
+ */
+function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) => string): Array<[string, number]> {
+  const periods = closes.map(({ date, close }) => [periodOf(date), close] as [string, number])
+  if (periods.every(([period], index) => index === 0 || (periods[index - 1] as [string, number])[0] < period)) {
+    return periods
+  }
+  const byPeriod = new Map<string, number>()
+  for (const [period, close] of periods) byPeriod.set(period, close)
+  return [...byPeriod].sort(([a], [b]) => (a < b ? -1 : 1))
+}
+
+/**
+ * The monthly closes of `symbol` from `since` on, in reais (docs/api.md#the-asset-dashboard), each
+ * month's converted with that month's rate ({@link closesInReais}).
  */
 export async function monthlyClosesInReais (
   provider: QuoteProvider, symbol: string, since: MonthKey, log: Log
 ): Promise<MonthClose[]> {
-  const history = await provider.history(symbol, { interval: '1mo', since: `${since}-01` }, log)
+  const query: HistoryQuery = { interval: '1mo', since: `${since}-01` }
+  const history = await provider.history(symbol, query, log)
   if (history === undefined) return []
-  const byMonth = new Map<MonthKey, number>()
-  for (const { date, close } of history.closes) byMonth.set(date.slice(0, 7), close)
-  const closes = [...byMonth].sort(([a], [b]) => (a < b ? -1 : 1))
-  if (history.currency === REAIS) return closes.map(([month, close]) => ({ month, close, estimated: false }))
-  const rates = await monthlyRates(provider, history.currency, since, log)
-  // Without a history of the rate, today's stands for every month: each is estimated.
-  const today = rates.size === 0
-    ? (await ratesOrNone(provider, [history.currency], log)).get(history.currency)
-    : undefined
-  const known = [...rates]
-  return closes.flatMap(([month, close]) => {
-    const own = rates.get(month)
-    const rate = own ?? known.findLast(([rateMonth]) => rateMonth < month)?.[1] ?? known[0]?.[1] ?? today?.rate
-    return rate === undefined ? [] : [{ month, close: inReais(close, rate), estimated: own === undefined }]
-  })
+  const closes = await closesInReais(provider, history, query, monthOf, log)
+  return closes.map(({ period, close, estimated }) => ({ month: period, close, estimated }))
 }
 
-/** The rate of each month the provider has a history for (the month's last daily rate), oldest first. */
-async function monthlyRates (
-  provider: QuoteProvider, currency: string, since: MonthKey, log: Log
-): Promise<Map<MonthKey, string>> {
+/**
+ * The daily closes of `symbol` from `since` (`YYYY-MM-DD`) on, in reais (docs/api.md#performance),
+ * each day's converted with that day's rate ({@link closesInReais}).
+ */
+export async function dailyClosesInReais (
+  provider: QuoteProvider, symbol: string, since: string, log: Log
+): Promise<DayClose[]> {
+  const query: HistoryQuery = { interval: '1d', since }
+  const history = await provider.history(symbol, query, log)
+  if (history === undefined) return []
+  const kept = history.currency === REAIS ? dailyInReais.get(history) : undefined
+  if (kept !== undefined) return kept
+  const closes = (await closesInReais(provider, history, query, day => day, log))
+    .map(({ period, close, estimated }) => ({ date: period, close, estimated }))
+  if (history.currency === REAIS) dailyInReais.set(history, closes)
+  return closes
+}
+
+/**
+ * A daily history in reais as closes of days, made once per history the quote cache keeps (it hands
+ * every asker the same one): a performance of 20 symbols over 20 years, computed again after a
+ * change, spent 6 ms of its CPU making them again (bench/performance.ts). Shared: never changed.
+ */
+const dailyInReais = new WeakMap<PriceHistory, DayClose[]>()
+
+function monthOf (date: string): MonthKey {
+  return date.slice(0, 7)
+}
+
+/** The rate of each period the provider has a history for (the period's last daily rate), oldest first. */
+async function ratesByPeriod (
+  provider: QuoteProvider, currency: string, query: HistoryQuery, periodOf: (date: string) => string, log: Log
+): Promise<Map<string, string>> {
   let observations
   try {
-    observations = await provider.rateHistory?.(currency, { interval: '1mo', since: `${since}-01` }, log)
+    observations = await provider.rateHistory?.(currency, query, log)
   } catch (error) {
-    log.debug({ err: error, currency }, 'no rate history: past months of symbols priced in it are estimated')
+    log.debug({ err: error, currency }, 'no rate history: past closes of symbols priced in it are estimated')
   }
-  const byMonth = new Map<MonthKey, string>()
-  for (const { date, rate } of observations ?? []) byMonth.set(date.slice(0, 7), rate)
-  return byMonth
+  const byPeriod = new Map<string, string>()
+  for (const { date, rate } of observations ?? []) byPeriod.set(periodOf(date), rate)
+  return byPeriod
 }

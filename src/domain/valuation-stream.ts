@@ -1,4 +1,5 @@
 import type { PortfolioValuation } from '../schemas/valuation.js'
+import { callAt } from './time.js'
 import { sameValuation } from './valuation.js'
 
 /** What a valuation stream delivers: a valuation, or the end of its portfolio (then the stream is done). */
@@ -11,7 +12,8 @@ export type ValuationEvent =
  * a GraphQL subscription sends it). It hands over at most one valuation per `minIntervalMs`, the
  * latest offered winning, and only one that differs from the last handed over (but for
  * `updatedAt`); it holds at most one event a slow reader has not read yet, replaced by a newer
- * one. `return()` (a client that went away) ends it at once and calls `onEnd`.
+ * one. `return()` (a client that went away) ends it at once and calls `onEnd`; so does `endsAt`
+ * (epoch milliseconds), when the credential that opened it expires.
  */
 export class ValuationStream implements AsyncIterableIterator<ValuationEvent> {
   private sent: PortfolioValuation
@@ -24,10 +26,17 @@ export class ValuationStream implements AsyncIterableIterator<ValuationEvent> {
   private reader: ((result: IteratorResult<ValuationEvent>) => void) | undefined
   private last = false
   private done = false
+  private readonly cancelEnd: (() => void) | undefined
 
-  constructor (private readonly minIntervalMs: number, first: PortfolioValuation, private readonly onEnd: () => void) {
+  constructor (
+    private readonly minIntervalMs: number,
+    first: PortfolioValuation,
+    private readonly onEnd: () => void,
+    endsAt?: number
+  ) {
     this.sent = first
     this.hand({ kind: 'valuation', valuation: first })
+    if (endsAt !== undefined) this.cancelEnd = callAt(endsAt, () => { this.finish() })
   }
 
   /** A newer valuation of the portfolio. */
@@ -95,6 +104,7 @@ export class ValuationStream implements AsyncIterableIterator<ValuationEvent> {
     if (this.done) return
     this.done = true
     clearTimeout(this.timer)
+    this.cancelEnd?.()
     this.unread = undefined
     const reader = this.reader
     this.reader = undefined

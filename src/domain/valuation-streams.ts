@@ -7,6 +7,7 @@ import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
 import type { PortfolioReads } from './portfolio-reads.js'
 import type { Access } from './access.js'
 import { possibleId } from './common.js'
+import { ifReached, streamUntil } from './ownership.js'
 import type { Log } from './ports.js'
 import { QuoteRefresher } from './quote-refresher.js'
 import { coinsOf } from './quotes.js'
@@ -164,12 +165,18 @@ export class LiveValuations {
   }
 
   /**
-   * A stream of the portfolio's valuations for the caller; `return()` ends it. Refused before it
-   * starts: 401 without a valid API key, 429 past the caller's streams, 404 for an unknown portfolio.
+   * A stream of the portfolio's valuations for the caller, within its portfolio scope
+   * (docs/api.md#whose-portfolios); `return()` ends it, and so does the end of the user token
+   * that opened it. Refused before it starts: 401 without the credential, 429 past the caller's
+   * streams, 404 for an unknown portfolio or another user's.
    */
   async open (access: Access, portfolioId: string): Promise<AsyncIterableIterator<ValuationEvent>> {
-    await access.apiKey()
+    const scope = await access.portfolioScope()
     if (!possibleId(portfolioId)) throw missing()
+    if (scope.kind === 'owner' &&
+      ifReached(scope, await this.portfolios.withAssets(portfolioId), read => read.portfolio.userId) === undefined) {
+      throw missing()
+    }
     // Shutting down: a client retries elsewhere.
     if (this.closed) throw new DrainingError()
     const caller = access.caller()
@@ -183,7 +190,8 @@ export class LiveValuations {
       const first = watch.current
       if (this.closed) throw new DrainingError()
       if (watch.deleted || first === undefined) throw missing()
-      const stream = new ValuationStream(this.options.minIntervalMs, first, () => { this.left(watch, stream, caller) })
+      const stream = new ValuationStream(this.options.minIntervalMs, first, () => { this.left(watch, stream, caller) },
+        streamUntil(scope))
       watch.streams.add(stream)
       return stream
     } catch (error) {

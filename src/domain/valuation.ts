@@ -7,6 +7,7 @@ import type { AssetRepository } from '../store/assets.js'
 import type { PortfolioReads } from './portfolio-reads.js'
 import type { Access } from './access.js'
 import { found } from './common.js'
+import { ifReached, reached, type Owners } from './ownership.js'
 import type { Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
 import { quotesInReaisOrNone, type QuoteInReais } from './reais.js'
@@ -72,31 +73,37 @@ export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioVa
 }
 
 /**
- * Portfolio valuations on request (docs/api.md#valuation), behind the API key: one read of the
- * portfolio's assets and one provider batch for all their distinct tickers (and one for the rates
- * of the currencies they are priced in), through the quote cache the dashboards use. An unknown
- * portfolio is NOT_FOUND (`Portfolio não encontrado`).
+ * Portfolio valuations on request (docs/api.md#valuation), within the caller's portfolio scope
+ * (docs/api.md#whose-portfolios): one read of the portfolio's assets and one provider batch for
+ * all their distinct tickers (and one for the rates of the currencies they are priced in), through
+ * the quote cache the dashboards use. An unknown portfolio, or another user's, is NOT_FOUND
+ * (`Portfolio não encontrado`).
  */
 export class ValuationService {
   constructor (
     private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
     private readonly assets: AssetRepository,
     private readonly quotes: QuoteProvider,
+    /** Who owns a portfolio of a batch. */
+    private readonly owners: Owners,
     private readonly now: () => Date = () => new Date()
   ) {}
 
   async valuation (access: Access, portfolioId: string, log: Log): Promise<PortfolioValuation> {
-    await access.apiKey()
+    const scope = await access.portfolioScope()
     const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
-      async id => await this.portfolios.withAssets(id))
+      async id => ifReached(scope, await this.portfolios.withAssets(id), read => read.portfolio.userId))
     knowCoinsOf(this.quotes, assets)
     return valuate(portfolio.id, assets, await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.now())
   }
 
-  /** The valuations of several portfolios (GraphQL's lists): one read of their assets, one provider batch. */
+  /**
+   * The valuations of several portfolios (GraphQL's lists): one read of their assets, one provider
+   * batch; a portfolio out of the caller's scope is valued as an unknown one, holding nothing.
+   */
   async ofPortfolios (access: Access, portfolioIds: readonly string[], log: Log): Promise<PortfolioValuation[]> {
-    await access.apiKey()
-    const byPortfolio = await this.assets.ofPortfolios(portfolioIds)
+    const scope = await access.portfolioScope()
+    const byPortfolio = await this.assets.ofPortfolios(await reached(scope, portfolioIds, this.owners))
     const assets = [...byPortfolio.values()].flat()
     knowCoinsOf(this.quotes, assets)
     const quotes = await quotesInReaisOrNone(this.quotes, tickersOf(assets), log)

@@ -5,7 +5,7 @@ import { CountedCounter, CountedHistogram } from './counted-metrics.js'
 export type UpstreamOutcome = 'ok' | '4xx' | '5xx' | 'timeout' | 'refused'
 export type UpstreamName = 'backend' | 'aggregator' | 'brapi'
 /** The caches whose hit ratio an operator watches. */
-export type CacheName = 'verified_tokens' | 'quotes' | 'item_ownership' | 'aggregator_key'
+export type CacheName = 'verified_tokens' | 'quotes' | 'item_ownership' | 'aggregator_key' | 'performance'
 /** Which budget refused a request. */
 export type LimitName = 'requests' | 'auth_failures' | 'connect_tokens' | 'aggregator' | 'aggregator_principal'
 

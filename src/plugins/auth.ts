@@ -1,8 +1,8 @@
-import { hash, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import fp from 'fastify-plugin'
 import fastifyJwt from '@fastify/jwt'
 import { TokenError } from 'fast-jwt'
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import {
   ApiKeyInvalidError,
@@ -17,15 +17,20 @@ import { telemetryOf } from './metrics.js'
 import {
   JwtPayloadSchema,
   type JwtAlgorithm,
+  type PortfolioAccess,
   type PrincipalType,
   type ProviderConfig
 } from '../schemas/auth.js'
 import { WindowCounter } from '../upstream/budget.js'
-import { principalKey, type Access, type Principal } from '../domain/access.js'
+import type { Principal } from '../domain/access.js'
+import { CREDENTIALS, Credentials, LEEWAY_MS, requestAccess, requirePrincipal, sha256 } from './credentials.js'
 import { VerifiedTokens, wellFormed } from './verified-tokens.js'
 
-export type { JwtAlgorithm, JwtPayload, PrincipalType, ProviderConfig, TokenData } from '../schemas/auth.js'
-export type { Access, Principal } from '../domain/access.js'
+export type {
+  JwtAlgorithm, JwtPayload, PortfolioAccess, PrincipalType, ProviderConfig, TokenData
+} from '../schemas/auth.js'
+export type { Access, PortfolioScope, Principal } from '../domain/access.js'
+export { Credentials, requestAccess, requirePrincipal } from './credentials.js'
 
 export interface AuthPluginOptions {
   /** The HMAC secret shared with the upstream backend (tymon's `JWT_SECRET`, used as plain bytes). */
@@ -41,6 +46,12 @@ export interface AuthPluginOptions {
   apiKeys: readonly string[]
   /** Failed authentications per client IP per minute before further ones are 429 (default 60; docs/api.md#limits). */
   authFailuresPerMinute?: number
+  /**
+   * Which credential opens the portfolio routes and fields (`PORTFOLIO_ACCESS`; docs/api.md#whose-portfolios):
+   * `api-key` (the default: a trusted server's key, every user's portfolios), `user` (a user's token, its
+   * own portfolios only) or `both` (the key when the request carries one, else the token).
+   */
+  portfolioAccess?: PortfolioAccess
 }
 
 declare module 'fastify' {
@@ -61,6 +72,13 @@ declare module 'fastify' {
     requireClient: onRequestAsyncHookHandler
     /** onRequest guard: `x-api-key` is one of the configured keys. */
     verifyApiKey: onRequestAsyncHookHandler
+    /**
+     * onRequest guard of the portfolio routes: the credential `portfolioAccess` asks for
+     * (`verifyApiKey` itself under `api-key`; a user token under `user`; either under `both`).
+     */
+    verifyPortfolioAccess: onRequestAsyncHookHandler
+    /** PORTFOLIO_ACCESS, as the auth plugin was given it: the portfolio modules document their credential by it. */
+    portfolioAccess: PortfolioAccess
     providerConfig: ProviderConfig
     /**
      * What a guard throws when a credential is refused: `error` (a 401), or a 429 once the
@@ -78,12 +96,6 @@ export function bearerToken (header: string | undefined): string | null {
   return BEARER.exec(header)?.[1] ?? null
 }
 
-/** Handlers on guarded routes read the principal through this, so `null` is handled once. */
-export function requirePrincipal (request: FastifyRequest): Principal {
-  if (request.principal === null) throw new TokenInvalidError()
-  return request.principal
-}
-
 const checkPayload = TypeCompiler.Compile(JwtPayloadSchema)
 
 const REQUIRED_BY_VERIFIER = ['iss', 'iat', 'exp', 'nbf', 'jti']
@@ -91,66 +103,6 @@ const VERIFIED_TOKEN_CACHE_SIZE = 10_000
 
 function optionalString (value: unknown): string | null {
   return typeof value === 'string' ? value : null
-}
-
-function sha256 (text: string): Buffer {
-  return hash('sha256', text, 'buffer')
-}
-
-/** The guards read the request only; a subscription's WebSocket has no reply to give them. */
-const GUARDS_NEED_NO_REPLY = undefined as unknown as FastifyReply
-
-/**
- * The domain's Access for one request, checked by this plugin's guards themselves — so the same
- * codes, the same failed-authentication budget — and each at most once. On REST the route's
- * onRequest guard has already run and marked the request (`apiKeyVerified`, `principal`): the
- * checks then resolve at once. On GraphQL nothing runs before a field asks (per field:
- * docs/api.md#graphql), so a field that needs no credential costs none, and one failure is
- * counted once however many fields ask.
- */
-export class Credentials implements Access {
-  private apiKeyCheck: Promise<void> | undefined
-  private principalCheck: Promise<Principal> | undefined
-
-  constructor (private readonly app: FastifyInstance, private readonly request: FastifyRequest) {}
-
-  async apiKey (): Promise<void> {
-    if (this.request.apiKeyVerified) return
-    this.apiKeyCheck ??= this.app.verifyApiKey(this.request, GUARDS_NEED_NO_REPLY).then(() => {})
-    await this.apiKeyCheck
-  }
-
-  async principal (): Promise<Principal> {
-    if (this.request.principal !== null) return this.request.principal
-    this.principalCheck ??= this.app.verifyJwt(this.request, GUARDS_NEED_NO_REPLY)
-      .then(() => requirePrincipal(this.request))
-    return await this.principalCheck
-  }
-
-  caller (): string {
-    const key = this.request.headers['x-api-key']
-    if (typeof key === 'string') return `apikey:${sha256(key).toString('base64url')}`
-    const principal = this.request.principal
-    return principal === null ? `ip:${this.request.ip}` : principalKey(principal)
-  }
-
-  /**
-   * Verifies a Bearer token the request carries before the rate limit counts it, so that the
-   * limit is per principal as on REST; a bad token is left for the field that needs it to report.
-   */
-  async identifyEarly (): Promise<void> {
-    if (this.request.headers.authorization !== undefined) await this.principal().catch(() => {})
-  }
-}
-
-/** Where a request keeps its Credentials once made (declared with the request's other decorators). */
-const CREDENTIALS = Symbol('bff credentials')
-
-/** The Access of a request (REST, GraphQL, or the WebSocket upgrade of a subscription), made once. */
-export function requestAccess (app: FastifyInstance, request: FastifyRequest): Credentials {
-  const held = request as FastifyRequest & { [CREDENTIALS]: Credentials | null }
-  held[CREDENTIALS] ??= new Credentials(app, request)
-  return held[CREDENTIALS]
 }
 
 async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<void> {
@@ -229,6 +181,8 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     getter (this: FastifyRequest) { return requestAccess(app, this) }
   })
   app.decorate('providerConfig', options.providers)
+  app.decorate('portfolioAccess', options.portfolioAccess ?? 'api-key')
+  app.decorate(LEEWAY_MS, leewayMs)
 
   app.decorate('verifyJwt', async function verifyJwt (request: FastifyRequest) {
     try {
@@ -293,6 +247,12 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     }
     request.apiKeyVerified = true
   })
+
+  app.decorate('verifyPortfolioAccess', app.portfolioAccess === 'api-key'
+    ? app.verifyApiKey
+    : async function verifyPortfolioAccess (request: FastifyRequest) {
+      await requestAccess(app, request).portfolioScope()
+    })
 }
 
 /** JWT (tymon/jwt-auth HS*) and API-key guards, and `request.principal` (docs/api.md#credentials, #tokens). */

@@ -2,8 +2,10 @@ import fp from 'fastify-plugin'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { documentedResponseSchema, ErrorBodySchema } from './error-responses.js'
+import { documentedResponseSchema, ErrorBodySchema, errorSchemas } from './error-responses.js'
 import { finishOperations, isObject, withIntegerFormats, type OpenApiDocument } from './openapi-document.js'
+import { addResponses } from './route-schema.js'
+import type { PortfolioAccess } from '../schemas/auth.js'
 
 export const SECURITY_SCHEMES = {
   bearerAuth: {
@@ -22,16 +24,33 @@ export type SecurityScheme = keyof typeof SECURITY_SCHEMES
 
 /**
  * An onRoute hook for a module: its tag, and the credential its routes need unless a route
- * says otherwise (`security: []` for an open one). It only fills the OpenAPI document.
+ * says otherwise (`security: []` for an open one; several schemes: any one of them). It only
+ * fills the OpenAPI document.
  */
-export function documentRoutes (tag: string, security: SecurityScheme | null) {
+export function documentRoutes (tag: string, security: SecurityScheme | readonly SecurityScheme[] | null) {
+  const requirements = security === null ? [] : [security].flat().map(scheme => ({ [scheme]: [] }))
   return (route: RouteOptions): void => {
     const schema = route.schema ?? {}
-    route.schema = {
-      ...schema,
-      tags: schema.tags ?? [tag],
-      security: schema.security ?? (security === null ? [] : [{ [security]: [] }])
-    }
+    route.schema = { ...schema, tags: schema.tags ?? [tag], security: schema.security ?? requirements }
+  }
+}
+
+/** The credentials of the portfolio routes under each PORTFOLIO_ACCESS; under `both` either one. */
+const PORTFOLIO_SCHEMES: Record<PortfolioAccess, readonly SecurityScheme[]> = {
+  'api-key': ['apiKey'],
+  user: ['bearerAuth'],
+  both: ['apiKey', 'bearerAuth']
+}
+
+/**
+ * {@link documentRoutes} for a portfolio module (docs/api.md#whose-portfolios): the credential
+ * `access` names and, where a user token is taken, its 403 (a client's token, another user's `userId`).
+ */
+export function documentPortfolioRoutes (tag: string, access: PortfolioAccess) {
+  const document = documentRoutes(tag, PORTFOLIO_SCHEMES[access])
+  return (route: RouteOptions): void => {
+    document(route)
+    if (access !== 'api-key') addResponses(route, errorSchemas(403))
   }
 }
 

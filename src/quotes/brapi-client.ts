@@ -12,9 +12,10 @@ export const TOKEN_LOG_INTERVAL_MS = 60_000
  * travels as a Bearer header (never in the query, where it would end up in logs). A spent quota
  * (429, or 402 "limit exceeded") answers 503 with brapi's `Retry-After` (60 s when it names none)
  * and closes this instance's door to brapi until then: no request is sent meanwhile. A refused
- * token (401, 403) answers 502 and logs one error line a minute naming BRAPI_TOKEN. Every other
- * answer (2xx, 400, 404, …) is the caller's to read; 5xx, timeouts and unreachable are the
- * upstream client's 502/504.
+ * token (401, 403) answers 502 and logs one error line a minute naming BRAPI_TOKEN — unless the
+ * caller reads it as a plan without the endpoint (`planRefusals`: the SELIC and the IPCA, which
+ * brapi's cheaper plans lack). Every other answer (2xx, 400, 404, …) is the caller's to read; 5xx,
+ * timeouts and unreachable are the upstream client's 502/504.
  */
 export class BrapiClient {
   private closedUntilMs = 0
@@ -27,7 +28,10 @@ export class BrapiClient {
   ) {}
 
   async get (
-    path: string, query: Record<string, QueryValue> | undefined, log: FastifyBaseLogger
+    path: string,
+    query: Record<string, QueryValue> | undefined,
+    log: FastifyBaseLogger,
+    { planRefusals = false }: { planRefusals?: boolean } = {}
   ): Promise<UpstreamResponse> {
     const waitMs = this.closedUntilMs - this.now()
     if (waitMs > 0) throw upstreamQuotaSpent(Math.ceil(waitMs / 1000))
@@ -49,7 +53,7 @@ export class BrapiClient {
         'brapi\'s quota is spent: no request goes to brapi until Retry-After')
       throw upstreamQuotaSpent(seconds)
     }
-    if (status === 401 || status === 403) {
+    if ((status === 401 || status === 403) && !planRefusals) {
       if (this.now() - this.tokenLoggedAtMs >= TOKEN_LOG_INTERVAL_MS) {
         this.tokenLoggedAtMs = this.now()
         log.error({ upstream: 'brapi', status, path },

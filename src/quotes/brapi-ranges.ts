@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { MonthKey } from './provider.js'
+import { dayKey, type MonthKey } from './provider.js'
 
 /** The months each of brapi's `range` values spans (`ytd` is counted when met: see {@link monthsOf}). */
 const RANGE_MONTHS: Readonly<Record<string, number>> = {
@@ -35,6 +35,21 @@ export function rangeCovering (since: MonthKey, now: Date): string {
   if (months <= 60) return '5y'
   if (months <= 120) return '10y'
   return 'max'
+}
+
+/**
+ * brapi's `range` that covers the day `since` (daily interval): `1mo`, `3mo` or `6mo` when it
+ * reaches back that far from today (the same day of the month, or that month's last when it has no
+ * such day), else as {@link rangeCovering}.
+ */
+export function dayRangeCovering (since: string, now: Date): string {
+  for (const [range, months] of [['1mo', 1], ['3mo', 3], ['6mo', 6]] as const) {
+    const [year, month] = [now.getUTCFullYear(), now.getUTCMonth() - months]
+    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
+    const start = new Date(Date.UTC(year, month, Math.min(now.getUTCDate(), lastDay)))
+    if (dayKey(start) <= since) return range
+  }
+  return rangeCovering(since.slice(0, 7), now)
 }
 
 /** The next range to ask after brapi refused `range`: the longest of the ladder shorter than it. */

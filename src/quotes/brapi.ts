@@ -3,12 +3,14 @@ import { jsonObject, type JsonObject, type QueryValue, type UpstreamClient } fro
 import { BrapiClient } from './brapi-client.js'
 import { CoinDirectory } from './brapi-coins.js'
 import { exchangeRates, rateObservations } from './brapi-currencies.js'
+import { INDICATOR_RETRY_MS, INDICATORS, indicatorSeries, type Indicator } from './brapi-indicators.js'
 import { answerOf, closesOf, currencyOf, quoteOf, unusable } from './brapi-parse.js'
-import { monthsOf, RangeLimits, rangeCovering, shorterRange } from './brapi-ranges.js'
+import { dayRangeCovering, monthsOf, RangeLimits, rangeCovering, shorterRange } from './brapi-ranges.js'
 import {
   REAIS,
   type ExchangeRate,
   type HistoryQuery,
+  type PercentObservation,
   type PriceHistory,
   type ProviderQuote,
   type QuoteProvider,
@@ -62,6 +64,8 @@ export class BrapiQuotes implements QuoteProvider {
   private readonly ranges: RangeLimits
   /** False once brapi refused several tickers in one request that it serves one by one (the plan's limit). */
   private batching = true
+  /** Until when an indicator the plan refused is not asked again (ms since the epoch). */
+  private readonly indicatorsRefusedUntil = new Map<Indicator, number>()
 
   constructor (
     client: UpstreamClient,
@@ -101,7 +105,10 @@ export class BrapiQuotes implements QuoteProvider {
 
   async history (symbol: string, query: HistoryQuery, log: FastifyBaseLogger): Promise<PriceHistory | undefined> {
     const endpoint = (await this.coins.among([symbol], log)).has(symbol) ? COINS : STOCKS
-    let range = this.ranges.within(endpoint.name, rangeCovering(query.since.slice(0, 7), this.now()))
+    const covering = query.interval === '1d'
+      ? dayRangeCovering(query.since, this.now())
+      : rangeCovering(query.since.slice(0, 7), this.now())
+    let range = this.ranges.within(endpoint.name, covering)
     let refused = false
     for (;;) {
       const answer = await this.request(endpoint, [symbol], log, { range, interval: query.interval })
@@ -132,6 +139,32 @@ export class BrapiQuotes implements QuoteProvider {
     currency: string, query: HistoryQuery, log: FastifyBaseLogger
   ): Promise<RateObservation[] | undefined> {
     return await rateObservations(this.brapi, currency, query, log, this.now())
+  }
+
+  async primeRate (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    return await this.indicator('selic', since, log)
+  }
+
+  async inflation (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    // Each month's IPCA is dated its first day: from the first of `since`'s month.
+    return await this.indicator('ipca', `${since.slice(0, 7)}-01`, log)
+  }
+
+  /**
+   * An indicator's series; none while the plan refuses it (brapi's cheaper plans lack both): logged
+   * once, then not asked again for an hour. A spent quota or a failure is the caller's error.
+   */
+  private async indicator (
+    indicator: Indicator, since: string, log: FastifyBaseLogger
+  ): Promise<PercentObservation[] | undefined> {
+    if ((this.indicatorsRefusedUntil.get(indicator) ?? 0) > this.now().getTime()) return undefined
+    const series = await indicatorSeries(this.brapi, indicator, since, log, this.now())
+    if (series !== 'refused') return series
+    this.indicatorsRefusedUntil.set(indicator, this.now().getTime() + INDICATOR_RETRY_MS)
+    log.info({ upstream: 'brapi', endpoint: INDICATORS[indicator].path },
+      `brapi's plan gives no ${INDICATORS[indicator].name} series: performances answer it null ` +
+      '(asked again in an hour)')
+    return undefined
   }
 
   private async quoteAll (

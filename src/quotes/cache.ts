@@ -1,9 +1,11 @@
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import {
+  nextClose,
   quotesOf,
   type ExchangeRate,
   type HistoryQuery,
+  type PercentObservation,
   type PriceHistory,
   type ProviderQuote,
   type QuoteProvider,
@@ -17,21 +19,27 @@ interface Entry<T> {
 
 type Entries<T> = Map<string, Entry<T>>
 
-/** Monthly closes change once a month; an hour keeps the current month's close fresh enough. */
+/**
+ * Monthly closes change once a month; an hour keeps the current month's close fresh enough. A daily
+ * history is also asked again at the next close (21:00 UTC), when the day's close is in.
+ */
 export const HISTORY_TTL_MS = 60 * 60 * 1000
 const MAX_ENTRIES = 5_000
 
 /**
- * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`,
- * histories (prices and rates) for an hour, and one upstream call per key however many requests
- * ask at once (single flight; the first asker's logger carries the upstream's log lines). Each
- * instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
+ * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`, histories
+ * (prices, rates, the SELIC and the IPCA) for an hour (daily prices not past the next close), and
+ * one upstream call per key however many requests ask at once (single flight; the first asker's
+ * logger carries the upstream's log lines). Each instance keeps its own cache, so N instances make
+ * up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
   private readonly quoteEntries: Entries<ProviderQuote | undefined> = new Map()
   private readonly rateEntries: Entries<ExchangeRate | undefined> = new Map()
   private readonly historyEntries: Entries<PriceHistory | undefined> = new Map()
   private readonly rateHistoryEntries: Entries<RateObservation[] | undefined> = new Map()
+  /** The SELIC and IPCA series, by indicator and `since`. */
+  private readonly indicatorEntries: Entries<PercentObservation[] | undefined> = new Map()
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -74,8 +82,15 @@ export class CachedQuotes implements QuoteProvider {
   }
 
   async history (symbol: string, query: HistoryQuery, log: FastifyBaseLogger): Promise<PriceHistory | undefined> {
-    return await this.cached(this.historyEntries, `${symbol} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
+    return await this.cached(this.historyEntries, `${symbol} ${query.interval} ${query.since}`, this.historyTtl(query),
       async () => await this.provider.history(symbol, query, log))
+  }
+
+  /** An hour; a daily history (today's close among it) never past the next close, after which it is asked again. */
+  private historyTtl (query: HistoryQuery): number {
+    if (query.interval !== '1d') return HISTORY_TTL_MS
+    const now = this.now()
+    return Math.min(HISTORY_TTL_MS, nextClose(now) - now)
   }
 
   /** Rates like quotes: cached for the quotes' TTL, the missing ones asked in one request. */
@@ -94,6 +109,20 @@ export class CachedQuotes implements QuoteProvider {
     if (rateHistory === undefined) return undefined
     return await this.cached(this.rateHistoryEntries, `${currency} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
       async () => await rateHistory.call(this.provider, currency, query, log))
+  }
+
+  async primeRate (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    const primeRate = this.provider.primeRate
+    if (primeRate === undefined) return undefined
+    return await this.cached(this.indicatorEntries, `selic ${since}`, HISTORY_TTL_MS,
+      async () => await primeRate.call(this.provider, since, log))
+  }
+
+  async inflation (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
+    const inflation = this.provider.inflation
+    if (inflation === undefined) return undefined
+    return await this.cached(this.indicatorEntries, `ipca ${since}`, HISTORY_TTL_MS,
+      async () => await inflation.call(this.provider, since, log))
   }
 
   /** Symbols that become coins are asked again: what was cached for them was asked as something else. */

@@ -1,37 +1,16 @@
-import { createHash } from 'node:crypto'
+import { dailyBridge, monthlyWalk, simulatedIpca, simulatedSelic } from './offline-series.js'
 import {
   dayKey,
-  monthKey,
-  monthsBetween,
   REAIS,
   type ExchangeRate,
   type HistoryQuery,
   type MonthKey,
+  type PercentObservation,
   type PriceHistory,
   type ProviderQuote,
   type QuoteProvider,
   type RateObservation
 } from './provider.js'
-
-/** The simulated series start here; months are generated forward, so past months never change. */
-const FIRST_MONTH: MonthKey = '2000-01'
-
-/** A small seeded PRNG (mulberry32): the same symbol always draws the same numbers. */
-function random (seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-function rounded (value: number, decimals: number): number {
-  const scale = 10 ** decimals
-  return Math.round(value * scale) / scale
-}
 
 /**
  * Typical price levels of the demo's tickers, so simulated quotes sit near their buy prices;
@@ -64,9 +43,11 @@ const DOLLAR_LEVEL = 5.3
  * Deterministic quotes for `npm start` without credentials: each symbol's monthly closes wander
  * around a level (its reference level, or one drawn from its SHA-256) as a mean-reverting walk
  * seeded by the same digest, from January 2000 to the current month; the current quote is the
- * current month's close. Dollar-priced symbols (`AAPL`) are quoted in USD, and the dollar's rate
- * in reais wanders the same way (its history: one rate a month, dated the month's last day, the
- * current month's today). Nothing here is a market price, and `source` says so.
+ * current month's close. Its daily closes (weekdays) run from each month's close to the next
+ * (./offline-series.ts), so today's close is the quote. Dollar-priced symbols (`AAPL`) are quoted in
+ * USD, and the dollar's rate in reais wanders the same way (its monthly history: one rate a month,
+ * dated the month's last day, the current month's today; its daily one, each weekday). The SELIC
+ * target and the IPCA are simulated too. Nothing here is a market price, and `source` says so.
  */
 export class OfflineQuotes implements QuoteProvider {
   readonly source = 'offline (cotações simuladas)'
@@ -74,15 +55,7 @@ export class OfflineQuotes implements QuoteProvider {
   constructor (private readonly now: () => Date = () => new Date()) {}
 
   private walk (key: string, fallbackLevel: (drawn: number) => number, decimals: number): Array<[MonthKey, number]> {
-    const digest = createHash('sha256').update(key).digest()
-    const next = random(digest.readUInt32BE(0))
-    const level = fallbackLevel(next())
-    // log(price / level) follows x ← 0.9·x + noise: monthly moves of a few percent, never far from the level.
-    let deviation = 0
-    return monthsBetween(FIRST_MONTH, monthKey(this.now())).map(month => {
-      deviation = 0.9 * deviation + (next() - 0.5) * 0.12
-      return [month, rounded(level * Math.exp(deviation), decimals)]
-    })
+    return monthlyWalk(key, fallbackLevel, decimals, this.now())
   }
 
   private series (symbol: string): Array<[MonthKey, number]> {
@@ -109,9 +82,10 @@ export class OfflineQuotes implements QuoteProvider {
   }
 
   async history (symbol: string, query: HistoryQuery): Promise<PriceHistory> {
-    const closes = this.series(symbol)
-      .map(([month, close]) => ({ date: `${month}-01`, close }))
-      .filter(entry => entry.date >= query.since)
+    const series = this.series(symbol)
+    const closes = query.interval === '1d'
+      ? dailyBridge(symbol.toUpperCase(), series, 2, query.since, this.now()).map(([date, close]) => ({ date, close }))
+      : series.map(([month, close]) => ({ date: `${month}-01`, close })).filter(entry => entry.date >= query.since)
     return { currency: this.currencyOf(symbol), closes }
   }
 
@@ -131,11 +105,24 @@ export class OfflineQuotes implements QuoteProvider {
 
   async rateHistory (currency: string, query: HistoryQuery): Promise<RateObservation[] | undefined> {
     if (currency !== 'USD') return undefined
+    if (query.interval === '1d') {
+      return dailyBridge('USD-BRL', this.dollar(), 4, query.since, this.now()).map(([date, rate]) => ({
+        date, rate: String(rate)
+      }))
+    }
     const today = dayKey(this.now())
     return this.dollar().map(([month, rate]) => {
       const [year, index] = month.split('-').map(Number) as [number, number]
       const lastDay = dayKey(new Date(Date.UTC(year, index, 0)))
       return { date: lastDay < today ? lastDay : today, rate: String(rate) }
     }).filter(observation => observation.date >= query.since)
+  }
+
+  async primeRate (since: string): Promise<PercentObservation[]> {
+    return simulatedSelic(since, this.now()).map(([date, percent]) => ({ date, percent }))
+  }
+
+  async inflation (since: string): Promise<PercentObservation[]> {
+    return simulatedIpca(since, this.now()).map(([date, percent]) => ({ date, percent }))
   }
 }

@@ -72,6 +72,13 @@ export type ProviderConfig = Static<typeof ProviderConfigSchema>
 export const JWT_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const
 export type JwtAlgorithm = typeof JWT_ALGORITHMS[number]
 
+/**
+ * `PORTFOLIO_ACCESS`: which credential opens the portfolio routes and fields
+ * (docs/api.md#whose-portfolios) — a trusted server's API key, a user's token, or either.
+ */
+export const PORTFOLIO_ACCESS_MODES = ['api-key', 'user', 'both'] as const
+export type PortfolioAccess = typeof PORTFOLIO_ACCESS_MODES[number]
+
 /** The calling principal with its claims: `GET /auth/me` and GraphQL's `me` (never its raw token). */
 export const MeSchema = Type.Object({
   id: HeaderText(),

@@ -43,10 +43,10 @@ export type Quote = Static<typeof QuoteSchema>
 export type MonthKey = string
 
 /**
- * The spacing of a price history. Monthly closes feed the asset dashboard; daily and weekly ones
- * (portfolio performance) are the providers' next intervals.
+ * The spacing of a price history: monthly closes feed the asset dashboard, daily ones a portfolio's
+ * performance (each trading day's close, so a transaction's day is valued at that day's close).
  */
-export type HistoryInterval = '1mo'
+export type HistoryInterval = '1d' | '1mo'
 
 /** What history a provider is asked for: `interval` closes from `since` (`YYYY-MM-DD`, inclusive) to now. */
 export interface HistoryQuery {
@@ -74,6 +74,16 @@ export interface ExchangeRate {
   currency: string
   rate: string
   lastUpdate: string
+}
+
+/**
+ * One observation of an economic indicator (`date`: `YYYY-MM-DD`), a percentage as exact decimal
+ * text: the SELIC target in force that day (percent a year), or a month's IPCA (percent, dated the
+ * month's first day).
+ */
+export interface PercentObservation {
+  date: string
+  percent: string
 }
 
 /** One day's rate of a currency's history (`date`: `YYYY-MM-DD`), reais per unit, exact decimal text. */

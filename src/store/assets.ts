@@ -17,6 +17,8 @@ import {
 export interface AssetFilter {
   portfolioId?: string
   type?: AssetType
+  /** Only the assets of this user's portfolios. */
+  userId?: string
 }
 
 /** An asset with its transactions, in the order they count. */
@@ -60,8 +62,21 @@ export class AssetRepository {
     let query = this.handle.db.selectFrom('portfolio_assets').selectAll()
     if (filter.portfolioId !== undefined) query = query.where('portfolio_id', '=', filter.portfolioId)
     if (filter.type !== undefined) query = query.where('type', '=', filter.type)
+    if (filter.userId !== undefined) {
+      const owned = this.handle.db.selectFrom('portfolios').select('id').where('user_id', '=', filter.userId)
+      query = query.where('portfolio_id', 'in', owned)
+    }
     const rows = await query.orderBy('created_at').orderBy('id').limit(page.limit).offset(page.offset).execute()
     return rows.map(toAsset)
+  }
+
+  /** The `userId` of the portfolio of each asset of `ids` that exists, in one statement. */
+  async ownersOf (ids: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.handle.db.selectFrom('portfolio_assets')
+      .innerJoin('portfolios', 'portfolios.id', 'portfolio_assets.portfolio_id')
+      .select(['portfolio_assets.id as id', 'portfolios.user_id as userId'])
+      .where(among(this.handle, 'portfolio_assets.id', ids)).execute()
+    return new Map(rows.map(row => [row.id, row.userId]))
   }
 
   /** The asset with its tag. */

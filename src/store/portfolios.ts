@@ -64,6 +64,12 @@ export function detailSql (engine: StoreEngine, columns: readonly string[]): str
     from portfolios p where p.id = ?`
 }
 
+/** The owners of a list of portfolios, the list bound as one parameter (as `among` in rows.ts binds it). */
+function ownersSql (engine: StoreEngine): string {
+  const among = engine === 'postgres' ? 'id = any(?::text[])' : 'id in (select value from json_each(?))'
+  return `select id, user_id from portfolios where ${among}`
+}
+
 const WITH_TOTAL_SQL = `select portfolios.*, ${TOTAL_SQL} as total_value from portfolios`
 const BY_ID_SQL = `${WITH_TOTAL_SQL} where id = ?`
 const VALUE_SQL = `select id, updated_at, ${TOTAL_SQL} as total_value from portfolios where id = ?`
@@ -152,6 +158,7 @@ function statements (handle: StoreHandle) {
     detail: handle.statement<DetailRow<DetailAsset>>(detailSql(handle.engine, DETAIL_ASSET_COLUMNS)),
     withAssets: handle.statement<DetailRow<AssetRow>>(detailSql(handle.engine, ASSET_COLUMNS)),
     value: handle.statement<ValueRow>(VALUE_SQL),
+    owners: handle.statement<{ id: string, user_id: string }>(ownersSql(handle.engine)),
     version: handle.statement<{ version: number }>(VERSION_SQL),
     list: handle.statement<PortfolioRow>(LIST_SQL),
     listOfUser: handle.statement<PortfolioRow>(LIST_OF_USER_SQL),
@@ -217,6 +224,12 @@ export class PortfolioRepository {
     const row = (await this.run.value([id]))[0]
     if (row === undefined) return undefined
     return portfolioValue({ id: row.id, totalValue: fromCents(row.total_value), updatedAt: row.updated_at })
+  }
+
+  /** The `userId` of each portfolio of `ids` that exists, in one statement. */
+  async ownersOf (ids: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.run.owners([this.handle.listParameter(ids)])
+    return new Map(rows.map(row => [row.id, row.user_id]))
   }
 
   /** Stores a new portfolio and answers it from what was written (a new portfolio's total is 0). */

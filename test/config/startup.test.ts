@@ -18,6 +18,7 @@ t.test('the start-up summary: what an operator checks, and no secret', async t =
     DATABASE_URL: 'postgres://bff:database-password-value@db.internal:5432/bff',
     QUOTES_PROVIDER: 'brapi',
     CORS_ORIGINS: 'https://app.example, https://admin.example',
+    PORTFOLIO_ACCESS: 'user',
     METRICS_PORT: '9464'
   })
   const summary = configurationSummary(config, 'v24.1.0')
@@ -27,6 +28,7 @@ t.test('the start-up summary: what an operator checks, and no secret', async t =
     store: 'postgres',
     quotesProvider: 'brapi',
     corsOrigins: ['https://app.example', 'https://admin.example'],
+    portfolioAccess: 'user',
     aggregatorConfigured: true,
     metricsPort: 9464,
     changeFeed: 'postgres (LISTEN on DATABASE_URL)',
@@ -47,6 +49,7 @@ t.test('the summary of a development start: the defaults', async t => {
     store: 'sqlite',
     quotesProvider: 'offline',
     corsOrigins: [],
+    portfolioAccess: 'api-key',
     aggregatorConfigured: false,
     metricsPort: null,
     changeFeed: 'in-process',

@@ -2,7 +2,7 @@ import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import errorResponses from '../../src/plugins/error-responses.js'
 import auth, { requestAccess } from '../../src/plugins/auth.js'
-import type { Access } from '../../src/domain/access.js'
+import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import { PortfolioService } from '../../src/domain/portfolios.js'
 import { ExclusionService } from '../../src/domain/exclusions.js'
 import type { PortfolioRepository } from '../../src/store/portfolios.js'
@@ -71,6 +71,10 @@ function recordingAccess (granted: boolean): Access & { asked: string[] } {
       asked.push('principal')
       return granted ? { id: 'client-a', type: 'client' } as never : await refuse()
     },
+    portfolioScope: async () => {
+      asked.push('portfolioScope')
+      return granted ? EVERY_PORTFOLIO : await refuse()
+    },
     caller: () => 'recorded'
   }
 }
@@ -86,7 +90,7 @@ t.test('a service checks the credential before the store; an id over 64 characte
   const refused = recordingAccess(false)
   await t.rejects(portfolios.get(refused, 'p-1'), { code: 'REFUSED' })
   await t.rejects(portfolios.delete(refused, 'p-1'), { code: 'REFUSED' })
-  t.same(refused.asked, ['apiKey', 'apiKey'])
+  t.same(refused.asked, ['portfolioScope', 'portfolioScope'])
   t.same(reads, [], 'a refused caller reaches nothing')
 
   const granted = recordingAccess(true)

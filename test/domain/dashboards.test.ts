@@ -1,6 +1,6 @@
 import t from 'tap'
 import { DashboardService } from '../../src/domain/dashboards.js'
-import type { Access } from '../../src/domain/access.js'
+import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import { BrapiQuotes } from '../../src/quotes/brapi.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'
 import type { Asset, AssetType } from '../../src/schemas/asset.js'
@@ -9,7 +9,12 @@ import { UpstreamClient } from '../../src/upstream/client.js'
 import { dayOf, monthStart, startFakeBrapi } from '../fixtures/fake-brapi.js'
 import { silentLog as log } from '../helper.js'
 
-const access: Access = { apiKey: async () => {}, principal: async () => { throw new Error('no') }, caller: () => 'k' }
+const access: Access = {
+  apiKey: async () => {},
+  principal: async () => { throw new Error('no') },
+  portfolioScope: async () => EVERY_PORTFOLIO,
+  caller: () => 'k'
+}
 
 function holding (
   symbol: string, type: AssetType, lots: Array<[monthsAgo: number, quantity: number, price: number]>
@@ -71,7 +76,8 @@ t.test('a dashboard from brapi: coins and dollar shares in reais, months the pla
       const own = portfolio.find(entry => entry.asset.id === id)
       return own === undefined ? undefined : { holding: own, portfolio }
     },
-    holdingsOfPortfolios: async () => new Map([['p', portfolio]])
+    holdingsOfPortfolios: async () => new Map([['p', portfolio]]),
+    ownersOf: async () => { throw new Error('the API key reaches every asset: no owner is read') }
   }
   const client = new UpstreamClient({ name: 'brapi', baseUrl: brapi.url, timeoutMs: 5000 })
   const quotes = new CachedQuotes(new BrapiQuotes(client, 'token'), 60_000)

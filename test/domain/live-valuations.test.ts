@@ -1,14 +1,19 @@
 import t from 'tap'
 import { LiveValuations } from '../../src/domain/valuation-streams.js'
 import { QuoteRefresher } from '../../src/domain/quote-refresher.js'
-import type { Access } from '../../src/domain/access.js'
+import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import type { ProviderQuote, QuoteProvider } from '../../src/quotes/provider.js'
 import type { PortfolioRepository } from '../../src/store/portfolios.js'
 import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
 import type { Asset } from '../../src/schemas/asset.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 
-const access: Access = { apiKey: async () => {}, principal: async () => { throw new Error('no') }, caller: () => 'k' }
+const access: Access = {
+  apiKey: async () => {},
+  principal: async () => { throw new Error('no') },
+  portfolioScope: async () => EVERY_PORTFOLIO,
+  caller: () => 'k'
+}
 
 /** A provider whose prices a test sets; it records each request's tickers, and fails when told. */
 function provider (withRefresh: boolean) {

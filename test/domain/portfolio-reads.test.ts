@@ -1,6 +1,7 @@
 import t from 'tap'
 import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-reads.js'
 import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
+import { EVERY_PORTFOLIO } from '../../src/domain/access.js'
 import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
 import type { Tagged } from '../../src/http/entity-tag.js'
 import type { PortfolioDetail } from '../../src/schemas/portfolio.js'
@@ -208,7 +209,7 @@ t.test('the domain reads through the cache only with a change feed, and not when
     changeFeed: changeFeed as DomainAdapters['changeFeed'],
     log: capturedLog().log
   })
-  const access = { apiKey: async () => {} } as unknown as Access
+  const access = { portfolioScope: async () => EVERY_PORTFOLIO } as unknown as Access
   const cached = createDomain(adapters(feed))
   await cached.portfolios.detail(access, 'p1')
   await cached.portfolios.value(access, 'p1')

@@ -15,11 +15,20 @@ interface Finding { code: string, severity: number, message: string, path: strin
  * The OpenAPI document a running instance serves, linted as API-first teams lint theirs: Spectral's
  * `spectral:oas` and Stoplight's OWASP API Security Top 10 ruleset, with the repository's
  * .spectral.yaml (each rule it turns off says why). No error and no warning, in development (every
- * route, the development ones included) and in production.
+ * route, the development ones included) and in production, and with each PORTFOLIO_ACCESS (the
+ * portfolio routes then name a user's token, or either credential, and their 403).
  */
-for (const environment of ['test', 'production'] as const) {
-  t.test(`the ${environment} document passes spectral:oas and the OWASP ruleset`, async t => {
-    const app = await buildTestApp(t, { NODE_ENV: environment })
+const CASES = [
+  { NODE_ENV: 'test', PORTFOLIO_ACCESS: 'api-key' },
+  { NODE_ENV: 'production', PORTFOLIO_ACCESS: 'api-key' },
+  { NODE_ENV: 'test', PORTFOLIO_ACCESS: 'user' },
+  { NODE_ENV: 'production', PORTFOLIO_ACCESS: 'both' }
+]
+for (const settings of CASES) {
+  const environment = settings.NODE_ENV
+  t.test(`the ${environment} document (PORTFOLIO_ACCESS=${settings.PORTFOLIO_ACCESS}) passes spectral:oas and the ` +
+    'OWASP ruleset', async t => {
+    const app = await buildTestApp(t, settings)
     const address = await app.listen({ host: '127.0.0.1', port: 0 })
     const response = await fetch(`${address}/docs/json`)
     t.equal(response.status, 200)

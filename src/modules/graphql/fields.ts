@@ -17,6 +17,12 @@ import { listCost, QUERY_QUOTE_COST } from './guard.js'
 import { selects, withReadAssets } from './loaders.js'
 import { nullWhereNotFound, orFalse } from './not-found.js'
 
+/**
+ * The credential of the portfolio fields, as REST's portfolio routes (docs/api.md#whose-portfolios):
+ * with a user's token a field reaches only the user's own portfolios and what they hold.
+ */
+const PORTFOLIO_CREDENTIAL = ' (x-api-key, or a user\'s token for its own portfolios: PORTFOLIO_ACCESS)'
+
 /** GraphQL lists default to 100 items, REST to 1000 (docs/api.md#limits). */
 const GRAPHQL_PAGE_SIZE = 100
 
@@ -62,7 +68,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
   return nullWhereNotFound<GraphqlContext>({
     portfolios: {
       type: listOf(type.Portfolio),
-      description: 'Portfolios, optionally of one user (x-api-key)',
+      description: 'Portfolios, optionally of one user' + PORTFOLIO_CREDENTIAL,
       args: { userId: { type: GraphQLID }, ...pageArgs },
       extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
@@ -72,7 +78,7 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
     },
     portfolio: {
       type: type.Portfolio,
-      description: 'One portfolio; null when no portfolio has this id (x-api-key)',
+      description: 'One portfolio; null when no portfolio has this id' + PORTFOLIO_CREDENTIAL,
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx, info) => {
         // Asked with its assets, as REST's detail: one statement, whose total is the assets'.
@@ -83,13 +89,13 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
     },
     asset: {
       type: type.PortfolioAsset,
-      description: 'One asset; null when no asset has this id (x-api-key)',
+      description: 'One asset; null when no asset has this id' + PORTFOLIO_CREDENTIAL,
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx) => (await ctx.domain.assets.get(ctx.access, id)).value
     },
     assets: {
       type: listOf(type.PortfolioAsset),
-      description: 'Assets, optionally of one portfolio and one type (x-api-key)',
+      description: 'Assets, optionally of one portfolio and one type' + PORTFOLIO_CREDENTIAL,
       args: { portfolioId: { type: GraphQLID }, type: { type: types.enumOf(AssetTypeSchema) }, ...pageArgs },
       extensions: { complexity: listCost(GRAPHQL_PAGE_SIZE) },
       resolve: async (_root, args: Args, ctx) => {
@@ -100,13 +106,13 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
     // Resolved by its loader: every quote of a document in one provider batch.
     quote: {
       type: type.AssetQuote,
-      description: 'The current quote of a ticker; null when the provider has none (x-api-key)',
+      description: 'The current quote of a ticker; null when the provider has none' + PORTFOLIO_CREDENTIAL,
       args: { symbol: { type: new GraphQLNonNull(GraphQLString) } },
       extensions: { complexity: QUERY_QUOTE_COST }
     },
     stats: {
       type: new GraphQLNonNull(type.SystemStats),
-      description: 'Counts and total value of the store (x-api-key)',
+      description: 'Counts and total value of the store (x-api-key: a trusted server\'s)',
       resolve: async (_root, _args, ctx) => await ctx.domain.stats.get(ctx.access)
     },
     me: {
@@ -132,14 +138,14 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
   return nullWhereNotFound<GraphqlContext>({
     createPortfolio: {
       type: new GraphQLNonNull(type.Portfolio),
-      description: 'Create a portfolio (x-api-key)',
+      description: 'Create a portfolio' + PORTFOLIO_CREDENTIAL,
       args: { input: { type: new GraphQLNonNull(types.inputType(CreatePortfolioInputSchema)) } },
       resolve: async (_root, args: Args, ctx) =>
         await ctx.domain.portfolios.create(ctx.access, readArguments.createPortfolio(args))
     },
     updatePortfolio: {
       type: type.Portfolio,
-      description: 'Rename or describe a portfolio; null when no portfolio has this id (x-api-key)',
+      description: 'Rename or describe a portfolio; null when no portfolio has this id' + PORTFOLIO_CREDENTIAL,
       args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdatePortfolioInputSchema)) } },
       resolve: async (_root, args: IdArgs, ctx) => {
         const input = readArguments.updatePortfolio(args)
@@ -148,34 +154,34 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
     },
     deletePortfolio: {
       type: new GraphQLNonNull(GraphQLBoolean),
-      description: 'Delete a portfolio and its assets; false when no portfolio has this id (x-api-key)',
+      description: 'Delete a portfolio and its assets; false when no portfolio has this id' + PORTFOLIO_CREDENTIAL,
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.portfolios.delete(ctx.access, id))
     },
     createAsset: {
       type: new GraphQLNonNull(type.PortfolioAsset),
-      description: 'Add an asset to a portfolio (x-api-key)',
+      description: 'Add an asset to a portfolio' + PORTFOLIO_CREDENTIAL,
       args: { input: { type: new GraphQLNonNull(types.inputType(CreateAssetInputSchema)) } },
       resolve: async (_root, args: Args, ctx) =>
         await ctx.domain.assets.create(ctx.access, readArguments.createAsset(args))
     },
     updateAsset: {
       type: type.PortfolioAsset,
-      description: 'Change the quantity or price of an asset; null when no asset has this id (x-api-key)',
+      description: 'Change the quantity or price of an asset; null when no asset has this id' + PORTFOLIO_CREDENTIAL,
       args: { ...idArg, input: { type: new GraphQLNonNull(types.inputType(UpdateAssetInputSchema)) } },
       resolve: async (_root, args: IdArgs, ctx) =>
         (await ctx.domain.assets.update(ctx.access, args.id, readArguments.updateAsset(args))).value
     },
     deleteAsset: {
       type: new GraphQLNonNull(GraphQLBoolean),
-      description: 'Remove an asset; false when no asset has this id (x-api-key)',
+      description: 'Remove an asset; false when no asset has this id' + PORTFOLIO_CREDENTIAL,
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx) => await orFalse(ctx.domain.assets.delete(ctx.access, id))
     },
     addTransaction: {
       type: new GraphQLNonNull(type.AssetTransaction),
       description: 'Record a dated buy or sale of an asset; its quantity, price (average price) and totalValue ' +
-        'follow; a sale of more than is held at its date is refused with INSUFFICIENT_QUANTITY (x-api-key)',
+        'follow; a sale of more than is held at its date is refused with INSUFFICIENT_QUANTITY' + PORTFOLIO_CREDENTIAL,
       args: {
         assetId: { type: new GraphQLNonNull(GraphQLID) },
         input: { type: new GraphQLNonNull(types.inputType(CreateTransactionInputSchema)) }
@@ -186,7 +192,7 @@ export function mutationFields ({ types, ...type }: SchemaTypes): Record<string,
     removeTransaction: {
       type: new GraphQLNonNull(GraphQLBoolean),
       description: 'Undo a buy or sale of an asset; false when there is no such asset or transaction; refused ' +
-        'with INSUFFICIENT_QUANTITY when that would leave less than nothing held at some date (x-api-key)',
+        'with INSUFFICIENT_QUANTITY when that would leave less than nothing held at some date' + PORTFOLIO_CREDENTIAL,
       args: { assetId: { type: new GraphQLNonNull(GraphQLID) }, ...idArg },
       resolve: async (_root, { assetId, id }: IdArgs, ctx) =>
         await orFalse(ctx.domain.transactions.remove(ctx.access, String(assetId), id))
@@ -233,7 +239,7 @@ export function subscriptionFields (type: SchemaTypes): Record<string, Field> {
     portfolioValuation: {
       type: new GraphQLNonNull(type.PortfolioValuation),
       description: 'The portfolio\'s valuation at once, then each time a value changes; when the portfolio is ' +
-        'deleted, an error NOT_FOUND and the end (x-api-key)',
+        'deleted, an error NOT_FOUND and the end' + PORTFOLIO_CREDENTIAL,
       args: idArg,
       subscribe: async (_root, args: unknown, ctx: GraphqlContext) => await subscription('portfolioValuation', ctx,
         async () => await ctx.domain.liveValuations.open(ctx.access, (args as IdArgs).id)),

@@ -1,4 +1,4 @@
-import { GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql'
+import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql'
 import { ASSET_TYPES, AssetSchema } from '../../schemas/asset.js'
 import {
   PortfolioSchema, PortfolioValueSchema, portfolioValue, type Portfolio, type PortfolioValue
@@ -11,6 +11,10 @@ import { StatsSchema } from '../../schemas/stats.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { ITEM_STATUSES, ItemStatusSchema } from '../../store/item-status.js'
 import { PortfolioValuationSchema } from '../../schemas/valuation.js'
+import {
+  DEFAULT_PERFORMANCE_RANGE, PERFORMANCE_RANGE_NAMES, PERFORMANCE_RANGES, PortfolioPerformanceSchema,
+  type PerformanceRange
+} from '../../schemas/performance.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
 import type { GraphqlContext } from './context.js'
 import { listCost } from './guard.js'
@@ -20,6 +24,16 @@ import { listOf, mutationFields, queryFields, subscriptionFields, type Field, ty
 export const ASSETS_PER_PORTFOLIO_ESTIMATE = 20
 /** An asset's transactions too. */
 export const TRANSACTIONS_PER_ASSET_ESTIMATE = 20
+
+/** A performance asks the provider for a history per symbol (cached), and IBOVESPA, SELIC and IPCA. */
+export const PERFORMANCE_COST = 25
+
+/** The ranges of a performance, by GraphQL names (`ONE_YEAR`) whose values are REST's (`1y`). */
+const PerformanceRangeEnum = new GraphQLEnumType({
+  name: 'PerformanceRange',
+  description: 'The period of a performance (REST\'s `range`: 1m, 3m, 6m, ytd, 1y, 5y, max)',
+  values: Object.fromEntries(PERFORMANCE_RANGES.map(range => [PERFORMANCE_RANGE_NAMES[range], { value: range }]))
+})
 
 /**
  * The GraphQL schema (docs/api.md#graphql), its types made from the REST TypeBox schemas and its
@@ -57,6 +71,9 @@ export function buildGraphqlSchema (): GraphQLSchema {
       extensions: { complexity: 25 }
     }
   }))
+  const PortfolioPerformance = types.objectType(PortfolioPerformanceSchema, () => ({
+    range: { type: new GraphQLNonNull(PerformanceRangeEnum), description: 'The period' }
+  }))
   const PortfolioValue = types.objectType(PortfolioValueSchema)
   const Portfolio = types.objectType(PortfolioSchema, () => ({
     assets: {
@@ -74,6 +91,17 @@ export function buildGraphqlSchema (): GraphQLSchema {
       type: new GraphQLNonNull(PortfolioValuation),
       description: 'What the portfolio is worth at market prices',
       extensions: { complexity: 5 }
+    },
+    performance: {
+      type: new GraphQLNonNull(PortfolioPerformance),
+      description: 'How the portfolio did over a range, against IBOVESPA, SELIC and IPCA',
+      args: {
+        range: { type: PerformanceRangeEnum, defaultValue: DEFAULT_PERFORMANCE_RANGE }
+      },
+      extensions: { complexity: PERFORMANCE_COST },
+      resolve: async (portfolio: Portfolio, args: { range: PerformanceRange | null }, ctx: GraphqlContext) =>
+        await ctx.domain.performances.performance(ctx.access, portfolio.id, args.range ?? DEFAULT_PERFORMANCE_RANGE,
+          ctx.log)
     }
   }))
   const schemaTypes: SchemaTypes = {

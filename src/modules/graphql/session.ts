@@ -1,11 +1,9 @@
 import { TokenExpiredError, Messages } from '../../errors.js'
 import type { Access, Principal } from '../../domain/access.js'
+import { callAt } from '../../domain/time.js'
 
 /** The close code of a connection whose token expired (graphql-transport-ws: unauthorized). */
 export const TOKEN_EXPIRED_CLOSE_CODE = 4401
-
-/** Node's timers take at most this many milliseconds; a later expiry is waited for in steps. */
-const LONGEST_TIMER_MS = 2 ** 31 - 1
 
 /** What a subscription session needs of its WebSocket. */
 export interface SessionSocket {
@@ -19,7 +17,7 @@ export interface SessionSocket {
  * too) no subscription starts on the connection and the connection is closed with 4401.
  */
 export class SubscriptionSession {
-  private timer: NodeJS.Timeout | undefined
+  private cancelExpiry: (() => void) | undefined
   private closed = false
 
   constructor (
@@ -29,7 +27,7 @@ export class SubscriptionSession {
   ) {
     socket.once('close', () => {
       this.closed = true
-      clearTimeout(this.timer)
+      this.cancelExpiry?.()
     })
   }
 
@@ -40,17 +38,12 @@ export class SubscriptionSession {
       this.expire()
       throw new TokenExpiredError()
     }
-    if (this.timer === undefined && !this.closed) this.closeAt(endsAt)
-  }
-
-  private closeAt (endsAt: number): void {
-    const wait = endsAt - this.now()
-    const step = Math.min(Math.max(wait, 0), LONGEST_TIMER_MS)
-    this.timer = setTimeout(() => { if (wait > LONGEST_TIMER_MS) this.closeAt(endsAt); else this.expire() }, step)
+    if (this.cancelExpiry !== undefined || this.closed) return
+    this.cancelExpiry = callAt(endsAt, () => { this.expire() }, this.now)
   }
 
   private expire (): void {
-    clearTimeout(this.timer)
+    this.cancelExpiry?.()
     if (this.closed) return
     this.closed = true
     this.socket.close(TOKEN_EXPIRED_CLOSE_CODE, Messages.tokenExpired)
@@ -59,16 +52,24 @@ export class SubscriptionSession {
 
 /**
  * The Access of a subscription on a connection: its principal, verified as on REST, is admitted
- * by the connection's session each time a subscription starts.
+ * by the connection's session each time a subscription starts — one that asks for the principal
+ * itself, or for the portfolios of a user token (`portfolioValuation` under PORTFOLIO_ACCESS
+ * `user` or `both`), so the connection closes with 4401 when that token expires.
  */
 export function admittedAccess (access: Access, session: SubscriptionSession): Access {
+  const admitted = async (): Promise<Principal> => {
+    const principal = await access.principal()
+    session.admit(principal)
+    return principal
+  }
   return {
-    apiKey: async () => { await access.apiKey() },
+    apiKey: access.apiKey.bind(access),
     caller: () => access.caller(),
-    principal: async () => {
-      const principal = await access.principal()
-      session.admit(principal)
-      return principal
+    principal: admitted,
+    portfolioScope: async () => {
+      const scope = await access.portfolioScope()
+      if (scope.kind === 'owner') await admitted()
+      return scope
     }
   }
 }

@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
-import { documentRoutes } from '../../plugins/openapi.js'
+import { documentPortfolioRoutes } from '../../plugins/openapi.js'
 import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../../schemas/common.js'
 import {
   AssetListItemSchema, AssetSchema, CreateAssetInputSchema, ListAssetsQuerySchema, UpdateAssetInputSchema
@@ -15,12 +15,12 @@ import { AssetTypeParamsSchema, TransactionParamsSchema } from './schemas.js'
 
 /**
  * Portfolio assets, their transactions, quotes and dashboards (docs/api.md#resources), behind the
- * API key: the onRequest guard checks it, and each handler hands the request to a service of
- * src/domain, which owns the rules.
+ * credential PORTFOLIO_ACCESS names (docs/api.md#whose-portfolios): the onRequest guard checks it,
+ * and each handler hands the request to a service of src/domain, which owns the rules.
  */
 const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
-  app.addHook('onRoute', documentRoutes('portfolio-assets', 'apiKey'))
-  app.addHook('onRequest', app.verifyApiKey)
+  app.addHook('onRoute', documentPortfolioRoutes('portfolio-assets', app.portfolioAccess))
+  app.addHook('onRequest', app.verifyPortfolioAccess)
   await ensureDomain(app)
   const { assets, transactions, quotes, dashboards } = app.domain
   const errors = errorSchemas(400, 401, 404)
@@ -33,7 +33,7 @@ const portfolioAssetsModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listAssets',
       summary: 'List assets, optionally of one portfolio',
       description: 'A page of assets (limit 1-1000, default 1000; offset), optionally of one portfolio ' +
-        '(portfolioId). API key (docs/api.md#resources).',
+        '(portfolioId); with a user\'s token, only those of its own portfolios (docs/api.md#whose-portfolios).',
       querystring: ListAssetsQuerySchema,
       response: { 200: AssetList, ...errors }
     }
@@ -183,5 +183,5 @@ export default reusableModule(portfolioAssetsModule, {
   name: 'bff-portfolio-assets',
   fastify: '5.x',
   dependencies: ['bff-auth', 'bff-store', 'bff-quotes'],
-  decorators: { fastify: ['verifyApiKey', 'store', 'quotes'] }
+  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store', 'quotes'] }
 })

@@ -3,9 +3,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
-import { documentRoutes } from '../../plugins/openapi.js'
+import { documentPortfolioRoutes } from '../../plugins/openapi.js'
 import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
+import {
+  DEFAULT_PERFORMANCE_RANGE, PerformanceQuerySchema, PortfolioPerformanceSchema
+} from '../../schemas/performance.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
@@ -17,14 +20,16 @@ import {
 } from '../../schemas/portfolio.js'
 
 /**
- * Portfolios (docs/api.md#resources), behind the API key: the onRequest guard checks it, and
- * each handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the rules.
+ * Portfolios (docs/api.md#resources), behind the credential PORTFOLIO_ACCESS names (the API key,
+ * a user's token, or either: docs/api.md#whose-portfolios): the onRequest guard checks it, and each
+ * handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the
+ * rules, a user's scope among them.
  */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
-  app.addHook('onRoute', documentRoutes('portfolios', 'apiKey'))
-  app.addHook('onRequest', app.verifyApiKey)
+  app.addHook('onRoute', documentPortfolioRoutes('portfolios', app.portfolioAccess))
+  app.addHook('onRequest', app.verifyPortfolioAccess)
   await ensureDomain(app)
-  const { portfolios } = app.domain
+  const { portfolios, performances } = app.domain
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
@@ -32,7 +37,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       operationId: 'listPortfolios',
       summary: 'List portfolios, optionally of one user',
       description: 'A page of portfolios (limit 1-1000, default 1000; offset), optionally of one user (userId), in ' +
-        'creation order. API key (docs/api.md#resources).',
+        'creation order; with a user\'s token, only its own (docs/api.md#whose-portfolios).',
       querystring: ListPortfoliosQuerySchema,
       response: { 200: PageOf(PortfolioSchema), ...errors }
     }
@@ -62,6 +67,22 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: PortfolioValueSchema, ...errors }
     }
   }, async request => await portfolios.value(request.access, request.params.id))
+
+  app.get('/:id/performance', {
+    schema: {
+      operationId: 'getPortfolioPerformance',
+      summary: 'How a portfolio did over a range, against IBOVESPA, SELIC and IPCA',
+      description: 'A point each trading day (1m, 3m, 6m), week (ytd, 1y) or month (5y, max) with what was held ' +
+        'then, at average cost and at its close in BRL; the result net of what was bought and sold; the ' +
+        'time-weighted return (money put in or taken out is not performance); IBOVESPA, SELIC and IPCA over ' +
+        'the same dates (null when the provider cannot give one); estimated where a value is not a market ' +
+        'close (docs/api.md#performance). Kept until the portfolio changes or the next close.',
+      params: IdParamsSchema,
+      querystring: PerformanceQuerySchema,
+      response: { 200: PortfolioPerformanceSchema, ...errorSchemas(400, 401, 404, 502, 504) }
+    }
+  }, async request => await performances.performance(
+    request.access, request.params.id, request.query.range ?? DEFAULT_PERFORMANCE_RANGE, request.log))
 
   app.post('/', {
     config: { idempotent: true },
@@ -119,5 +140,5 @@ export default reusableModule(portfoliosModule, {
   fastify: '5.x',
   // The valuation (GET /:id/valuation and its stream) reads quotes and follows the change feed.
   dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-change-feed'],
-  decorators: { fastify: ['verifyApiKey', 'store', 'quotes', 'changeFeed'] }
+  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store', 'quotes', 'changeFeed'] }
 })

@@ -59,8 +59,12 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'updatedAt',
     'assets',
     'value',
-    'valuation'
+    'valuation',
+    'performance'
   ])
+  const performance = (schema.getType('Portfolio') as GraphQLObjectType).getFields().performance
+  t.same(performance?.args.map(arg => [arg.name, String(arg.type), arg.defaultValue]),
+    [['range', 'PerformanceRange', 'ONE_YEAR']], 'Portfolio.performance(range: PerformanceRange = ONE_YEAR)')
   t.same(fieldsOf('PortfolioAsset'), [
     'id',
     'name',

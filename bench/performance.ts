@@ -1,0 +1,108 @@
+/**
+ * The performance's cost (issue 47): CPU this process spends on `GET /portfolios/:id/performance?range=max`
+ * of a portfolio of 20 assets with 240 dated buys and sales since 2006, in process (app.inject), quotes
+ * from a fake brapi in another process (bench/fake-brapi-history.ts: daily closes of every weekday since
+ * 2005, about 5 500 a symbol), on core 1 while this process runs on core 0. Three figures, medians of
+ * rounds: cold (a fresh app: every history fetched and parsed, 21 of them, the SELIC and the IPCA),
+ * recomputed (the histories in the quote cache, the answer dropped by a change of the portfolio), warm (the
+ * answer kept). Docs: docs/api.md#performance, BENCHMARKS.md.
+ * Run with `npx node --import tsx bench/performance.ts`; it stops by itself.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config/config.js'
+import { median, pinSelf, startHelper, table } from './lib.js'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const WARM_CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
+const ASSETS = 20
+const KEY = 'bench-key'
+const headers = { 'x-api-key': KEY }
+
+pinSelf()
+const fake = await startHelper('fake-brapi-history.ts', 1)
+const dir = mkdtempSync(join(tmpdir(), 'bff-bench-performance-'))
+const config = loadConfig({
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  MAX_EVENT_LOOP_DELAY_MS: '0',
+  JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
+  API_KEYS: KEY,
+  DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
+  QUOTES_PROVIDER: 'brapi',
+  BRAPI_URL: fake.url,
+  BRAPI_TOKEN: 'bench',
+  // Thousands of warm requests a round: this measures a request's CPU, not the rate limit's refusals.
+  RATE_LIMIT_MAX: '100000000'
+})
+
+type App = Awaited<ReturnType<typeof buildApp>>
+async function call (app: App, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object): Promise<any> {
+  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** 20 assets, each bought in 2006 and eleven times more, one sale in four, each with a fee. */
+async function portfolio (app: App): Promise<string> {
+  const { id } = await call(app, 'POST', '/portfolios', { name: 'Bench', userId: 'bench' })
+  for (let asset = 0; asset < ASSETS; asset++) {
+    const symbol = `BEN${String(asset).padStart(2, '0')}3`
+    const created = await call(app, 'POST', '/portfolio-assets', {
+      name: symbol, symbol, type: 'STOCK', quantity: 100, price: 20, portfolioId: id, date: `2006-0${1 + asset % 9}-10`
+    })
+    for (let trade = 1; trade < 12; trade++) {
+      const date = `${2006 + trade * 1 + (asset % 7)}-${String(1 + (asset + trade) % 12).padStart(2, '0')}-15`
+      const type = trade % 4 === 0 ? 'SELL' : 'BUY'
+      await call(app, 'POST', `/portfolio-assets/${String(created.id)}/transactions`,
+        { type, date, quantity: type === 'SELL' ? 20 : 10, price: 20 + trade, fee: 4.9 })
+    }
+  }
+  return String(id)
+}
+
+/** CPU ms of this process over `run`. */
+async function cpuMs (run: () => Promise<unknown>): Promise<number> {
+  const before = process.cpuUsage()
+  await run()
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / 1000
+}
+
+const cold: number[] = []
+const recomputed: number[] = []
+const warm: number[] = []
+let points = 0
+let id = ''
+try {
+  const seeding = await buildApp(config)
+  await seeding.ready()
+  id = await portfolio(seeding)
+  await seeding.close()
+  const url = `/portfolios/${id}/performance?range=max`
+  for (let round = 0; round < ROUNDS; round++) {
+    const app = await buildApp(config)
+    await app.ready()
+    await call(app, 'GET', `/portfolios/${id}`)
+    cold.push(await cpuMs(async () => { points = (await call(app, 'GET', url)).points.length }))
+    await call(app, 'PATCH', `/portfolios/${id}`, { name: `Bench ${round}` })
+    recomputed.push(await cpuMs(async () => await call(app, 'GET', url)))
+    const calls = async (): Promise<void> => { for (let i = 0; i < WARM_CALLS; i++) await call(app, 'GET', url) }
+    warm.push(await cpuMs(calls) / WARM_CALLS)
+    await app.close()
+  }
+} finally {
+  await fake.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+process.stdout.write(`GET /portfolios/:id/performance?range=max: ${ASSETS} assets, ${ASSETS * 12} transactions, ` +
+  `${points} points; ` +
+  `CPU ms of this process per request, medians of ${ROUNDS} rounds (warm: of ${WARM_CALLS} requests each)\n`)
+process.stdout.write(table([
+  { request: 'cold: 21 daily histories fetched and parsed, SELIC, IPCA', 'CPU ms': median(cold).toFixed(1) },
+  { request: 'recomputed: histories cached, the answer dropped by a change', 'CPU ms': median(recomputed).toFixed(1) },
+  { request: 'warm: the answer kept', 'CPU ms': median(warm).toFixed(3) }
+]))

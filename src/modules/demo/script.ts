@@ -1,0 +1,219 @@
+/// <reference lib="dom" />
+
+/*
+ * The demo page's script (./index.ts serves it as `(demoScript)()`): self-contained — it runs in
+ * the browser, so it names nothing outside itself. Type-checked and linted with the service.
+ */
+
+/* c8 ignore start -- runs in the browser: test/modules/demo/demo-browser.slow.test.ts drives it */
+export function demoScript (): void {
+  interface Point {
+    date: string
+    invested: number
+    value: number
+    twr: number
+    ibov: number | null
+    estimated: boolean
+  }
+  interface Performance {
+    from: string
+    to: string
+    points: Point[]
+    invested: number
+    value: number
+    result: number
+    twr: number
+    benchmarks: { ibov: number | null, selic: number | null, ipca: number | null }
+  }
+  interface Valuation { marketValue: number, result: number, quotedAt: string | null }
+  interface ErrorBody { statusCode: number, code: string, message: string | string[] }
+
+  const SVG = 'http://www.w3.org/2000/svg'
+  const LABEL = { 'font-size': 11, fill: '#57606a' }
+  const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [720, 300, 64, 16, 16, 36]
+  const element = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T
+  const token = element<HTMLInputElement>('token')
+  const apiKey = element<HTMLInputElement>('api-key')
+  const portfolio = element<HTMLSelectElement>('portfolio')
+  const status = element('status')
+  const chart = document.getElementById('chart') as unknown as SVGSVGElement
+  const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' })
+  const percent = (value: number | null): string => (value === null ? '—' : `${value.toFixed(2)} %`)
+  let range = '1y'
+  let live: AbortController | undefined
+
+  /** The credentials as headers: the Bearer token always, the API key only when given (development fallback). */
+  function headers (): Record<string, string> {
+    const sent: Record<string, string> = {}
+    if (token.value.trim() !== '') sent.authorization = `Bearer ${token.value.trim()}`
+    if (apiKey.value.trim() !== '') sent['x-api-key'] = apiKey.value.trim()
+    return sent
+  }
+
+  async function api<T> (path: string): Promise<T> {
+    const answer = await fetch(path, { headers: headers() })
+    const body = await answer.json() as T & ErrorBody
+    if (!answer.ok) {
+      const message = Array.isArray(body.message) ? body.message.join('; ') : body.message
+      throw new Error(`${body.statusCode} ${body.code}: ${message}`)
+    }
+    return body
+  }
+
+  /** The token's subject, the user whose portfolios are listed. */
+  function userOf (jwt: string): string {
+    try {
+      const encoded = (jwt.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/')
+      const payload = JSON.parse(atob(encoded)) as { sub?: unknown }
+      return String(payload.sub ?? '')
+    } catch {
+      return ''
+    }
+  }
+
+  function show (id: string, text: string, data?: string): void {
+    const target = element(id)
+    target.textContent = text
+    if (data !== undefined) target.dataset.value = data
+  }
+
+  function svg (name: string, attributes: Record<string, string | number>, text?: string): SVGElement {
+    const node = document.createElementNS(SVG, name)
+    for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value))
+    if (text !== undefined) node.textContent = text
+    chart.appendChild(node)
+    return node
+  }
+
+  /** The time-weighted return and IBOVESPA, percent from `from`, on one scale; estimated points hollow. */
+  function draw (performance: Performance): void {
+    chart.replaceChildren()
+    const points = performance.points
+    const values = points.flatMap(point => (point.ibov === null ? [point.twr] : [point.twr, point.ibov]))
+    const min = Math.min(0, ...values)
+    const max = Math.max(min + 1, 0, ...values)
+    const [first, last] = [Date.parse(performance.from), Date.parse(performance.to)]
+    const x = (date: string): string =>
+      (LEFT + (Date.parse(date) - first) / Math.max(1, last - first) * (WIDTH - LEFT - RIGHT)).toFixed(2)
+    const y = (value: number): string => (TOP + (max - value) / (max - min) * (HEIGHT - TOP - BOTTOM)).toFixed(2)
+    chart.dataset.min = String(min)
+    chart.dataset.max = String(max)
+    for (const mark of [min, 0, max]) {
+      const grid = { stroke: '#d0d7de', 'stroke-dasharray': mark === 0 ? '' : '3 3' }
+      svg('line', { ...grid, x1: LEFT, x2: WIDTH - RIGHT, y1: y(mark), y2: y(mark) })
+      svg('text', { ...LABEL, x: LEFT - 6, y: Number(y(mark)) + 4, 'text-anchor': 'end' }, percent(mark))
+    }
+    svg('text', { ...LABEL, x: LEFT, y: HEIGHT - 12 }, performance.from)
+    svg('text', { ...LABEL, x: WIDTH - RIGHT, y: HEIGHT - 12, 'text-anchor': 'end' }, performance.to)
+    const ibov = points.filter(point => point.ibov !== null)
+    if (ibov.length > 0) {
+      svg('polyline', {
+        'data-series': 'ibov',
+        points: ibov.map(point => `${x(point.date)},${y(point.ibov as number)}`).join(' '),
+        fill: 'none',
+        stroke: '#bc4c00',
+        'stroke-width': 2
+      })
+    }
+    svg('polyline', {
+      'data-series': 'twr',
+      points: points.map(point => `${x(point.date)},${y(point.twr)}`).join(' '),
+      fill: 'none',
+      stroke: '#1f6feb',
+      'stroke-width': 2
+    })
+    const radius = points.length > 60 ? 1.5 : 3
+    for (const point of points) {
+      svg('circle', {
+        'data-date': point.date,
+        'data-twr': point.twr,
+        'data-estimated': String(point.estimated),
+        cx: x(point.date),
+        cy: y(point.twr),
+        r: radius,
+        fill: point.estimated ? '#fff' : '#1f6feb',
+        stroke: '#1f6feb'
+      })
+    }
+  }
+
+  async function loadPortfolios (): Promise<void> {
+    const user = userOf(token.value.trim())
+    const path = `/portfolios?userId=${encodeURIComponent(user)}&limit=100`
+    const portfolios = await api<Array<{ id: string, name: string }>>(path)
+    portfolio.replaceChildren(...portfolios.map(({ id, name }) => new Option(name, id)))
+    if (portfolios.length === 0) throw new Error(`user ${user} has no portfolio`)
+  }
+
+  async function loadPerformance (): Promise<void> {
+    const id = portfolio.value
+    const performance = await api<Performance>(`/portfolios/${encodeURIComponent(id)}/performance?range=${range}`)
+    draw(performance)
+    show('value', money.format(performance.value), String(performance.value))
+    show('invested', money.format(performance.invested), String(performance.invested))
+    show('result', money.format(performance.result), String(performance.result))
+    show('twr', percent(performance.twr), String(performance.twr))
+    show('ibov', percent(performance.benchmarks.ibov))
+    show('selic', percent(performance.benchmarks.selic))
+    show('ipca', percent(performance.benchmarks.ipca))
+    chart.dataset.loaded = `${id} ${range}`
+  }
+
+  /** Server-Sent Events read from fetch (a browser's EventSource cannot send the credential headers). */
+  async function follow (id: string): Promise<void> {
+    live?.abort()
+    const controller = new AbortController()
+    live = controller
+    let count = 0
+    const path = `/portfolios/${encodeURIComponent(id)}/valuation/stream`
+    const answer = await fetch(path, { headers: headers(), signal: controller.signal })
+    if (!answer.ok || answer.body === null) throw new Error(`valuation stream: ${answer.status}`)
+    const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader()
+    let buffered = ''
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      buffered += value.replace(/\r\n/g, '\n')
+      for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n')) {
+        const lines = buffered.slice(0, end).split('\n')
+        buffered = buffered.slice(end + 2)
+        const event = lines.find(line => line.startsWith('event:'))?.slice(6).trim()
+        const data = lines.filter(line => line.startsWith('data:')).map(line => line.slice(5).trim()).join('\n')
+        if (event === 'deleted') status.textContent = 'The portfolio was deleted'
+        if (event !== 'valuation') continue
+        const valuation = JSON.parse(data) as Valuation
+        show('market-value', money.format(valuation.marketValue), String(valuation.marketValue))
+        show('live-result', money.format(valuation.result), String(valuation.result))
+        show('quoted-at', valuation.quotedAt ?? '—')
+        show('messages', String(++count), String(count))
+      }
+    }
+  }
+
+  /** Runs `task`, its failure (but an aborted stream's) shown in the status line. */
+  function run (task: () => Promise<void>): void {
+    status.textContent = ''
+    task().catch((error: Error) => { if (error.name !== 'AbortError') status.textContent = error.message })
+  }
+
+  const start = async (): Promise<void> => {
+    await loadPortfolios()
+    await loadPerformance()
+    run(async () => { await follow(portfolio.value) })
+  }
+  const buttons = [...document.querySelectorAll<HTMLButtonElement>('#ranges button')]
+  for (const button of buttons) {
+    button.addEventListener('click', () => {
+      range = button.dataset.range ?? '1y'
+      for (const other of buttons) other.setAttribute('aria-pressed', String(other === button))
+      run(loadPerformance)
+    })
+  }
+  element('load').addEventListener('click', () => { run(start) })
+  portfolio.addEventListener('change', () => {
+    run(loadPerformance)
+    run(async () => { await follow(portfolio.value) })
+  })
+  run(start)
+}
+/* c8 ignore stop */

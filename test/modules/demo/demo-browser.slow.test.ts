@@ -1,0 +1,147 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mock } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import pixelmatch from 'pixelmatch'
+import { PNG } from 'pngjs'
+import type { App } from '../../../src/app.js'
+import { Chromium, NEEDS_CHROMIUM } from '../../fixtures/chromium.js'
+import { apiKey, buildTestApp, testNeeding } from '../../helper.js'
+
+/*
+ * The demo page in headless Chromium (docs/api.md#the-demo-page): on a fixed clock and the offline
+ * provider's simulated prices, it draws the performance the API answers — checked point by point
+ * from the DOM, then as pixels against the committed reference (test/fixtures/demo-chart.png,
+ * written again with UPDATE_REFERENCE=1) — and follows the live valuation through a transaction.
+ */
+
+const NOW = '2026-11-20T22:00:00.000Z'
+const REFERENCE = new URL('../../fixtures/demo-chart.png', import.meta.url)
+const TAP_FOLDER = new URL('../../../.tap/', import.meta.url)
+/** Pixels that may differ (antialiasing, a font's hinting): 1 % of the chart's, each compared at pixelmatch's 0.1. */
+const MAX_DIFFERENT_PIXELS = 0.01
+
+/** The chart's geometry, as the page's script draws it (src/modules/demo/script.ts). */
+const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [720, 300, 64, 16, 16, 36]
+
+async function post (app: App, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
+  const res = await app.inject({ method: 'POST', url, headers: apiKey(), payload })
+  if (res.statusCode !== 201) throw new Error(`${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** User 1's portfolio: buys over two years, a sale, a dollar share, a coin. */
+async function demoPortfolio (app: App): Promise<{ id: string, petr4: string }> {
+  const { id } = await post(app, '/portfolios', { name: 'Aposentadoria', userId: '1' })
+  const asset = async (
+    symbol: string, type: string, quantity: number, price: number, date: string
+  ): Promise<string> =>
+    (await post(app, '/portfolio-assets', { name: symbol, symbol, type, quantity, price, portfolioId: id, date })).id
+  const petr4 = await asset('PETR4', 'STOCK', 200, 33, '2025-01-15')
+  await asset('VALE3', 'STOCK', 100, 60, '2025-08-11')
+  await asset('AAPL', 'STOCK', 10, 1150, '2026-02-02')
+  await asset('BTC', 'CRYPTO', 0.05, 320_000, '2026-06-15')
+  await post(app, `/portfolio-assets/${petr4}/transactions`,
+    { type: 'SELL', date: '2026-04-20', quantity: 80, price: 36.5, fee: 7.9 })
+  return { id, petr4 }
+}
+
+function compared (actual: PNG, reference: PNG): number {
+  if (actual.width !== reference.width || actual.height !== reference.height) return Infinity
+  const difference = new PNG({ width: actual.width, height: actual.height })
+  const { width, height } = actual
+  const different = pixelmatch(actual.data, reference.data, difference.data, width, height, { threshold: 0.1 })
+  mkdirSync(TAP_FOLDER, { recursive: true })
+  writeFileSync(new URL('demo-chart.difference.png', TAP_FOLDER), PNG.sync.write(difference))
+  return different / (actual.width * actual.height)
+}
+
+testNeeding(t, 'the demo page draws the performance the API answers against IBOVESPA, point by point and as the ' +
+  'reference picture, and follows the live valuation through a transaction', [NEEDS_CHROMIUM], async t => {
+  mock.timers.enable({ apis: ['Date'], now: Date.parse(NOW) })
+  t.teardown(() => { mock.timers.reset() })
+  const app = await buildTestApp(t, { QUOTES_TTL: '1', VALUATION_MIN_INTERVAL_MS: '100' })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const { id, petr4 } = await demoPortfolio(app)
+
+  const browser = await Chromium.launch(t, 'chromium-demo')
+  const tab = await browser.open(`${url}/demo`)
+  const viewport = { width: 800, height: 1100, deviceScaleFactor: 1, mobile: false }
+  await browser.send('Emulation.setDeviceMetricsOverride', viewport, tab)
+  const page = async <T>(expression: string): Promise<T> => await browser.evaluate(tab, expression) as T
+  const until = async (what: string, condition: () => Promise<boolean>): Promise<void> => {
+    for (let attempt = 0; attempt < 1200; attempt++) {
+      if (await condition()) return
+      await new Promise(resolve => setTimeout(resolve, 25))
+    }
+    t.fail(`the page never showed ${what}: ${await page<string>('document.getElementById("status").textContent')}`)
+  }
+
+  const status = async (): Promise<string> => await page('document.getElementById("status").textContent')
+  await until('that the API key is needed', async () => /API_KEY_INVALID/.test(await status()))
+  await page(`document.getElementById('api-key').value = ${JSON.stringify(apiKey()['x-api-key'])}; ` +
+    'document.getElementById(\'load\').click(); true')
+  await until('the chart', async () => await page('document.getElementById("chart").dataset.loaded') === `${id} 1y`)
+
+  const answer = (await app.inject({ method: 'GET', url: `/portfolios/${id}/performance`, headers: apiKey() })).json()
+  type Drawn = { twr: string, ibov: string, min: string, max: string, circles: Array<Record<string, string>> }
+  const drawn = await page<Drawn>(`(() => {
+    const chart = document.getElementById('chart')
+    return {
+      twr: chart.querySelector('polyline[data-series="twr"]').getAttribute('points'),
+      ibov: chart.querySelector('polyline[data-series="ibov"]').getAttribute('points'),
+      min: chart.dataset.min,
+      max: chart.dataset.max,
+      circles: [...chart.querySelectorAll('circle')].map(circle => ({ ...circle.dataset }))
+    }
+  })()`)
+  type Point = { date: string, twr: number, ibov: number | null, estimated: boolean }
+  const points = answer.points as Point[]
+  t.ok(points.length > 50, `a point a week over the year: ${points.length}`)
+  const values = points.flatMap(point => (point.ibov === null ? [point.twr] : [point.twr, point.ibov]))
+  const [min, max] = [Math.min(0, ...values), Math.max(0, ...values)]
+  t.same([Number(drawn.min), Number(drawn.max)], [min, max], 'the scale spans every value and zero')
+  const [first, last] = [Date.parse(answer.from), Date.parse(answer.to)]
+  const at = (date: string, value: number): [number, number] => [
+    LEFT + (Date.parse(date) - first) / (last - first) * (WIDTH - LEFT - RIGHT),
+    TOP + (max - value) / (max - min) * (HEIGHT - TOP - BOTTOM)
+  ]
+  const coordinates = (text: string): number[][] => text.split(' ').map(pair => pair.split(',').map(Number))
+  const near = (a: number[][], b: number[][]): boolean => a.length === b.length &&
+    a.every((pair, index) => pair.every((value, axis) => Math.abs(value - (b[index]?.[axis] ?? NaN)) < 0.01))
+  t.ok(near(coordinates(drawn.twr), points.map(point => at(point.date, point.twr))),
+    'the portfolio\'s line: each point at its TWR')
+  const ibov = points.filter(point => point.ibov !== null)
+  t.ok(near(coordinates(drawn.ibov), ibov.map(point => at(point.date, point.ibov as number))),
+    'IBOVESPA\'s line: each point at its change')
+  const dots = points.map(point => ({ date: point.date, twr: String(point.twr), estimated: String(point.estimated) }))
+  t.same(drawn.circles, dots, 'a dot per point, hollow where estimated')
+  t.equal(await page('document.getElementById("twr").dataset.value'), String(answer.twr))
+
+  const box = await page<{ x: number, y: number, width: number, height: number }>('(() => { ' +
+    'const { x, y, width, height } = document.getElementById("chart").getBoundingClientRect(); ' +
+    'return { x, y, width, height } })()')
+  const clip = { ...box, scale: 1 }
+  const { data } = await browser.send('Page.captureScreenshot', { format: 'png', clip }, tab) as { data: string }
+  const actual = PNG.sync.read(Buffer.from(data, 'base64'))
+  mkdirSync(TAP_FOLDER, { recursive: true })
+  writeFileSync(new URL('demo-chart.png', TAP_FOLDER), PNG.sync.write(actual))
+  if (process.env.UPDATE_REFERENCE === '1' || !existsSync(REFERENCE)) {
+    writeFileSync(REFERENCE, PNG.sync.write(actual))
+    t.fail(`the reference was written (${fileURLToPath(REFERENCE)}): look at it, commit it, run again`)
+  } else {
+    const share = compared(actual, PNG.sync.read(readFileSync(REFERENCE)))
+    t.ok(share <= MAX_DIFFERENT_PIXELS, `the chart is the reference picture: ${(share * 100).toFixed(2)} % of pixels ` +
+      'differ (.tap/demo-chart.png, .tap/demo-chart.difference.png)')
+  }
+
+  const valuation = async (): Promise<number> =>
+    (await app.inject({ method: 'GET', url: `/portfolios/${id}/valuation`, headers: apiKey() })).json().marketValue
+  const shown = async (): Promise<number> => Number(await page('document.getElementById("market-value").dataset.value'))
+  await until('the live valuation', async () => await shown() === await valuation())
+  const buy = { type: 'BUY', date: '2026-11-20', quantity: 50, price: 34 }
+  await post(app, `/portfolio-assets/${petr4}/transactions`, buy)
+  const after = await valuation()
+  await until('the valuation after a buy', async () => await shown() === after)
+  t.pass('the live valuation followed the buy')
+})
