@@ -8,7 +8,8 @@
  * block by block, in alternating order, a target's cost in the round is the median of its blocks,
  * and the round gives two ratios (JWT / bare, read / bare). Their medians over the rounds are
  * compared with the committed ones of bench/guard-baseline.json: a ratio more than 15 % away,
- * either way, fails (exit 1); `npm test` runs it after the suites. Ratios, not times: a faster or slower machine moves the three alike.
+ * either way, fails (exit 1); `npm test` runs it after the suites. Ratios, not times: a faster or
+ * slower machine moves the three alike.
  * `npm run bench:guard -- --update` writes the medians as the new baseline (after a change that
  * is meant to move them; say why in the commit). BENCHMARKS.md, issue 46, gives the noise this
  * was sized on.
