@@ -30,10 +30,12 @@ process.exit(Number(process.env.TAP_STATUS))
   return dir
 }
 
-async function runWrapper (dir: string, env: Record<string, string>): Promise<{ code: number, stdout: string }> {
+async function runWrapper (
+  dir: string, env: Record<string, string>, tapArgs = ['test/a.test.ts']
+): Promise<{ code: number, stdout: string }> {
   const childEnv: Record<string, string | undefined> = { ...process.env, ...env }
   if (env.CI === undefined) delete childEnv.CI
-  const args = [join(dir, 'test/run.mjs'), 'test/a.test.ts']
+  const args = [join(dir, 'test/run.mjs'), ...tapArgs]
   return await promisify(execFile)(process.execPath, args, { env: childEnv, cwd: dir })
     .then(({ stdout }) => ({ code: 0, stdout }),
       (error: { code: number, stdout: string }) => ({ code: error.code, stdout: error.stdout }))
@@ -65,4 +67,24 @@ t.test('outside CI a shortfall is reported, not enforced; failing tests fail eit
   t.match(failing.stdout, /tests: tap exited 1/)
   const failingInCi = await runWrapper(dir, { CI: 'true', TAP_STATUS: '1', LINES: '99' })
   t.equal(failingInCi.code, 1)
+})
+
+t.test('the whole suite (no arguments) ends with the regression guard, whose failure fails the run', async t => {
+  const dir = scratchProject(t)
+  // Stand-ins: an empty `tsx` for `--import tsx`, and a guard that exits with GUARD_STATUS.
+  mkdirSync(join(dir, 'node_modules/tsx'))
+  writeFileSync(join(dir, 'node_modules/tsx/package.json'), '{ "name": "tsx", "exports": "./index.mjs" }')
+  writeFileSync(join(dir, 'node_modules/tsx/index.mjs'), '')
+  mkdirSync(join(dir, 'bench'))
+  const fakeGuard = "console.log('fake guard'); process.exit(Number(process.env.GUARD_STATUS))\n"
+  writeFileSync(join(dir, 'bench/guard.ts'), fakeGuard)
+  const passing = await runWrapper(dir, { CI: 'true', TAP_STATUS: '0', LINES: '99', GUARD_STATUS: '0' }, [])
+  t.equal(passing.code, 0)
+  t.match(passing.stdout, /fake guard/)
+  const failing = await runWrapper(dir, { CI: 'true', TAP_STATUS: '0', LINES: '99', GUARD_STATUS: '1' }, [])
+  t.equal(failing.code, 1)
+  t.match(failing.stdout, /fake guard/)
+  const some = await runWrapper(dir, { CI: 'true', TAP_STATUS: '0', LINES: '99', GUARD_STATUS: '1' })
+  t.equal(some.code, 0, 'with suites named, no guard')
+  t.notMatch(some.stdout, /fake guard/)
 })

@@ -223,16 +223,28 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     if (requirePrincipal(request).type !== 'client') throw new ForbiddenPrincipalError()
   })
 
+  /**
+   * Keys that passed the constant-time check, so that a valid key is hashed once per process, not
+   * on every request (its SHA-256 was about 1 µs of a portfolio read: BENCHMARKS.md, issue 46). Only
+   * a configured key passes, so it never holds more entries than API_KEYS names: keys a client
+   * makes up are never kept. A key not found here is checked in constant time as before; the
+   * lookup compares a presented key's characters with a kept one only when their hashes are equal,
+   * which a client cannot aim at without knowing the key.
+   */
+  const acceptedKeys = new Set<string>()
   app.decorate('verifyApiKey', async function verifyApiKey (request: FastifyRequest) {
     const presented = request.headers['x-api-key']
     if (typeof presented !== 'string' || presented.length === 0) {
       throw refuseCredential(request, new ApiKeyInvalidError())
     }
-    // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
-    const digest = sha256(presented)
-    let valid = false
-    for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
-    if (!valid) throw refuseCredential(request, new ApiKeyInvalidError())
+    if (!acceptedKeys.has(presented)) {
+      // Digests have one length, so timingSafeEqual never throws; every key is compared, no early exit.
+      const digest = sha256(presented)
+      let valid = false
+      for (const key of apiKeyDigests) valid = timingSafeEqual(digest, key) || valid
+      if (!valid) throw refuseCredential(request, new ApiKeyInvalidError())
+      acceptedKeys.add(presented)
+    }
     request.apiKeyVerified = true
   })
 

@@ -50,14 +50,20 @@ async function metrics (app: FastifyInstance, options: MetricsPluginOptions): Pr
   app.decorate('telemetry', telemetry)
   // The route pattern, never the URL: ids would make a series per portfolio. A module's root
   // is `/portfolios/` to Fastify; it is `/portfolios` to everyone else (as in the OpenAPI document).
+  const roots = new Map<string, string>()
   app.addHook('onResponse', (request, reply, done) => {
-    if (request.routeOptions.config.longLived === true && reply.statusCode === 200) {
+    // Fastify builds `routeOptions` afresh at each read: once here.
+    const { config, url: pattern } = request.routeOptions
+    if (config.longLived === true && reply.statusCode === 200) {
       done()
       return
     }
-    const pattern = request.routeOptions.url
-    const route =
-      pattern === undefined ? 'unmatched' : pattern.length > 1 && pattern.endsWith('/') ? pattern.slice(0, -1) : pattern
+    let route = pattern ?? 'unmatched'
+    if (route.length > 1 && route.endsWith('/')) {
+      let root = roots.get(route)
+      if (root === undefined) roots.set(route, root = route.slice(0, -1))
+      route = root
+    }
     telemetry.request(request.method, route, reply.statusCode, reply.elapsedTime / 1000)
     done()
   })

@@ -1,14 +1,22 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/log-lines.ts', import.meta.url))
 
+function numbersOf (stdout: string): number[] {
+  return stdout.split('\n').filter(Boolean).map(text => {
+    const line = JSON.parse(text) as { n: number, text: string }
+    if (line.text !== 'ação ✓') throw new Error(`line ${line.n} garbled`)
+    return line.n
+  })
+}
+
 async function linesOf (mode: string): Promise<{ code: number, numbers: number[] }> {
   return await new Promise(resolve => {
     execFile(process.execPath, ['--import', 'tsx', FIXTURE, mode], { maxBuffer: 64 * 1024 * 1024 }, (error, stdout) => {
-      const numbers = stdout.split('\n').filter(Boolean).map(text => (JSON.parse(text) as { n: number }).n)
-      resolve({ code: typeof error?.code === 'number' ? error.code : 0, numbers })
+      resolve({ code: typeof error?.code === 'number' ? error.code : 0, numbers: numbersOf(stdout) })
     })
   })
 }
@@ -31,4 +39,29 @@ t.test('lines written just before an uncaught error are not lost', async t => {
   const { code, numbers } = await linesOf('throw')
   t.equal(code, 1)
   t.same(numbers, EVERY_LINE)
+})
+
+t.test('a full non-blocking pipe delays lines, never loses or reorders them', async t => {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'full-pipe'], {
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  // Nothing is read until the child has written its lines: the pipe fills (64 KiB) and its writes meet EAGAIN.
+  child.stdout.pause()
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += String(chunk)
+    if (stderr.includes('written')) child.stdout.resume()
+  })
+  const chunks: Buffer[] = []
+  child.stdout.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+  const [code] = await once(child, 'close') as [number]
+  t.equal(code, 0)
+  t.same(numbersOf(Buffer.concat(chunks).toString('utf8')), EVERY_LINE)
+})
+
+t.test('a closed standard output ends the process, as an unwritable destination did', async t => {
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'turns'], { stdio: ['ignore', 'pipe', 'ignore'] })
+  child.stdout.destroy()
+  const [code] = await once(child, 'exit') as [number | null]
+  t.not(code, 0)
 })

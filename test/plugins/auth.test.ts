@@ -350,6 +350,8 @@ t.test('API key: any configured key, compared whole', async t => {
     url: '/keyed',
     headers: { 'x-api-key': 'key-two' }
   })).statusCode, 200, 'rotation: the second key works too')
+  t.equal((await app.inject({ url: '/keyed', headers: { 'x-api-key': 'key-one' } })).statusCode, 200, 'accepted again')
+  // Refused whole after both keys were accepted (and remembered) once.
   for (const headers of [
     {},
     { 'x-api-key': '' },
