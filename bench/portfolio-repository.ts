@@ -1,0 +1,115 @@
+/**
+ * The portfolio repository's calls (issue 45: its columns, projections and update follow from the schemas):
+ * the CPU time this process spends per call of each read and write of `PortfolioRepository`, and per
+ * `sameValuation`, through the store opened as the service opens it (`Store.open`): SQLite on a temporary
+ * file, and PostgreSQL too when DATABASE_URL is a postgres URL (in a schema of its own, dropped afterwards).
+ * Calls run one after another; each figure is the median of the rounds. Figures: src/store/portfolios.ts.
+ * Run with `npx node --import tsx bench/portfolio-repository.ts` (no build needed); it stops by itself.
+ */
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import { Store } from '../src/store/store.js'
+import type { QuoteInReais } from '../src/domain/reais.js'
+import { sameValuation, valuate } from '../src/domain/valuation.js'
+import type { Asset } from '../src/schemas/asset.js'
+import { median, table } from './lib.js'
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const ASSETS = 10
+
+/** CPU µs (user + system) of this process per call, the median of ROUNDS rounds of CALLS calls after a warm-up. */
+async function cpuPerCall (call: () => unknown): Promise<number> {
+  const round = async (): Promise<number> => {
+    const before = process.cpuUsage()
+    for (let i = 0; i < CALLS; i++) await call()
+    const used = process.cpuUsage(before)
+    return (used.user + used.system) / CALLS
+  }
+  await round()
+  const rounds: number[] = []
+  for (let i = 0; i < ROUNDS; i++) rounds.push(await round())
+  return median(rounds)
+}
+
+async function measure (engine: string, url: string, schema?: string): Promise<Array<Record<string, string>>> {
+  const store = await Store.open(url, { schema })
+  try {
+    const { portfolios, assets } = store
+    const { id } = await portfolios.create({ name: 'Bench', description: null, userId: 'bench' })
+    for (let i = 0; i < ASSETS; i++) {
+      const name = `Ativo ${i}`
+      await assets.create({ name, symbol: `SYM${i}`, type: 'STOCK', quantity: i + 1, price: 10, portfolioId: id })
+    }
+    for (let i = 0; i < 49; i++) await portfolios.create({ name: `Other ${i}`, userId: 'bench' })
+    let n = 0
+    const calls: Array<[string, () => unknown]> = [
+      ['get', async () => await portfolios.get(id)],
+      ['detail', async () => await portfolios.detail(id)],
+      ['withAssets', async () => await portfolios.withAssets(id)],
+      ['value', async () => await portfolios.value(id)],
+      ['list of 50', async () => await portfolios.list({ userId: 'bench' }, { limit: 50, offset: 0 })],
+      ['create', async () => await portfolios.create({ name: 'New', userId: 'bench-new' })],
+      ['change name', async () => await portfolios.change(id, { name: `Bench ${n++}` })],
+      ['change name and description', async () => await portfolios.change(id, { name: `B ${n++}`, description: 'D' })]
+    ]
+    const rows: Array<Record<string, string>> = []
+    for (const [call, run] of calls) rows.push({ engine, call, 'CPU µs/call': (await cpuPerCall(run)).toFixed(1) })
+    return rows
+  } finally {
+    await store.close()
+  }
+}
+
+/** A fresh schema in the database of `base` for the run, and how to drop it. */
+async function postgresSchema (base: string): Promise<{ schema: string, drop: () => Promise<void> }> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`
+  const run = async (text: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try { await client.query(text) } finally { await client.end() }
+  }
+  await run(`create schema ${schema}`)
+  return { schema, drop: async () => { await run(`drop schema ${schema} cascade`) } }
+}
+
+const rows: Array<Record<string, string>> = []
+const asset = (symbol: string, quantity: number, price: number): Asset => ({
+  id: symbol,
+  name: symbol,
+  symbol,
+  type: 'STOCK',
+  quantity,
+  price,
+  totalValue: quantity * price,
+  portfolioId: 'p',
+  createdAt: '',
+  updatedAt: ''
+})
+const quote = (symbol: string): QuoteInReais | undefined =>
+  symbol === 'Z' ? undefined : { symbol, price: 2, lastUpdate: '2026-01-01T00:00:00.000Z' }
+const quotes = { get: quote }
+const held = [asset('A', 1, 1), asset('B', 3, 0.2), asset('Z', 1, 5)]
+const a = valuate('p', held, quotes, new Date(0))
+const b = valuate('p', held, quotes, new Date(1))
+const same = await cpuPerCall(() => sameValuation(a, b))
+rows.push({ engine: '-', call: 'sameValuation (equal)', 'CPU µs/call': same.toFixed(3) })
+const dir = mkdtempSync(join(tmpdir(), 'bff-portfolio-repository-'))
+try {
+  rows.push(...await measure('SQLite (file)', `sqlite:${join(dir, 'bench.sqlite')}`))
+} finally {
+  rmSync(dir, { recursive: true, force: true })
+}
+const postgresUrl = process.env.DATABASE_URL
+if (postgresUrl !== undefined && /^postgres(ql)?:\/\//.test(postgresUrl)) {
+  const { schema, drop } = await postgresSchema(postgresUrl)
+  try {
+    rows.push(...await measure('PostgreSQL', postgresUrl, schema))
+  } finally {
+    await drop()
+  }
+}
+console.log(table(rows))
