@@ -1,6 +1,7 @@
 import { NotFoundError } from '../errors.js'
 import { isTicker, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
+import { fieldsOf } from '../schemas/common.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
 import { PortfolioValuationSchema, type PortfolioValuation } from '../schemas/valuation.js'
 import type { AssetRepository } from '../store/assets.js'
@@ -61,8 +62,7 @@ export function valuate (
 }
 
 /** Every field of a valuation but when it was computed, from its schema. */
-const COMPARED_FIELDS = (Object.keys(PortfolioValuationSchema.properties) as Array<keyof PortfolioValuation>)
-  .filter(field => field !== 'updatedAt')
+const COMPARED_FIELDS = fieldsOf(PortfolioValuationSchema).filter(field => field !== 'updatedAt')
 
 /** Equal values of a valuation's field: equal numbers (0 and -0 both answer 0), strings, null, or arrays of them. */
 function sameValue (a: unknown, b: unknown): boolean {

@@ -1,4 +1,6 @@
-import { Type, type ArrayOptions, type TArray, type TObject, type TSchema, type TString } from '@sinclair/typebox'
+import {
+  Type, type ArrayOptions, type Static, type TArray, type TObject, type TSchema, type TString
+} from '@sinclair/typebox'
 
 /**
  * Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z`, as JavaScript writes
@@ -100,6 +102,14 @@ export const MAX_PAGE_SIZE = 1000
 
 export function pageOf (query: { limit?: number, offset?: number }): Page {
   return { limit: query.limit ?? MAX_PAGE_SIZE, offset: query.offset ?? 0 }
+}
+
+/**
+ * The fields of an object schema, in its order: what follows from a schema's properties (a table's columns,
+ * src/store/columns.ts; the live valuation's change check) is derived from this list, never kept beside it.
+ */
+export function fieldsOf<Schema extends TObject> (schema: Schema): Array<keyof Static<Schema> & string> {
+  return Object.keys(schema.properties) as Array<keyof Static<Schema> & string>
 }
 
 /**

@@ -1,12 +1,11 @@
 import type { Static, TObject } from '@sinclair/typebox'
+import { fieldsOf } from '../schemas/common.js'
 
 /**
- * A resource's fields are declared once, in its TypeBox schema (src/schemas); its table's columns, the
- * statements' column lists and the reading of a row follow from the schema's properties through the one
- * mapping below (docs/style.md#query-style).
+ * A field's column: its name in snake_case (`userId` → `user_id`). A resource's fields are declared once, in
+ * its TypeBox schema (src/schemas); its table's type (database.ts), the statements' column lists and the
+ * reading of a row follow from the schema's properties through this one mapping (docs/style.md#query-style).
  */
-
-/** A field's column: its name in snake_case (`userId` → `user_id`). */
 export type ColumnOf<Field extends string> = Field extends `${infer Letter}${infer Rest}`
   ? `${Letter extends Lowercase<Letter> ? Letter : `_${Lowercase<Letter>}`}${ColumnOf<Rest>}`
   : Field
@@ -17,11 +16,6 @@ export function columnOf<Field extends string> (field: Field): ColumnOf<Field> {
 
 /** A record's fields under their columns' names: the columns that store them (src/store/database.ts). */
 export type ColumnsOf<T> = { [Field in keyof T & string as ColumnOf<Field>]: T[Field] }
-
-/** The fields of a schema, in its order. */
-export function fieldsOf<Schema extends TObject> (schema: Schema): Array<keyof Static<Schema> & string> {
-  return Object.keys(schema.properties) as Array<keyof Static<Schema> & string>
-}
 
 /** The fields of a schema stored as they are, in its order: all but those of `computed`. */
 export function storedFields<Schema extends TObject, Computed extends keyof Static<Schema> & string> (
@@ -41,17 +35,18 @@ export function columnsOf<T extends object> (values: T): Partial<ColumnsOf<T>> {
 /**
  * How a resource is read from a row, field by field in the order of its schema: the fields `computed` answers
  * from the row (a sum of cents in reais, assets as JSON), every other from the column of its name. The row's
- * type must hold those columns, of the fields' types: a field without its column does not compile.
+ * type must hold those columns, of the fields' types; that the database holds them is
+ * test/store/schema-fields.test.ts's to show.
  */
 export function rowReader<Schema extends TObject, Row, Computed extends Partial<Static<Schema>>> (
   schema: Schema, computed: (row: Row) => Computed
 ): (row: Row & ColumnsOf<Omit<Static<Schema>, keyof Computed>>) => Static<Schema> {
   const fields = fieldsOf(schema).map(field => [field, columnOf(field)] as const)
   return row => {
-    const values: Record<string, unknown> = computed(row)
     const columns: Record<string, unknown> = row
     const value: Record<string, unknown> = {}
-    for (const [field, column] of fields) value[field] = Object.hasOwn(values, field) ? values[field] : columns[column]
-    return value as Static<Schema>
+    for (const [field, column] of fields) value[field] = columns[column]
+    // Each computed field replaces what its own column's name read, where the schema puts it.
+    return Object.assign(value, computed(row)) as Static<Schema>
   }
 }
