@@ -97,6 +97,8 @@ const a = valuate('p', held, quotes, new Date(0))
 const b = valuate('p', held, quotes, new Date(1))
 const same = await cpuPerCall(() => sameValuation(a, b))
 rows.push({ engine: '-', call: 'sameValuation (equal)', 'CPU µs/call': same.toFixed(3) })
+const valued = await cpuPerCall(() => valuate('p', held, quotes, new Date(0)))
+rows.push({ engine: '-', call: 'valuate (3 assets), which precedes it', 'CPU µs/call': valued.toFixed(3) })
 const dir = mkdtempSync(join(tmpdir(), 'bff-portfolio-repository-'))
 try {
   rows.push(...await measure('SQLite (file)', `sqlite:${join(dir, 'bench.sqlite')}`))

@@ -125,6 +125,16 @@ export function trimmed<T extends string | null | undefined> (value: T): T {
   return (typeof value === 'string' ? value.trim() : value) as T
 }
 
+/** A validated input's fields of `schema`, each text trimmed (docs/api.md#inputs), absent fields left absent. */
+export function trimmedInput<Schema extends TObject> (schema: Schema, input: Static<Schema>): Static<Schema> {
+  const fields: Record<string, unknown> = {}
+  for (const field of fieldsOf(schema)) {
+    const value: unknown = input[field]
+    if (value !== undefined) fields[field] = typeof value === 'string' ? trimmed(value) : value
+  }
+  return fields as Static<Schema>
+}
+
 /**
  * A relayed answer: the upstream's status and body, as received (docs/api.md#relays). Never
  * serialized (the relay sends the upstream's bytes); the OpenAPI document shows it as

@@ -157,7 +157,8 @@ function statements (handle: StoreHandle) {
 /**
  * Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed.
  * Every query is a statement compiled once (docs/style.md#query-style): the detail read and the create are the
- * busiest routes, and asset writes touch the portfolio through {@link touchPortfolioStatement}.
+ * busiest routes, and asset writes touch the portfolio through {@link touchPortfolioStatement}. The change is
+ * built, its `set` from the fields it was given; columns and rows follow from the schemas (columns.ts).
  */
 export class PortfolioRepository {
   private readonly run: ReturnType<typeof statements>
@@ -193,6 +194,7 @@ export class PortfolioRepository {
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 
+  /** The value from the portfolio's read: on a miss of the read cache (portfolio-reads.ts) only, 0–8 µs more. */
   async value (id: string): Promise<PortfolioValue | undefined> {
     const portfolio = await this.get(id)
     return portfolio === undefined ? undefined : portfolioValue(portfolio)
@@ -222,7 +224,10 @@ export class PortfolioRepository {
 
   /**
    * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
-   * tag; answers it and its detail's tag after the change, read in the same transaction.
+   * tag; answers it and its detail's tag after the change, read in the same transaction. Its `set` is built
+   * from the fields given (one statement per combination was 2ⁿ texts nothing checked): measured with
+   * `bench/portfolio-repository.ts`, CPU per change 20–21 µs as statements, 26–28 µs built on SQLite, and on
+   * PostgreSQL 103–114 against 119–161 µs (two runs each) — not a busy route.
    */
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
     return await this.handle.write(async (trx, announce) => {

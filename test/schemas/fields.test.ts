@@ -6,15 +6,16 @@ import { columnOf, columnsOf, storedFields } from '../../src/store/columns.js'
 import { fieldsOf } from '../../src/schemas/common.js'
 import { Store } from '../../src/store/store.js'
 import { AssetSchema } from '../../src/schemas/asset.js'
+import { createPortfolioInput, updatePortfolioInput } from '../../src/domain/portfolios.js'
 import {
-  PortfolioAssetSummarySchema, PortfolioDetailSchema, PortfolioSchema, UpdatePortfolioInputSchema,
-  type UpdatePortfolioInput
+  CreatePortfolioInputSchema, PortfolioAssetSummarySchema, PortfolioDetailSchema, PortfolioSchema,
+  UpdatePortfolioInputSchema, type CreatePortfolioInput, type UpdatePortfolioInput
 } from '../../src/schemas/portfolio.js'
 import { forEachEngine, freshDatabase, freshStore, type Engine } from '../helper.js'
 
-// A field of a portfolio or an asset is declared once, in its schema: the table, every read, the insert and the
-// update follow from it (src/store/columns.ts). These tests fail for a field added to a schema without its
-// column (its migration), or read, written or answered by a hand-kept list that forgot it.
+// A field of a portfolio or an asset is declared once, in its schema: the table, every read, the insert, the
+// update and the domain's inputs follow from it (src/store/columns.ts). These tests fail for a field added to a
+// schema without its column (its migration), or read, written or answered by a hand-kept list that forgot it.
 
 const page = { limit: 1000, offset: 0 }
 
@@ -105,4 +106,15 @@ forEachEngine(t, 'a change stores each field of UpdatePortfolioInputSchema it is
     t.equal(changed?.portfolio[field], values[field], `${field}: answered`)
     t.equal((await store.portfolios.get(id))?.[field], values[field], `${field}: stored`)
   }
+})
+
+t.test('the domain hands the store every field of the inputs\' schemas, texts trimmed', async t => {
+  const create: Required<CreatePortfolioInput> = { name: ' Name ', description: ' What for ', userId: ' u1 ' }
+  t.same(Object.keys(create), fieldsOf(CreatePortfolioInputSchema), 'a value for every field of the create')
+  t.same(createPortfolioInput(create), { name: 'Name', description: 'What for', userId: 'u1' })
+  t.same(createPortfolioInput({ name: 'N', userId: 'u1' }), { name: 'N', userId: 'u1' }, 'absent: left absent')
+  const update: Required<UpdatePortfolioInput> = { name: ' Name ', description: null }
+  t.same(Object.keys(update), fieldsOf(UpdatePortfolioInputSchema), 'a value for every field of the update')
+  t.same(updatePortfolioInput(update), { name: 'Name', description: null }, 'null kept: it clears')
+  t.same(updatePortfolioInput({ description: ' D ' }), { description: 'D' }, 'absent: left absent')
 })
