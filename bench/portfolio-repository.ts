@@ -4,6 +4,7 @@
  * `sameValuation`, through the store opened as the service opens it (`Store.open`): SQLite on a temporary
  * file, and PostgreSQL too when DATABASE_URL is a postgres URL (in a schema of its own, dropped afterwards).
  * Calls run one after another; each figure is the median of the rounds. Figures: src/store/portfolios.ts.
+ * `PATCH /portfolios/:id` is also timed through the whole app (`inject`, the store the same), the request's CPU.
  * Run with `npx node --import tsx bench/portfolio-repository.ts` (no build needed); it stops by itself.
  */
 import { randomBytes } from 'node:crypto'
@@ -11,6 +12,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config/config.js'
 import { Store } from '../src/store/store.js'
 import type { QuoteInReais } from '../src/domain/reais.js'
 import { sameValuation, valuate } from '../src/domain/valuation.js'
@@ -58,9 +61,40 @@ async function measure (engine: string, url: string, schema?: string): Promise<A
     ]
     const rows: Array<Record<string, string>> = []
     for (const [call, run] of calls) rows.push({ engine, call, 'CPU µs/call': (await cpuPerCall(run)).toFixed(1) })
+    const patch = await patchCpu(url, schema)
+    rows.push({ engine, call: 'PATCH /portfolios/:id (the app)', 'CPU µs/call': patch.toFixed(1) })
     return rows
   } finally {
     await store.close()
+  }
+}
+
+/** CPU µs per `PATCH /portfolios/:id` (a new name) through the whole app on the store of `url`. */
+async function patchCpu (url: string, schema?: string): Promise<number> {
+  const headers = { 'x-api-key': 'bench-key' }
+  const app = await buildApp(loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
+    API_KEYS: 'bench-key',
+    DATABASE_URL: url,
+    ...(schema === undefined ? {} : { DATABASE_SCHEMA: schema }),
+    QUOTES_PROVIDER: 'offline',
+    // Thousands of requests a round: this measures a request's CPU, not the rate limit's refusals.
+    RATE_LIMIT_MAX: '100000000'
+  }))
+  try {
+    const payload = { name: 'Patched', userId: 'bench-patch' }
+    const { id } = (await app.inject({ method: 'POST', url: '/portfolios', headers, payload })).json<{ id: string }>()
+    let n = 0
+    return await cpuPerCall(async () => {
+      const patch = { name: `P ${n++}` }
+      const res = await app.inject({ method: 'PATCH', url: `/portfolios/${id}`, headers, payload: patch })
+      if (res.statusCode !== 200) throw new Error(`PATCH: ${res.statusCode} ${res.body}`)
+    })
+  } finally {
+    await app.close()
   }
 }
 

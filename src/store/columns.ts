@@ -36,8 +36,9 @@ export function columnsOf<T extends object> (values: T): Partial<ColumnsOf<T>> {
  * How a resource is read from a row, field by field in the order of its schema: the fields `computed` answers
  * from the row (a sum of cents in reais, assets as JSON), every other from the column of its name. The row's
  * type must hold those columns, of the fields' types; that the database holds them is
- * test/schemas/fields.test.ts's to show. Against an object literal per resource it costs about 0.07 µs a row
- * (a list of 50 portfolios on SQLite: 43–46.5 → 46.5–50 µs, bench/portfolio-repository.ts).
+ * test/schemas/fields.test.ts's to show. Against an object literal per resource it costs nothing measurable
+ * (a list of 50 portfolios on SQLite 43–49 → 46.5–51 µs, a detail 13.9–14.7 → 13.5–15.4 µs, four runs each of
+ * bench/portfolio-repository.ts).
  */
 export function rowReader<Schema extends TObject, Row, Computed extends Partial<Static<Schema>>> (
   schema: Schema, computed: (row: Row) => Computed

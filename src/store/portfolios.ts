@@ -194,7 +194,10 @@ export class PortfolioRepository {
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 
-  /** The value from the portfolio's read: on a miss of the read cache (portfolio-reads.ts) only, 0–8 µs more. */
+  /**
+   * The value from the portfolio's read (its own statement of three columns was about 5 µs cheaper on PostgreSQL,
+   * bench/portfolio-repository.ts), paid on a miss of the read cache (portfolio-reads.ts) only.
+   */
   async value (id: string): Promise<PortfolioValue | undefined> {
     const portfolio = await this.get(id)
     return portfolio === undefined ? undefined : portfolioValue(portfolio)
@@ -225,9 +228,10 @@ export class PortfolioRepository {
   /**
    * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
    * tag; answers it and its detail's tag after the change, read in the same transaction. Its `set` is built
-   * from the fields given (one statement per combination was 2ⁿ texts nothing checked): measured with
-   * `bench/portfolio-repository.ts`, CPU per change 20–21 µs as statements, 26–28 µs built on SQLite, and on
-   * PostgreSQL 103–114 against 119–161 µs (two runs each) — not a busy route.
+   * from the fields given (a statement per combination was 2ⁿ texts no type checked). The cost, measured with
+   * `bench/portfolio-repository.ts` (CPU, statements → built, four runs each): the change alone 20–22 → 26–28 µs
+   * on SQLite, 103–130 → 139–165 µs on PostgreSQL; a whole `PATCH /portfolios/:id` 116–167 → 128–136 µs on
+   * SQLite, 413–500 → 428–520 µs on PostgreSQL, within the runs' spread. PATCH is not a busy route.
    */
   async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
     return await this.handle.write(async (trx, announce) => {
