@@ -7,18 +7,13 @@
  * `PATCH /portfolios/:id` is also timed through the whole app (`inject`, the store the same), the request's CPU.
  * Run with `npx node --import tsx bench/portfolio-repository.ts` (no build needed); it stops by itself.
  */
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { Store } from '../src/store/store.js'
 import type { QuoteInReais } from '../src/domain/reais.js'
 import { sameValuation, valuate } from '../src/domain/valuation.js'
 import type { Asset } from '../src/schemas/asset.js'
-import { median, table } from './lib.js'
+import { median, onEachEngine, table, type BenchDatabase } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -38,7 +33,7 @@ async function cpuPerCall (call: () => unknown): Promise<number> {
   return median(rounds)
 }
 
-async function measure (engine: string, url: string, schema?: string): Promise<Array<Record<string, string>>> {
+async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<Record<string, string>>> {
   const store = await Store.open(url, { schema })
   try {
     const { portfolios, assets } = store
@@ -61,12 +56,30 @@ async function measure (engine: string, url: string, schema?: string): Promise<A
     ]
     const rows: Array<Record<string, string>> = []
     for (const [call, run] of calls) rows.push({ engine, call, 'CPU µs/call': (await cpuPerCall(run)).toFixed(1) })
+    rows.push(...await valuationCheck(engine, (await portfolios.withAssets(id))?.assets ?? []))
     const patch = await patchCpu(url, schema)
     rows.push({ engine, call: 'PATCH /portfolios/:id (the app)', 'CPU µs/call': patch.toFixed(1) })
     return rows
   } finally {
     await store.close()
   }
+}
+
+/** `sameValuation` of two equal valuations of `assets` (all quoted but one), and the `valuate` before it. */
+async function valuationCheck (engine: string, assets: Asset[]): Promise<Array<Record<string, string>>> {
+  const unquoted = assets[0]?.symbol
+  const quotes = {
+    get: (symbol: string): QuoteInReais | undefined =>
+      symbol === unquoted ? undefined : { symbol, price: 2, lastUpdate: '2026-01-01T00:00:00.000Z' }
+  }
+  const a = valuate('p', assets, quotes, new Date(0))
+  const b = valuate('p', assets, quotes, new Date(1))
+  const same = await cpuPerCall(() => sameValuation(a, b))
+  const valued = await cpuPerCall(() => valuate('p', assets, quotes, new Date(0)))
+  return [
+    { engine, call: 'sameValuation (equal)', 'CPU µs/call': same.toFixed(3) },
+    { engine, call: `valuate (${assets.length} assets), which precedes it`, 'CPU µs/call': valued.toFixed(1) }
+  ]
 }
 
 /** CPU µs per `PATCH /portfolios/:id` (a new name) through the whole app on the store of `url`. */
@@ -98,54 +111,4 @@ async function patchCpu (url: string, schema?: string): Promise<number> {
   }
 }
 
-/** A fresh schema in the database of `base` for the run, and how to drop it. */
-async function postgresSchema (base: string): Promise<{ schema: string, drop: () => Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`
-  const run = async (text: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: base })
-    await client.connect()
-    try { await client.query(text) } finally { await client.end() }
-  }
-  await run(`create schema ${schema}`)
-  return { schema, drop: async () => { await run(`drop schema ${schema} cascade`) } }
-}
-
-const rows: Array<Record<string, string>> = []
-const asset = (symbol: string, quantity: number, price: number): Asset => ({
-  id: symbol,
-  name: symbol,
-  symbol,
-  type: 'STOCK',
-  quantity,
-  price,
-  totalValue: quantity * price,
-  portfolioId: 'p',
-  createdAt: '',
-  updatedAt: ''
-})
-const quote = (symbol: string): QuoteInReais | undefined =>
-  symbol === 'Z' ? undefined : { symbol, price: 2, lastUpdate: '2026-01-01T00:00:00.000Z' }
-const quotes = { get: quote }
-const held = [asset('A', 1, 1), asset('B', 3, 0.2), asset('Z', 1, 5)]
-const a = valuate('p', held, quotes, new Date(0))
-const b = valuate('p', held, quotes, new Date(1))
-const same = await cpuPerCall(() => sameValuation(a, b))
-rows.push({ engine: '-', call: 'sameValuation (equal)', 'CPU µs/call': same.toFixed(3) })
-const valued = await cpuPerCall(() => valuate('p', held, quotes, new Date(0)))
-rows.push({ engine: '-', call: 'valuate (3 assets), which precedes it', 'CPU µs/call': valued.toFixed(3) })
-const dir = mkdtempSync(join(tmpdir(), 'bff-portfolio-repository-'))
-try {
-  rows.push(...await measure('SQLite (file)', `sqlite:${join(dir, 'bench.sqlite')}`))
-} finally {
-  rmSync(dir, { recursive: true, force: true })
-}
-const postgresUrl = process.env.DATABASE_URL
-if (postgresUrl !== undefined && /^postgres(ql)?:\/\//.test(postgresUrl)) {
-  const { schema, drop } = await postgresSchema(postgresUrl)
-  try {
-    rows.push(...await measure('PostgreSQL', postgresUrl, schema))
-  } finally {
-    await drop()
-  }
-}
-console.log(table(rows))
+console.log(table(await onEachEngine('portfolio-repository', measure)))
