@@ -130,7 +130,8 @@ export function trimmedInput<Schema extends TObject> (schema: Schema, input: Sta
   const fields: Record<string, unknown> = {}
   for (const field of fieldsOf(schema)) {
     const value: unknown = input[field]
-    if (value !== undefined) fields[field] = typeof value === 'string' ? trimmed(value) : value
+    // `trimmed` keeps any value but a text as it is.
+    if (value !== undefined) fields[field] = trimmed(value as string | null)
   }
   return fields as Static<Schema>
 }

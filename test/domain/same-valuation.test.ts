@@ -1,21 +1,16 @@
 import t from 'tap'
 import { fieldsOf } from '../../src/schemas/common.js'
-import { sameValuation } from '../../src/domain/valuation.js'
+import { sameValuation, valuate } from '../../src/domain/valuation.js'
 import { PortfolioValuationSchema, type PortfolioValuation } from '../../src/schemas/valuation.js'
 
 // A live stream sends a valuation only when it differs from the last one sent (sameValuation): a field of
 // PortfolioValuationSchema the check did not compare would never reach a stream on its own.
 
+/** A valuation with a value of each type its fields take: numbers, texts, a quote time and unquoted symbols. */
 const valuation: PortfolioValuation = {
-  portfolioId: 'p1',
-  currency: 'BRL',
-  bookValue: 11.6,
-  marketValue: 11.31,
-  result: -0.29,
-  resultPercent: -2.5,
+  ...valuate('p1', [], { get: () => undefined }, new Date('2026-02-01T00:00:00.000Z')),
   quotedAt: '2026-01-01T00:00:00.000Z',
-  unquotedSymbols: ['C', 'Z'],
-  updatedAt: '2026-02-01T00:00:00.000Z'
+  unquotedSymbols: ['C', 'Z']
 }
 
 /** Another value of the same type as `value`. */
