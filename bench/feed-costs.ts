@@ -20,7 +20,7 @@ import { connect, migrate } from '../src/store/connect.js'
 import { Store } from '../src/store/store.js'
 import { StoreHandle } from '../src/store/handle.js'
 import { PortfolioRepository } from '../src/store/portfolios.js'
-import type { PortfolioChange } from '../src/store/changes.js'
+import type { PortfolioChange } from '../src/store/change-events.js'
 import { median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000)
@@ -78,10 +78,10 @@ try {
   const handle = new StoreHandle(db, engine, schema)
   const repository = new PortfolioRepository(handle)
   const read = await compare({
-    alone: async () => await repository.detail(portfolio.id),
+    alone: async () => await repository.taggedDetail(portfolio.id),
     setLocal: async () => await db.transaction().execute(async trx => {
       await trx.executeQuery(CompiledQuery.raw(`set local search_path to ${schema}`))
-      return await new PortfolioRepository(handle).detail(portfolio.id)
+      return await new PortfolioRepository(handle).taggedDetail(portfolio.id)
     })
   }, 'wall')
   rows.push({ measure: 'detail read, ms (with: SET LOCAL)', without: fixed(read.alone), with: fixed(read.setLocal) })

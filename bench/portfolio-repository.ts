@@ -11,7 +11,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
 import { Store } from '../src/store/store.js'
 import type { QuoteInReais } from '../src/domain/reais.js'
-import { sameValuation, valuate } from '../src/domain/valuation.js'
+import { sameValuation, valuate } from '../src/domain/portfolio-valuation.js'
 import type { Asset } from '../src/schemas/asset.js'
 import { median, onEachEngine, table, type BenchDatabase } from './lib.js'
 
@@ -45,9 +45,9 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
     for (let i = 0; i < 49; i++) await portfolios.create({ name: `Other ${i}`, userId: 'bench' })
     let n = 0
     const calls: Array<[string, () => unknown]> = [
-      ['get', async () => await portfolios.get(id)],
-      ['detail', async () => await portfolios.detail(id)],
-      ['withAssets', async () => await portfolios.withAssets(id)],
+      ['portfolioOnly', async () => await portfolios.portfolioOnly(id)],
+      ['taggedDetail', async () => await portfolios.taggedDetail(id)],
+      ['portfolioAndAssets', async () => await portfolios.portfolioAndAssets(id)],
       ['value', async () => await portfolios.value(id)],
       ['list of 50', async () => await portfolios.list({ userId: 'bench' }, { limit: 50, offset: 0 })],
       ['create', async () => await portfolios.create({ name: 'New', userId: 'bench-new' })],
@@ -56,7 +56,7 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
     ]
     const rows: Array<Record<string, string>> = []
     for (const [call, run] of calls) rows.push({ engine, call, 'CPU µs/call': (await cpuPerCall(run)).toFixed(1) })
-    rows.push(...await valuationCheck(engine, (await portfolios.withAssets(id))?.assets ?? []))
+    rows.push(...await valuationCheck(engine, (await portfolios.portfolioAndAssets(id))?.assets ?? []))
     const patch = await patchCpu(url, schema)
     rows.push({ engine, call: 'PATCH /portfolios/:id (the app)', 'CPU µs/call': patch.toFixed(1) })
     return rows

@@ -24,6 +24,7 @@ import idempotency from './plugins/idempotency.js'
 import conditionalRequests from './plugins/conditional-requests.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
+import portfolioValuationModule from './modules/portfolio-valuation/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
 import exclusionsModule from './modules/openfinance-excluded-transactions/index.js'
 import systemModule from './modules/system/index.js'
@@ -97,6 +98,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(conditionalRequests)
   await app.register(authModule, { prefix: '/auth', ...config.modules.auth })
   await app.register(portfoliosModule, { prefix: '/portfolios' })
+  await app.register(portfolioValuationModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
   await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })
   await app.register(systemModule, config.modules.system)

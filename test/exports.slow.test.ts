@@ -49,6 +49,7 @@ t.test('the package builds to what package.json exports, with type declarations'
   for (const name of [
     'authPlugin',
     'portfoliosPlugin',
+    'portfolioValuationPlugin',
     'portfolioAssetsPlugin',
     'excludedTransactionsPlugin',
     'backendApiPlugin',

@@ -98,6 +98,27 @@ writeFileSync('openapi.json', JSON.stringify(app.swagger()))
 console.log('Server listening at ' + address)
 `
 
+/**
+ * A second program of the scratch host: the portfolios module alone, on the store and auth, with
+ * neither quotes nor the change feed (the valuation module is the one that needs them).
+ */
+const PORTFOLIOS_ALONE = `import Fastify from 'fastify'
+import { authPlugin, portfoliosPlugin, providerConfig, storePlugin } from '${pkg.name}'
+
+const app = Fastify()
+await app.register(storePlugin, { url: process.env.DATABASE_URL! })
+await app.register(authPlugin, {
+  jwtSecret: process.env.JWT_SECRET!,
+  jwtAlgorithm: 'HS256',
+  leewaySeconds: 0,
+  providers: providerConfig({ user: 'App\\\\Models\\\\User', client: 'App\\\\Models\\\\User\\\\Client' }),
+  apiKeys: process.env.API_KEYS!.split(',')
+})
+await app.register(portfoliosPlugin, { prefix: '/carteiras' })
+const address = await app.listen({ host: '127.0.0.1', port: 0 })
+console.log('Server listening at ' + address)
+`
+
 type Dependencies = Record<string, string>
 type LockEntry = Record<string, unknown> &
   { dependencies?: Dependencies, optionalDependencies?: Dependencies, peerDependencies?: Dependencies }
@@ -173,6 +194,7 @@ t.test('the README\'s example, installed from the tarball beside fastify and @fa
   t.equal(pkg.peerDependencies.fastify, `^${fastify.version}`, 'the peer range starts at the Fastify tested here')
 
   writeFileSync(join(host, 'host.ts'), HOST_APP)
+  writeFileSync(join(host, 'portfolios-alone.ts'), PORTFOLIOS_ALONE)
   cpSync(fileURLToPath(new URL('./fixtures/host-routes.ts', import.meta.url)), join(host, 'host-routes.ts'))
   writeFileSync(join(host, 'tsconfig.json'), JSON.stringify({
     compilerOptions: {
@@ -186,7 +208,7 @@ t.test('the README\'s example, installed from the tarball beside fastify and @fa
       skipLibCheck: false,
       types: ['node']
     },
-    files: ['host.ts']
+    files: ['host.ts', 'portfolios-alone.ts']
   }))
   const typeErrors = await run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', host], host)
     .then(() => '', (error: { stdout: string }) => error.stdout)
@@ -211,6 +233,15 @@ t.test('the README\'s example, installed from the tarball beside fastify and @fa
   const polledUntil = Date.now() + 120_000
   while (statSync(database).size <= 4096 && Date.now() < polledUntil) await setTimeout(100)
   t.ok(statSync(database).size > 4096, 'the checkpoint worker runs in the host')
+
+  // The portfolios module alone: it serves the portfolios without quotes or a change feed.
+  const alone = await startServer(t, process.execPath, ['portfolios-alone.ts'], host, {
+    ...toolEnv,
+    DATABASE_URL: `sqlite:${join(host, 'alone.sqlite')}`,
+    JWT_SECRET: 'a host secret of at least thirty-two characters',
+    API_KEYS: 'host-key'
+  })
+  await checkPortfolioRoutes(t, { origin: alone.url, path: '/carteiras', key: 'host-key' })
 })
 
 t.test('dist/server.js serves on production dependencies alone, as in the image (fastify is bundled)', async t => {

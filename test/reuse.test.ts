@@ -15,6 +15,7 @@ import {
   mintToken,
   portfolioAssetsPlugin,
   portfoliosPlugin,
+  portfolioValuationPlugin,
   providerConfig,
   quotesPlugin,
   securitySchemes,
@@ -48,14 +49,15 @@ t.test('the reused-route checks hold on the service itself', async t => {
   await checkDocument(t, await (await fetch(`${origin}/docs/json`)).json() as never, '/portfolios')
 })
 
-t.test('a host mounting the portfolios module gets the service\'s answers and document; its own route keeps ' +
-  'Fastify\'s defaults', async t => {
+t.test('a host mounting the portfolios and valuation modules gets the service\'s answers and document; its own ' +
+  'route keeps Fastify\'s defaults', async t => {
   const host = Fastify()
   await host.register(swagger, { openapi: { info: { title: 'Host app', version: '1.0.0' } } })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
-  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/api/v2/carteiras' })
+  await valuationAdapters(host)
+  await host.register(portfolioValuationPlugin, { prefix: '/api/v2/carteiras' })
   hostRoutes(host)
   const origin = await listening(t, host)
   await checkPortfolioRoutes(t, { origin, path: '/api/v2/carteiras', key: 'host-key' })
@@ -94,7 +96,6 @@ t.test('a host\'s own error and not-found handlers stay its own; the module answ
   host.setNotFoundHandler((_request, reply) => { reply.code(404).send({ hostNotFound: true }) })
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
-  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/carteiras' })
   hostRoutes(host)
   await host.ready()
@@ -191,7 +192,7 @@ for (const { name, mount, prefix, refused } of MODULES) {
   })
 }
 
-/** What the portfolios module's valuation routes need besides the store and auth: quotes and the change feed. */
+/** What the valuation module needs besides the store and auth: quotes and the change feed. */
 async function valuationAdapters (host: FastifyInstance): Promise<void> {
   await host.register(quotesPlugin, { provider: 'offline', quoteTtlSeconds: 60 })
   await host.register(changeFeedPlugin, {})
@@ -206,7 +207,6 @@ async function hostSchemes (
   await host.register(swagger, options)
   await host.register(storePlugin, { url: 'sqlite::memory:' })
   await host.register(authPlugin, HOST_AUTH)
-  await valuationAdapters(host)
   await mount(host)
   await host.ready()
   const document = host.swagger() as { components?: { securitySchemes: object }, securityDefinitions?: object }
@@ -243,7 +243,6 @@ t.test('a host\'s own security schemes: the same as the exported ones are kept, 
     await host.register(swagger, { openapi: { openapi: '3.1.0', components: { securitySchemes: own } } })
     await host.register(storePlugin, { url: 'sqlite::memory:' })
     await host.register(authPlugin, HOST_AUTH)
-    await valuationAdapters(host)
     await host.register(portfoliosPlugin, { prefix: '/carteiras' })
     await host.ready()
     if (outcome === 'kept') {
@@ -264,8 +263,31 @@ t.test('a module whose dependencies are missing fails when it is registered', as
   t.teardown(() => withoutQuotes.close())
   await withoutQuotes.register(storePlugin, { url: 'sqlite::memory:' })
   await withoutQuotes.register(authPlugin, HOST_AUTH)
-  await t.rejects(async () => { await withoutQuotes.register(portfoliosPlugin) },
-    /The decorator 'quotes' required by 'bff-portfolios'/, 'the valuation routes need the quotes (and the change feed)')
+  await withoutQuotes.register(portfoliosPlugin, { prefix: '/carteiras' })
+  await t.rejects(async () => { await withoutQuotes.register(portfolioValuationPlugin, { prefix: '/carteiras' }) },
+    /The decorator 'quotes' required by 'bff-portfolio-valuation'/, 'the valuation routes need the quotes')
+})
+
+t.test('the portfolios module alone, without quotes nor the change feed, serves the portfolios', async t => {
+  const host = Fastify()
+  await host.register(storePlugin, { url: 'sqlite::memory:' })
+  await host.register(authPlugin, HOST_AUTH)
+  await host.register(portfoliosPlugin, { prefix: '/carteiras' })
+  const origin = await listening(t, host)
+  t.notOk(host.hasDecorator('quotes') || host.hasDecorator('changeFeed'), 'neither is there')
+  await checkPortfolioRoutes(t, { origin, path: '/carteiras', key: 'host-key' })
+  const headers = { 'x-api-key': 'host-key', 'content-type': 'application/json' }
+  const { id } = await (await fetch(`${origin}/carteiras`, {
+    method: 'POST', headers, body: JSON.stringify({ name: 'Alone', userId: 'u' })
+  })).json() as { id: string }
+  const renamed = await fetch(`${origin}/carteiras/${id}`, { method: 'PATCH', headers, body: '{"name":"Renamed"}' })
+  t.match([renamed.status, await renamed.json()], [200, { id, name: 'Renamed' }])
+  const value = await fetch(`${origin}/carteiras/${id}/value`, { headers })
+  t.match([value.status, await value.json()], [200, { portfolioId: id, totalValue: 0 }])
+  const valuation = await fetch(`${origin}/carteiras/${id}/valuation`, { headers })
+  t.equal(valuation.status, 404, 'no valuation route: it is the valuation module\'s')
+  const deleted = await fetch(`${origin}/carteiras/${id}`, { method: 'DELETE', headers })
+  t.match([deleted.status, await deleted.json()], [200, { id }])
 })
 
 t.test('the auth routes need @fastify/sensible (preventCache): without it register() names it; with it, ' +
@@ -320,7 +342,6 @@ t.test('a host registering the idempotency and conditional-request plugins befor
   await host.register(authPlugin, HOST_AUTH)
   await host.register(idempotencyPlugin, { ttlSeconds: 60, inFlightLeaseMs: 60_000 })
   await host.register(conditionalRequestsPlugin)
-  await valuationAdapters(host)
   await host.register(portfoliosPlugin, { prefix: '/carteiras' })
   await host.ready()
   const headers = { 'x-api-key': 'host-key', 'idempotency-key': 'host-1' }

@@ -1,5 +1,5 @@
 import { untilItemDeleted, type ItemStatus } from '../store/item-status.js'
-import type { ChangeFeed } from '../store/change-feed.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { JsonValue, QueryValue } from '../upstream/client.js'
 import type { Access, Principal } from './access.js'
 import type { ItemOwnership } from './item-ownership.js'

@@ -1,6 +1,6 @@
 /*
  * Days as `YYYY-MM-DD` text in UTC, as transactions and closes carry them: what a performance
- * (./performance.ts) counts with. Text compares in date order.
+ * (./performance-calculation.ts) counts with. Text compares in date order.
  */
 
 const DAY_MS = 24 * 60 * 60 * 1000

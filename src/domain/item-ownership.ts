@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { ForbiddenError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import {
@@ -52,7 +53,9 @@ function askerOf (clientId: string, log: Log): Asker {
  * `accountId`) must have the client's id as its `clientUserId`. Answers are cached briefly.
  */
 export class ItemOwnership {
-  private readonly owners = new Map<string, { owner: string | null, at: number }>()
+  /** Each item's owner (`null`: none), kept CACHE_TTL_MS, the least recently used dropped first. */
+  private readonly owners =
+    new LRUCache<string, { owner: string | null }>({ max: CACHE_MAX_ENTRIES, ttl: CACHE_TTL_MS })
 
   constructor (
     private readonly aggregator: Pick<AggregatorApi, 'call'>,
@@ -118,14 +121,12 @@ export class ItemOwnership {
    */
   private async ownerOf (itemId: string, asker: Asker): Promise<string | null> {
     const cached = this.owners.get(itemId)
-    const fresh = cached !== undefined && Date.now() - cached.at < CACHE_TTL_MS
-    this.telemetry.cache('item_ownership', fresh)
-    if (fresh) return cached.owner
+    this.telemetry.cache('item_ownership', cached !== undefined)
+    if (cached !== undefined) return cached.owner
     const found = await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker)
     const owner = field(found, 'clientUserId') ?? null
     if (found === 'refused') return owner
-    if (this.owners.size >= CACHE_MAX_ENTRIES) this.owners.clear()
-    this.owners.set(itemId, { owner, at: Date.now() })
+    this.owners.set(itemId, { owner })
     return owner
   }
 

@@ -3,8 +3,8 @@ import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import { HISTORY_TTL_MS } from '../quotes/cache.js'
 import { nextClose } from '../quotes/provider.js'
 import { PERFORMANCE_RANGES, type PerformanceRange, type PortfolioPerformance } from '../schemas/performance.js'
-import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
-import type { ChangeFeed } from '../store/change-feed.js'
+import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
 
 /** At most this long an answer is kept: the daily histories it was made of are kept as long (src/quotes/cache.ts). */
 export const PERFORMANCE_TTL_MS = HISTORY_TTL_MS
@@ -32,7 +32,7 @@ function keyOf (portfolioId: string, range: PerformanceRange): string {
  * any instance), the next market close, or an hour — whichever comes first. Concurrent requests for
  * one portfolio and range share one computation; one that was on its way when its portfolio
  * changed is answered but not kept, and a request after the change starts anew. While the feed
- * is unproven (the read cache's rule, src/domain/portfolio-reads.ts),
+ * is unproven (the read cache's rule, src/domain/portfolio-read-cache.ts),
  * nothing is kept or answered from memory. Answers are shared: callers must not change them.
  */
 export class PerformanceCache {
@@ -91,7 +91,7 @@ export class PerformanceCache {
 
   /**
    * Whether what is kept may be answered: the feed hears every instance's changes now. The one
-   * place this cache asks the feed, as the read cache does (src/domain/portfolio-reads.ts).
+   * place this cache asks the feed, as the read cache does (src/domain/portfolio-read-cache.ts).
    */
   private trusted (): boolean {
     return this.feed.proven()

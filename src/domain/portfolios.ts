@@ -8,7 +8,7 @@ import {
 } from '../schemas/portfolio.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
-import type { PortfolioReads } from './portfolio-reads.js'
+import type { PortfolioReads } from './portfolio-read-cache.js'
 import { existing, found, type PageRequest } from './common.js'
 import { ifReached, listOwner, reachable } from './ownership.js'
 
@@ -36,7 +36,7 @@ export interface ChangedPortfolio {
  * Unknown ids, and another user's, are NOT_FOUND (`Portfolio não encontrado`); inputs arrive
  * validated by the portfolio schemas and are trimmed here; an If-Match `precondition` is checked
  * in the write's transaction. The detail, the value and the valuations' inputs are read through
- * `reads` (the instance's cache of them: src/domain/portfolio-reads.ts, which keeps reads by id,
+ * `reads` (the instance's cache of them: src/domain/portfolio-read-cache.ts, which keeps reads by id,
  * whoever asked: the owner is checked here on each answer); everything else, writes first, goes
  * to the store.
  */
@@ -49,23 +49,24 @@ export class PortfolioService {
     return await this.portfolios.list({ userId: listOwner(scope, filter.userId) }, pageOf(page))
   }
 
-  async get (access: Access, id: string): Promise<Portfolio> {
+  /** The portfolio alone: its total, not its assets. */
+  async portfolioOnly (access: Access, id: string): Promise<Portfolio> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id => ifReached(scope, await this.portfolios.get(id), byUser))
+    return await found(id, missing, async id => ifReached(scope, await this.portfolios.portfolioOnly(id), byUser))
   }
 
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
-  async withAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
+  async portfolioAndAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
     const scope = await access.portfolioScope()
     return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.withAssets(id), read => read.portfolio.userId))
+      ifReached(scope, await this.reads.portfolioAndAssets(id), read => read.portfolio.userId))
   }
 
   /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
-  async detail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
+  async taggedDetail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
     const scope = await access.portfolioScope()
     return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.detail(id), read => read.value.userId))
+      ifReached(scope, await this.reads.taggedDetail(id), read => read.value.userId))
   }
 
   async value (access: Access, id: string): Promise<PortfolioValue> {

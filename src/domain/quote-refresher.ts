@@ -1,8 +1,8 @@
 import { quotesOf, type QuoteProvider } from '../quotes/provider.js'
-import { Listeners, type Unsubscribe } from '../store/changes.js'
+import { Listeners, type Unsubscribe } from '../store/change-events.js'
 import type { Log } from './ports.js'
 import { inReaisAll, quotesInReaisOrNone, type QuoteInReais } from './reais.js'
-import type { QuoteBook } from './valuation.js'
+import type { QuoteBook } from './portfolio-valuation.js'
 
 /** Whether a symbol's quote moved: it appeared, vanished, or changed its price (in reais) or its time. */
 function moved (before: QuoteInReais | undefined, after: QuoteInReais | undefined): boolean {

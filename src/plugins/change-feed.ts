@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { localChangeFeed, type ChangeFeed } from '../store/change-feed.js'
+import { localChangeFeed, type ChangeFeed } from '../store/change-feed-core.js'
 import { redisChangeFeed } from '../store/redis-change-feed.js'
 import { postgresChangeFeed } from '../store/postgres-change-feed.js'
 import type { ProofOptions } from '../store/feed-proof.js'

@@ -1,8 +1,8 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 import { createDomain, type Domain, type LiveValuationOptions, type ReadCacheOptions } from '../domain/index.js'
-import { READ_CACHE_DEFAULTS } from '../domain/portfolio-reads.js'
-import { LIVE_VALUATION_DEFAULTS } from '../domain/valuation-streams.js'
+import { READ_CACHE_DEFAULTS } from '../domain/portfolio-read-cache.js'
+import { LIVE_VALUATION_DEFAULTS } from '../domain/live-valuations.js'
 import { telemetryOf } from './metrics.js'
 
 declare module 'fastify' {

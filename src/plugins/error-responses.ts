@@ -193,15 +193,24 @@ export default fp(async app => {
   app.setNotFoundHandler(answerNotFound)
 }, { name: NAME, fastify: '5.x' })
 
+/** The prefixes a module already answers unknown paths under, by app (its server: every scope's). */
+const notFoundPrefixes = new WeakMap<object, Set<string>>()
+
 /**
  * Gives a module's scope the error handler, and the not-found handler for the paths under its
  * prefix when it has one of its own (without, the not-found handler would be the host's whole
- * app's), unless the app has both at its root already.
+ * app's), unless the app has both at its root already. Modules mounted under one prefix (the
+ * portfolios and their valuation) share the first one's: Fastify takes one per prefix.
  */
 export function ensureErrorResponses (app: FastifyInstance, options: { ownPrefix: boolean }): void {
   if (app.hasPlugin(NAME)) return
   app.setErrorHandler(answerError)
-  if (options.ownPrefix) app.setNotFoundHandler(answerNotFound)
+  if (!options.ownPrefix) return
+  const prefixes = notFoundPrefixes.get(app.server) ?? new Set<string>()
+  notFoundPrefixes.set(app.server, prefixes)
+  if (prefixes.has(app.prefix)) return
+  prefixes.add(app.prefix)
+  app.setNotFoundHandler(answerNotFound)
 }
 
 /**

@@ -12,7 +12,7 @@ const ownsPrefix = (prefix: unknown): boolean => typeof prefix === 'string' && /
 /**
  * A module as every app mounts it — the service (src/app.ts) or a host — in an encapsulation
  * context of its own that carries what the service's root gives every route, wherever the app
- * it is mounted in does not have it (docs/style.md#reusing-the-plugins): the schema compilers,
+ * it is mounted in does not have it (docs/reuse.md): the schema compilers,
  * the error handler (and, under a prefix of its own, the not-found handler), strict inputs, and
  * its entries in the app's @fastify/swagger document with their security schemes. The module's
  * routes and hooks live one scope further in, so an unknown path under its prefix is a 404

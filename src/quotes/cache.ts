@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import {
@@ -12,19 +13,21 @@ import {
   type RateObservation
 } from './provider.js'
 
-interface Entry<T> {
-  value: Promise<T>
-  expiresAt: number
-}
-
-type Entries<T> = Map<string, Entry<T>>
+/** Answers by key, each with its own time to live; the promise itself while the provider is asked (single flight). */
+type Entries<T> = LRUCache<string, Promise<T>>
 
 /**
  * Monthly closes change once a month; an hour keeps the current month's close fresh enough. A daily
  * history is also asked again at the next close (21:00 UTC), when the day's close is in.
  */
 export const HISTORY_TTL_MS = 60 * 60 * 1000
-const MAX_ENTRIES = 5_000
+/** Keys kept of each kind (quotes, rates, histories…), the least recently used dropped first. */
+export const MAX_ENTRIES = 5_000
+
+/** An `lru-cache` of answers on `now`'s clock (milliseconds), read at each look-up. */
+function entries<T> (now: () => number): Entries<T> {
+  return new LRUCache<string, Promise<T>>({ max: MAX_ENTRIES, perf: { now }, ttlResolution: 0 })
+}
 
 /**
  * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`, histories
@@ -34,19 +37,25 @@ const MAX_ENTRIES = 5_000
  * up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
-  private readonly quoteEntries: Entries<ProviderQuote | undefined> = new Map()
-  private readonly rateEntries: Entries<ExchangeRate | undefined> = new Map()
-  private readonly historyEntries: Entries<PriceHistory | undefined> = new Map()
-  private readonly rateHistoryEntries: Entries<RateObservation[] | undefined> = new Map()
+  private readonly quoteEntries: Entries<ProviderQuote | undefined>
+  private readonly rateEntries: Entries<ExchangeRate | undefined>
+  private readonly historyEntries: Entries<PriceHistory | undefined>
+  private readonly rateHistoryEntries: Entries<RateObservation[] | undefined>
   /** The SELIC and IPCA series, by indicator and `since`. */
-  private readonly indicatorEntries: Entries<PercentObservation[] | undefined> = new Map()
+  private readonly indicatorEntries: Entries<PercentObservation[] | undefined>
 
   constructor (
     private readonly provider: QuoteProvider,
     private readonly quoteTtlMs: number,
     private readonly telemetry: Telemetry = NO_TELEMETRY,
     private readonly now: () => number = Date.now
-  ) {}
+  ) {
+    this.quoteEntries = entries(now)
+    this.rateEntries = entries(now)
+    this.historyEntries = entries(now)
+    this.rateHistoryEntries = entries(now)
+    this.indicatorEntries = entries(now)
+  }
 
   get source (): string {
     return this.provider.source
@@ -130,7 +139,9 @@ export class CachedQuotes implements QuoteProvider {
     const fresh = this.provider.knowCoins?.(symbols) ?? []
     for (const symbol of fresh) {
       this.quoteEntries.delete(symbol)
-      for (const key of this.historyEntries.keys()) if (key.startsWith(`${symbol} `)) this.historyEntries.delete(key)
+      for (const key of [...this.historyEntries.keys()]) {
+        if (key.startsWith(`${symbol} `)) this.historyEntries.delete(key)
+      }
     }
     return fresh
   }
@@ -147,34 +158,32 @@ export class CachedQuotes implements QuoteProvider {
     one: (key: string) => Promise<T | undefined>
   ): Promise<Map<string, T | undefined>> {
     const distinct = [...new Set(keys)]
-    const missing = distinct.filter(key => this.fresh(entries, key) === undefined)
+    const missing = distinct.filter(key => entries.get(key) === undefined)
+    // Each key's share of the batch; kept as the key's entry unless the cache is off.
+    const shares = new Map<string, Promise<T | undefined>>()
     if (missing.length > 1) {
       const batch = load(missing)
       for (const key of missing) {
-        this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key)))
+        shares.set(key, this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key))))
       }
     }
+    const answer = async (key: string): Promise<T | undefined> => await (shares.get(key) ?? one(key))
     return new Map(await Promise.all(distinct.map(async key =>
-      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await one(key))] as const)))
+      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await answer(key))] as const)))
   }
 
-  private fresh<T> (map: Entries<T>, key: string): Entry<T> | undefined {
-    const hit = map.get(key)
-    return hit !== undefined && hit.expiresAt > this.now() ? hit : undefined
-  }
-
-  private remember<T> (map: Entries<T>, key: string, ttlMs: number, value: Promise<T>): Entry<T> {
-    if (map.size >= MAX_ENTRIES) map.clear()
-    const entry: Entry<T> = { value, expiresAt: this.now() + ttlMs }
-    map.set(key, entry)
+  private remember<T> (map: Entries<T>, key: string, ttlMs: number, value: Promise<T>): Promise<T> {
+    // QUOTES_TTL=0 turns the cache off (to lru-cache, a TTL of 0 would be none: kept for ever).
+    if (ttlMs <= 0) return value
+    map.set(key, value, { ttl: ttlMs })
     // A failure is shared by the requests waiting on it, never cached past them.
-    entry.value.catch(() => { if (map.get(key) === entry) map.delete(key) })
-    return entry
+    value.catch(() => { if (map.peek(key) === value) map.delete(key) })
+    return value
   }
 
   private async cached<T> (map: Entries<T>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
-    const hit = this.fresh(map, key)
+    const hit = map.get(key)
     this.telemetry.cache('quotes', hit !== undefined)
-    return await (hit ?? this.remember(map, key, ttlMs, load())).value
+    return await (hit ?? this.remember(map, key, ttlMs, load()))
   }
 }

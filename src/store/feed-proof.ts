@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { FeedHealth } from './change-feed.js'
+import type { FeedHealth } from './change-feed-core.js'
 
 /** How often an instance sends itself a heartbeat, and how long one may take to come back (docs/deploy.md#poolers). */
 export interface ProofOptions {

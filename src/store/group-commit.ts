@@ -13,7 +13,7 @@ interface Pending {
  * once that transaction has committed — an acknowledged write is as durable as one committed
  * alone. SQLite's one connection otherwise commits each write by itself, appending every page it
  * touched to the WAL again: 50 concurrent creates made about 7 300 commits a second; grouped,
- * 16 100 (docs/style.md#group-commit).
+ * 16 100 (`wrk`, the service pinned to one core, production configuration).
  *
  * If one statement of a group fails, the transaction is rolled back and every write of the group
  * runs again alone, so only the one that fails is refused. PostgreSQL commits concurrent

@@ -217,7 +217,7 @@ const migrations: Record<string, Migration> = {
   '0009-versions': {
     /**
      * A version per portfolio and per asset, bumped by every write in its transaction: their ETags
-     * derive from it (docs/api.md#conditional-requests), and If-Match compares it.
+     * derive from it (docs/api.md#safe-retries), and If-Match compares it.
      */
     async up (db: Kysely<unknown>) {
       for (const table of ['portfolios', 'portfolio_assets']) {

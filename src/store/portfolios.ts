@@ -177,29 +177,30 @@ export class PortfolioRepository {
     return rows.map(toPortfolio)
   }
 
-  async get (id: string): Promise<Portfolio | undefined> {
+  /** The portfolio alone: its total, not its assets. */
+  async portfolioOnly (id: string): Promise<Portfolio | undefined> {
     const row = (await this.run.byId([id]))[0]
     return row === undefined ? undefined : toPortfolio(row)
   }
 
   /** The portfolio, its total and its assets (REST's detail) with its tag, in one statement. */
-  async detail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
+  async taggedDetail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
     const row = (await this.run.detail([id]))[0]
     return row === undefined ? undefined : toDetail(row)
   }
 
   /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
-  async withAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
+  async portfolioAndAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
     const row = (await this.run.withAssets([id]))[0]
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
   }
 
   /**
    * The value from the portfolio's read (its own statement of three columns was about 5 µs cheaper on PostgreSQL,
-   * bench/portfolio-repository.ts), paid on a miss of the read cache (portfolio-reads.ts) only.
+   * bench/portfolio-repository.ts), paid on a miss of the read cache (portfolio-read-cache.ts) only.
    */
   async value (id: string): Promise<PortfolioValue | undefined> {
-    const portfolio = await this.get(id)
+    const portfolio = await this.portfolioOnly(id)
     return portfolio === undefined ? undefined : portfolioValue(portfolio)
   }
 

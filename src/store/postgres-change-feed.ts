@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { ClientConfig as PostgresClientConfig } from 'pg'
 import {
   CHANGE_FEED_CHANNEL, heartbeatChannel, LocalDelivery, type ChangeFeed, type FeedHealth
-} from './change-feed.js'
+} from './change-feed-core.js'
 import { FeedProof, PROOF_DEFAULTS, type ProofOptions } from './feed-proof.js'
 
 /** The LISTEN connection comes back after 500 ms, doubling (jittered) up to 5 s, for as long as it takes. */

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import {
   CHANGE_FEED_CHANNEL, heartbeatChannel, LocalDelivery, type ChangeFeed, type FeedHealth
-} from './change-feed.js'
+} from './change-feed-core.js'
 import { FeedProof, PROOF_DEFAULTS, type ProofOptions } from './feed-proof.js'
 
 /**

@@ -17,7 +17,10 @@ export type Removal = 'removed' | 'no asset' | 'no transaction'
  * transaction of the asset in the order they count, refuses one that would sell more than is held
  * at some date (INSUFFICIENT_QUANTITY: nothing written), sets the asset's quantity, average price
  * and value, and touches its portfolio; once committed, the portfolio's change is told. Queries
- * are built with Kysely (docs/style.md#query-style).
+ * are built with Kysely (docs/style.md#query-style). So a write reads all of its asset's
+ * transactions: measured in process on SQLite, a transaction on an asset holding 100 takes about
+ * 1.2 ms of CPU, on one holding 1 000 about 4 ms (a PATCH of quantity 0.7 and 2.3 ms; 0.5 ms before
+ * transactions existed).
  */
 export class TransactionRepository {
   /** The portfolio's write every asset write makes: the portfolios' own statement (docs/style.md#query-style). */

@@ -116,7 +116,7 @@ export function jsonObject (body: JsonValue | undefined): JsonObject | undefined
  * connection reset. Every URL is built here from the configured base, and its origin and path
  * prefix are checked before sending. {@link call} is the only way out, and applies docs/api.md#relays.
  * The service's own calls go this way; the pass-through relays go through {@link RelayClient}
- * (undici), several times cheaper per call.
+ * (undici), several times cheaper per call (measured in relay.ts).
  */
 export class UpstreamClient {
   readonly name: UpstreamName

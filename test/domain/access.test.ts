@@ -82,24 +82,25 @@ function recordingAccess (granted: boolean): Access & { asked: string[] } {
 t.test('a service checks the credential before the store; an id over 64 characters is never looked up', async t => {
   const reads: string[] = []
   const repository = {
-    get: async (id: string) => { reads.push(id); return undefined },
+    portfolioOnly: async (id: string) => { reads.push(id); return undefined },
     delete: async (id: string) => { reads.push(id); return false }
   } as unknown as PortfolioRepository
   const portfolios = new PortfolioService(repository)
 
   const refused = recordingAccess(false)
-  await t.rejects(portfolios.get(refused, 'p-1'), { code: 'REFUSED' })
+  await t.rejects(portfolios.portfolioOnly(refused, 'p-1'), { code: 'REFUSED' })
   await t.rejects(portfolios.delete(refused, 'p-1'), { code: 'REFUSED' })
   t.same(refused.asked, ['portfolioScope', 'portfolioScope'])
   t.same(reads, [], 'a refused caller reaches nothing')
 
   const granted = recordingAccess(true)
   for (const id of ['x'.repeat(65), '']) {
-    await t.rejects(portfolios.get(granted, id), { code: 'BFF_NOT_FOUND', message: 'Portfolio não encontrado' })
+    await t.rejects(portfolios.portfolioOnly(granted, id),
+      { code: 'BFF_NOT_FOUND', message: 'Portfolio não encontrado' })
     await t.rejects(portfolios.delete(granted, id), { code: 'BFF_NOT_FOUND' })
   }
   t.same(reads, [], 'no lookup for an id no record can have')
-  await t.rejects(portfolios.get(granted, 'x'.repeat(64)), { code: 'BFF_NOT_FOUND' })
+  await t.rejects(portfolios.portfolioOnly(granted, 'x'.repeat(64)), { code: 'BFF_NOT_FOUND' })
   t.same(reads, ['x'.repeat(64)], 'a 64-character id is looked up')
 
   const exclusions = new ExclusionService({

@@ -1,10 +1,10 @@
 import t from 'tap'
-import { LiveValuations } from '../../src/domain/valuation-streams.js'
+import { LiveValuations } from '../../src/domain/live-valuations.js'
 import { QuoteRefresher } from '../../src/domain/quote-refresher.js'
 import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import type { ProviderQuote, QuoteProvider } from '../../src/quotes/provider.js'
 import type { PortfolioRepository } from '../../src/store/portfolios.js'
-import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
 import type { Asset } from '../../src/schemas/asset.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 
@@ -93,7 +93,7 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
   let reads = 0
   let failing = true
   const repository = {
-    withAssets: async () => {
+    portfolioAndAssets: async () => {
       reads++
       if (failing) throw new Error('store down')
       return { portfolio: {}, assets: [asset('AAAA3', reads)] }
@@ -135,7 +135,7 @@ t.test('while the change feed is unproven each watched portfolio is read again a
   let reads = 0
   let quantity = 1
   const repository = {
-    withAssets: async () => {
+    portfolioAndAssets: async () => {
       reads++
       return { portfolio: { id: 'p1' }, assets: [asset('AAAA3', quantity)] }
     }
@@ -182,7 +182,8 @@ t.test('live valuations in reais: a dollar symbol converted with its rate, moved
     knowCoins: symbols => { coins.push(...symbols); return [] }
   }
   const repository = {
-    withAssets: async () => ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
+    portfolioAndAssets: async () =>
+      ({ portfolio: {}, assets: [asset('AAPL', 2), { ...asset('SOL', 1), type: 'CRYPTO' }] })
   } as unknown as PortfolioRepository
   const feed = { onPortfolioChange: () => () => {}, proven: () => true }
   const live = new LiveValuations(repository, quotes, feed, capturedLog().log, {

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { PerformanceCache } from '../../src/domain/performance-cache.js'
 import { nextClose } from '../../src/quotes/provider.js'
-import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
 import type { PerformanceRange, PortfolioPerformance } from '../../src/schemas/performance.js'
 import type { CacheName, Telemetry } from '../../src/observability/telemetry.js'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
@@ -153,7 +153,8 @@ t.test('the domain keeps performances only with a change feed, and not when turn
     const adapters = (changeFeed: unknown): DomainAdapters => ({
       store: {
         portfolios: {
-          withAssets: async (id: string) => (id === 'p1' ? { portfolio: { id, userId: '1' }, assets: [] } : undefined)
+          portfolioAndAssets: async (id: string) =>
+            (id === 'p1' ? { portfolio: { id, userId: '1' }, assets: [] } : undefined)
         },
         assets: { holdingsOfPortfolios: holdings }
       } as unknown as DomainAdapters['store'],

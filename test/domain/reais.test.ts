@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { buildDashboard } from '../../src/domain/dashboard.js'
+import { buildDashboard } from '../../src/domain/dashboard-calculation.js'
 import {
   inReais, inReaisAll, monthlyClosesInReais, quotesInReais, quotesInReaisOrNone, ratesOrNone
 } from '../../src/domain/reais.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { fieldsOf } from '../../src/schemas/common.js'
-import { sameValuation, valuate } from '../../src/domain/valuation.js'
+import { sameValuation, valuate } from '../../src/domain/portfolio-valuation.js'
 import { PortfolioValuationSchema, type PortfolioValuation } from '../../src/schemas/valuation.js'
 
 // A live stream sends a valuation only when it differs from the last one sent (sameValuation): a field of

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
-import { CachedQuotes } from '../../src/quotes/cache.js'
+import { CachedQuotes, MAX_ENTRIES } from '../../src/quotes/cache.js'
 import { rangeCovering } from '../../src/quotes/brapi.js'
 import { monthKey, monthsBetween, quotesOf, type QuoteProvider } from '../../src/quotes/provider.js'
 import { silentLog as log } from '../helper.js'
@@ -56,21 +56,22 @@ t.test('the cache shares one call among concurrent requests and keeps quotes for
     },
     history: async () => { calls++; return undefined }
   }
-  let clock = 0
+  const start = Date.parse('2026-11-20T12:00:00.000Z')
+  let clock = start
   const cache = new CachedQuotes(slow, 1000, NO_TELEMETRY, () => clock)
   const answers = await Promise.all(Array.from({ length: 50 }, async () => await cache.quote('PETR4', log)))
   t.equal(calls, 1, 'one upstream call for 50 concurrent requests')
   t.ok(answers.every(a => a?.price === 1))
-  clock = 999
+  clock = start + 1000
   await cache.quote('PETR4', log)
-  t.equal(calls, 1, 'still fresh')
-  clock = 1000
-  t.equal((await cache.quote('PETR4', log))?.price, 2, 'expired after the TTL')
+  t.equal(calls, 1, 'still fresh at its TTL')
+  clock = start + 1001
+  t.equal((await cache.quote('PETR4', log))?.price, 2, 'expired once older than the TTL')
   await cache.history('PETR4', { interval: '1mo', since: '2026-01-01' }, log)
   await cache.history('PETR4', { interval: '1mo', since: '2026-01-01' }, log)
   t.equal(calls, 3, 'histories are cached too')
   fail = true
-  clock = 5000
+  clock = start + 5000
   await t.rejects(cache.quote('PETR4', log))
   fail = false
   t.equal((await cache.quote('PETR4', log))?.price, 5, 'a failure is not cached')
@@ -136,4 +137,41 @@ t.test('offline: a dollar share in USD, the dollar\'s simulated rate and its his
     'one rate a month, on its last day; today\'s for this month')
   t.equal(history?.at(-1)?.rate, rates.get('USD')?.rate, 'today\'s rate ends the history')
   t.equal(await offline.rateHistory('EUR', { interval: '1mo', since: '2026-09-01' }), undefined)
+})
+
+t.test('the cache keeps at most MAX_ENTRIES quotes, the least recently used dropped first', async t => {
+  const asked: string[] = []
+  const provider: QuoteProvider = {
+    source: 'test',
+    quote: async symbol => {
+      asked.push(symbol)
+      return { symbol, price: 1, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+    },
+    history: async () => undefined
+  }
+  const cache = new CachedQuotes(provider, 60_000)
+  for (let i = 0; i < MAX_ENTRIES; i++) await cache.quote(`K${i}`, log)
+  await cache.quote('K0', log)
+  t.equal(asked.length, MAX_ENTRIES, 'all kept')
+  await cache.quote('NEW', log)
+  await cache.quote('K0', log)
+  t.equal(asked.length, MAX_ENTRIES + 1, 'a recently used one is still kept')
+  await cache.quote('K1', log)
+  t.same(asked.slice(-2), ['NEW', 'K1'], 'the least recently used was dropped')
+})
+
+t.test('a TTL of 0 (QUOTES_TTL=0) turns the cache off: every request asks the provider', async t => {
+  let calls = 0
+  const provider: QuoteProvider = {
+    source: 'test',
+    quote: async symbol => {
+      calls++
+      return { symbol, price: calls, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+    },
+    history: async () => undefined
+  }
+  const cache = new CachedQuotes(provider, 0)
+  t.equal((await cache.quote('PETR4', log))?.price, 1)
+  t.equal((await cache.quote('PETR4', log))?.price, 2, 'asked again')
+  t.equal((await cache.quoteMany(['PETR4', 'VALE3'], log)).get('VALE3')?.price, 4, 'and again')
 })

@@ -75,20 +75,20 @@ forEachEngine(t, 'every read and write of a portfolio answers every field of its
   })
   answers(t, AssetSchema, asset, 'asset create')
 
-  answers(t, PortfolioSchema, await store.portfolios.get(created.id), 'get')
+  answers(t, PortfolioSchema, await store.portfolios.portfolioOnly(created.id), 'portfolioOnly')
   const listed = await store.portfolios.list({ userId: 'u1' }, page)
   t.equal(listed.length, 1)
   answers(t, PortfolioSchema, listed[0], 'list')
-  const withAssets = await store.portfolios.withAssets(created.id)
-  answers(t, PortfolioSchema, withAssets?.portfolio, 'withAssets')
+  const withAssets = await store.portfolios.portfolioAndAssets(created.id)
+  answers(t, PortfolioSchema, withAssets?.portfolio, 'portfolioAndAssets')
   t.equal(withAssets?.assets.length, 1)
-  answers(t, AssetSchema, withAssets?.assets[0], 'withAssets\'s asset')
+  answers(t, AssetSchema, withAssets?.assets[0], 'portfolioAndAssets\'s asset')
   t.same(withAssets?.assets[0], asset, 'an asset read as JSON is the asset stored')
   answers(t, AssetSchema, (await store.assets.get(String(asset?.id)))?.value, 'asset get')
   answers(t, AssetSchema, (await store.assets.list({ portfolioId: created.id }, page))[0], 'asset list')
 
-  const detail = (await store.portfolios.detail(created.id))?.value
-  answers(t, PortfolioDetailSchema, detail, 'detail')
+  const detail = (await store.portfolios.taggedDetail(created.id))?.value
+  answers(t, PortfolioDetailSchema, detail, 'taggedDetail')
   answers(t, PortfolioAssetSummarySchema, detail?.assets[0], 'detail\'s asset')
   t.equal(detail?.totalValue, 31.5, 'the total summed from the assets\' cents')
 })
@@ -104,7 +104,7 @@ forEachEngine(t, 'a change stores each field of UpdatePortfolioInputSchema it is
     const changed = await store.portfolios.change(id, { [field]: values[field] })
     answers(t, PortfolioSchema, changed?.portfolio, `change of ${field}`)
     t.equal(changed?.portfolio[field], values[field], `${field}: answered`)
-    t.equal((await store.portfolios.get(id))?.[field], values[field], `${field}: stored`)
+    t.equal((await store.portfolios.portfolioOnly(id))?.[field], values[field], `${field}: stored`)
   }
 })
 

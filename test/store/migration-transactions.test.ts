@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import t, { type Test } from 'tap'
 import type { Kysely } from 'kysely'
 import { connect, migrate } from '../../src/store/connect.js'
-import { DashboardService } from '../../src/domain/dashboards.js'
+import { DashboardService } from '../../src/domain/dashboard-service.js'
 import { apiKey, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding, type Engine } from '../helper.js'
 import {
   LEGACY_NOW, LEGACY_TABLES, recordAnswers, UNKNOWN_QUOTES, type Answer, type LegacyFixture, type LegacyTable

@@ -17,7 +17,7 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   const store = await openStore(t, engine)
   const { id } = await store.portfolios.create({ name: 'N0', description: 'D0', userId: 'u' })
   const fields = async (): Promise<[string, string | null]> => {
-    const portfolio = await store.portfolios.get(id)
+    const portfolio = await store.portfolios.portfolioOnly(id)
     return [String(portfolio?.name), portfolio?.description ?? null]
   }
 
@@ -31,7 +31,7 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   const both = await store.portfolios.change(id, { name: 'N2', description: 'D2' })
   t.same(await fields(), ['N2', 'D2'], 'both')
   t.equal((await store.portfolios.value(id))?.lastUpdate, both?.portfolio.updatedAt, 'updated_at is the change\'s')
-  t.equal(both?.etag, (await store.portfolios.detail(id))?.etag, 'the tag read in the transaction')
+  t.equal(both?.etag, (await store.portfolios.taggedDetail(id))?.etag, 'the tag read in the transaction')
 
   t.equal(await store.portfolios.change('nope', { name: 'x' }), undefined, 'no such portfolio')
   t.equal(await store.portfolios.change('nope', { name: 'x' }, never), undefined, 'a missing one passes the check')
@@ -57,10 +57,10 @@ forEachEngine(t, 'a delete takes the transactions, assets and portfolio if its p
 
   await t.rejects(store.portfolios.delete(portfolio.id, never), PreconditionFailedError)
   t.equal((await transactionsOf(assetId))?.length, 1, 'a failed precondition deletes nothing')
-  t.equal((await store.portfolios.detail(portfolio.id))?.value.assets.length, 1)
+  t.equal((await store.portfolios.taggedDetail(portfolio.id))?.value.assets.length, 1)
 
   t.equal(await store.portfolios.delete(portfolio.id, always), true)
-  t.equal(await store.portfolios.get(portfolio.id), undefined)
+  t.equal(await store.portfolios.portfolioOnly(portfolio.id), undefined)
   t.equal(await store.assets.get(assetId), undefined)
   t.same(await store.transactions.ofAssets([assetId]), new Map([[assetId, []]]), 'its transactions went with it')
   t.equal((await transactionsOf(String(other?.id)))?.length, 1, 'another portfolio\'s transactions stay')

@@ -53,7 +53,7 @@ testNeeding(t, 'a store in DATABASE_SCHEMA works whatever the session\'s search_
   const asset = await store.assets.create({
     name: 'A', symbol: 'A', type: 'STOCK', quantity: 2, price: 3, portfolioId: portfolio.id
   })
-  t.equal((await store.portfolios.detail(portfolio.id))?.value.totalValue, 6)
+  t.equal((await store.portfolios.taggedDetail(portfolio.id))?.value.totalValue, 6)
   t.equal((await store.assets.list({ portfolioId: portfolio.id }, page)).length, 1)
   t.ok(await store.assets.update(asset?.id ?? '', { quantity: 1 }))
   t.equal((await store.stats.get()).totalAssets, 1)

@@ -98,7 +98,7 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
     'the rolled-back delete removed no asset'
   )
   t.same((await store.transactions.list(asset?.id ?? '', page))?.length, 1, '…and no transaction')
-  t.equal((await store.portfolios.get(portfolio.id))?.totalValue, 1)
+  t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.totalValue, 1)
 })
 
 t.test('the store plugin accepts a store opened by the host and leaves it open', async t => {
@@ -150,7 +150,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
   t.same(
-    (await store.portfolios.detail(portfolio.id))?.value.assets.map(asset => asset.name),
+    (await store.portfolios.taggedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
     names,
     'in the order they were added'
   )

@@ -82,8 +82,8 @@ export function queryFields ({ types, ...type }: SchemaTypes): Record<string, Fi
       args: idArg,
       resolve: async (_root, { id }: IdArgs, ctx, info) => {
         // Asked with its assets, as REST's detail: one statement, whose total is the assets'.
-        if (!selects(info, 'assets')) return await ctx.domain.portfolios.get(ctx.access, id)
-        const read = await ctx.domain.portfolios.withAssets(ctx.access, id)
+        if (!selects(info, 'assets')) return await ctx.domain.portfolios.portfolioOnly(ctx.access, id)
+        const read = await ctx.domain.portfolios.portfolioAndAssets(ctx.access, id)
         return withReadAssets(read.portfolio, read.assets)
       }
     },

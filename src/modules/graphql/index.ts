@@ -24,10 +24,22 @@ function destroyOnError (this: Duplex): void {
  * the `aggregatorItem` subscription over WebSocket (`graphql-transport-ws`) on the same path.
  *
  * Mercurius, graphql-js, graphql-jit and the WebSocket server are loaded on the first GraphQL
- * request (about 120 ms of CPU a start would spend otherwise: docs/style.md, "Start-up: what is
- * compiled when"). Fastify takes no route after start, so the routes are registered here, where
- * every hook of the app runs for them as for any route; each hands its request to the engine
- * (./engine.js), which answers it as Mercurius would in this scope.
+ * request; the first GraphQL caller of a process waits for the load instead (about 200 ms once).
+ * A load that fails answers 500 and the next request tries again. Fastify takes no route after
+ * start, so the routes are registered here, where every hook of the app runs for them as for any
+ * route; each hands its request to the engine (./engine.js), which answers it as Mercurius would
+ * in this scope.
+ *
+ * Why not `app.register(mercurius)` at start, measured (2026-11-28, `npm run build`, `node
+ * dist/server.js` with NODE_ENV=production, a migrated SQLite file, QUOTES_PROVIDER=offline; from
+ * spawn to the first answered `GET /ready`, 23 alternated pairs in three batches on the shared
+ * 2-core machine): loading the same engine before listening instead (an `onReady` hook awaiting
+ * it; the plain form would spare only the engine's own Fastify instance, a few ms) costs
+ * +128 to +158 ms of process CPU to the first answer, medians 431 → 566, 442 → 570, 460 → 618 ms
+ * (+30 %), and +122 ms on the main thread (327 → 449); the first answer's wall time, +30, +53 and
+ * +536 ms (668 → 698, 713 → 766 and, on a loaded machine, 1 954 → 2 490 ms). That is a third of
+ * a bare Fastify start (about 380 ms) on a start held to twice bare's, for an interface most
+ * processes never serve, so the lazy form stays.
  */
 async function graphqlModule (app: FastifyInstance, options: GraphqlModuleOptions): Promise<void> {
   await ensureDomain(app)

@@ -4,11 +4,7 @@ import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { answerTagged, ifMatchOf } from '../../plugins/conditional-requests.js'
 import { documentPortfolioRoutes } from '../../plugins/openapi.js'
-import { valuationRoutes } from './valuation.js'
 import { DeletedSchema, IdParamsSchema, PageOf } from '../../schemas/common.js'
-import {
-  DEFAULT_PERFORMANCE_RANGE, PerformanceQuerySchema, PortfolioPerformanceSchema
-} from '../../schemas/performance.js'
 import {
   CreatePortfolioInputSchema,
   CreatedPortfolioSchema,
@@ -23,13 +19,14 @@ import {
  * Portfolios (docs/api.md#resources), behind the credential PORTFOLIO_ACCESS names (the API key,
  * a user's token, or either: docs/api.md#whose-portfolios): the onRequest guard checks it, and each
  * handler hands the request to the portfolio service (src/domain/portfolios.ts), which owns the
- * rules, a user's scope among them.
+ * rules, a user's scope among them. It reads the store alone: what a portfolio is worth at market
+ * prices (valuation, performance) is the portfolio-valuation module's, which needs quotes.
  */
 const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
   app.addHook('onRoute', documentPortfolioRoutes('portfolios', app.portfolioAccess))
   app.addHook('onRequest', app.verifyPortfolioAccess)
   await ensureDomain(app)
-  const { portfolios, performances } = app.domain
+  const { portfolios } = app.domain
   const errors = errorSchemas(400, 401, 404)
 
   app.get('/', {
@@ -55,7 +52,7 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       params: IdParamsSchema,
       response: { 200: PortfolioDetailSchema, ...errors }
     }
-  }, async (request, reply) => answerTagged(reply, await portfolios.detail(request.access, request.params.id)))
+  }, async (request, reply) => answerTagged(reply, await portfolios.taggedDetail(request.access, request.params.id)))
 
   app.get('/:id/value', {
     schema: {
@@ -67,22 +64,6 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
       response: { 200: PortfolioValueSchema, ...errors }
     }
   }, async request => await portfolios.value(request.access, request.params.id))
-
-  app.get('/:id/performance', {
-    schema: {
-      operationId: 'getPortfolioPerformance',
-      summary: 'How a portfolio did over a range, against IBOVESPA, SELIC and IPCA',
-      description: 'A point each trading day (1m, 3m, 6m), week (ytd, 1y) or month (5y, max) with what was held ' +
-        'then, at average cost and at its close in BRL; the result net of what was bought and sold; the ' +
-        'time-weighted return (money put in or taken out is not performance); IBOVESPA, SELIC and IPCA over ' +
-        'the same dates (null when the provider cannot give one); estimated where a value is not a market ' +
-        'close (docs/api.md#performance). Kept until the portfolio changes or the next close.',
-      params: IdParamsSchema,
-      querystring: PerformanceQuerySchema,
-      response: { 200: PortfolioPerformanceSchema, ...errorSchemas(400, 401, 404, 502, 504) }
-    }
-  }, async request => await performances.performance(
-    request.access, request.params.id, request.query.range ?? DEFAULT_PERFORMANCE_RANGE, request.log))
 
   app.post('/', {
     config: { idempotent: true },
@@ -117,8 +98,6 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
     return changed.portfolio
   })
 
-  await app.register(valuationRoutes)
-
   app.delete('/:id', {
     config: { ifMatch: true },
     schema: {
@@ -138,7 +117,6 @@ const portfoliosModule: FastifyPluginAsyncTypebox = async app => {
 export default reusableModule(portfoliosModule, {
   name: 'bff-portfolios',
   fastify: '5.x',
-  // The valuation (GET /:id/valuation and its stream) reads quotes and follows the change feed.
-  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-change-feed'],
-  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store', 'quotes', 'changeFeed'] }
+  dependencies: ['bff-auth', 'bff-store'],
+  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store'] }
 })

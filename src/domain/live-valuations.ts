@@ -2,19 +2,19 @@ import { DrainingError, NotFoundError, rateLimitedFor } from '../errors.js'
 import type { QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import type { PortfolioValuation } from '../schemas/valuation.js'
-import type { ChangeFeed } from '../store/change-feed.js'
-import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
-import type { PortfolioReads } from './portfolio-reads.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
+import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
+import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { Access } from './access.js'
 import { possibleId } from './common.js'
 import { ifReached, streamUntil } from './ownership.js'
 import type { Log } from './ports.js'
 import { QuoteRefresher } from './quote-refresher.js'
 import { coinsOf } from './quotes.js'
-import { sameValuation, tickersOf, valuate } from './valuation.js'
-import { ValuationStream, type ValuationEvent } from './valuation-stream.js'
+import { sameValuation, tickersOf, valuate } from './portfolio-valuation.js'
+import { ValuationStream, type ValuationEvent } from './live-valuation-stream.js'
 
-export type { ValuationEvent } from './valuation-stream.js'
+export type { ValuationEvent } from './live-valuation-stream.js'
 
 /** The live valuations' settings (docs/deploy.md#every-variable). */
 export interface LiveValuationOptions {
@@ -67,7 +67,7 @@ class PortfolioWatch {
 
   constructor (
     readonly portfolioId: string,
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     private readonly quotes: QuoteRefresher
   ) {
     this.ready = this.reload()
@@ -97,7 +97,7 @@ class PortfolioWatch {
   }
 
   private async load (): Promise<void> {
-    const read = await this.portfolios.withAssets(this.portfolioId)
+    const read = await this.portfolios.portfolioAndAssets(this.portfolioId)
     if (this.closed || this.deleted) return
     if (read === undefined) {
       this.deleted = true
@@ -152,7 +152,7 @@ export class LiveValuations {
   private closed = false
 
   constructor (
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     quotes: QuoteProvider,
     private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'proven'>,
     private readonly log: Log,
@@ -174,7 +174,8 @@ export class LiveValuations {
     const scope = await access.portfolioScope()
     if (!possibleId(portfolioId)) throw missing()
     if (scope.kind === 'owner' &&
-      ifReached(scope, await this.portfolios.withAssets(portfolioId), read => read.portfolio.userId) === undefined) {
+      ifReached(scope, await this.portfolios.portfolioAndAssets(portfolioId),
+        read => read.portfolio.userId) === undefined) {
       throw missing()
     }
     // Shutting down: a client retries elsewhere.

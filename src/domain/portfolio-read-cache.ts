@@ -2,20 +2,20 @@ import { LRUCache } from 'lru-cache'
 import type { Tagged } from '../http/entity-tag.js'
 import type { Asset } from '../schemas/asset.js'
 import type { Portfolio, PortfolioDetail, PortfolioValue } from '../schemas/portfolio.js'
-import type { PortfolioChange, Unsubscribe } from '../store/changes.js'
-import type { ChangeFeed } from '../store/change-feed.js'
+import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
+import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 
 /** The reads of a portfolio the cache answers: REST's detail, its value and the valuations' inputs. */
-export type PortfolioReads = Pick<PortfolioRepository, 'detail' | 'value' | 'withAssets'>
+export type PortfolioReads = Pick<PortfolioRepository, 'taggedDetail' | 'value' | 'portfolioAndAssets'>
 
 interface Reads {
-  detail: Tagged<PortfolioDetail>
+  taggedDetail: Tagged<PortfolioDetail>
   value: PortfolioValue
-  withAssets: { portfolio: Portfolio, assets: Asset[] }
+  portfolioAndAssets: { portfolio: Portfolio, assets: Asset[] }
 }
 type Kind = keyof Reads
-const KINDS: readonly Kind[] = ['detail', 'value', 'withAssets']
+const KINDS: readonly Kind[] = ['taggedDetail', 'value', 'portfolioAndAssets']
 
 /** Where a read of a portfolio is kept: each read its own entry, with its own age. */
 function keyOf (kind: Kind, id: string): string {
@@ -75,16 +75,16 @@ export class CachedPortfolioReads implements PortfolioReads {
     this.stopListening = feed.onPortfolioChange(change => { this.changed(change) })
   }
 
-  async detail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
-    return await this.read(id, 'detail', async id => await this.store.detail(id))
+  async taggedDetail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
+    return await this.read(id, 'taggedDetail', async id => await this.store.taggedDetail(id))
   }
 
   async value (id: string): Promise<PortfolioValue | undefined> {
     return await this.read(id, 'value', async id => await this.store.value(id))
   }
 
-  async withAssets (id: string): Promise<Reads['withAssets'] | undefined> {
-    return await this.read(id, 'withAssets', async id => await this.store.withAssets(id))
+  async portfolioAndAssets (id: string): Promise<Reads['portfolioAndAssets'] | undefined> {
+    return await this.read(id, 'portfolioAndAssets', async id => await this.store.portfolioAndAssets(id))
   }
 
   /** Reads kept now. */

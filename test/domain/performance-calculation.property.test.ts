@@ -1,6 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { buildPerformance, type PerformanceHolding, type PerformanceInput } from '../../src/domain/performance.js'
+import {
+  buildPerformance, type PerformanceHolding, type PerformanceInput
+} from '../../src/domain/performance-calculation.js'
 import type { Trade } from '../../src/schemas/average-cost.js'
 import { Rational } from '../fixtures/rational.js'
 import { weekdays } from '../fixtures/performance-example.js'

@@ -6,7 +6,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ItemStatusSchema, type ItemStatus } from './item-status.js'
 import {
   Listeners, PortfolioChangeSchema, type Announcer, type PortfolioChange, type Unsubscribe
-} from './changes.js'
+} from './change-events.js'
 
 /**
  * What instances tell each other, on one channel: an aggregator item's verified status, or a

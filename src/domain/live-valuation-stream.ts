@@ -1,6 +1,6 @@
 import type { PortfolioValuation } from '../schemas/valuation.js'
 import { callAt } from './time.js'
-import { sameValuation } from './valuation.js'
+import { sameValuation } from './portfolio-valuation.js'
 
 /** What a valuation stream delivers: a valuation, or the end of its portfolio (then the stream is done). */
 export type ValuationEvent =

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { ValuationStream } from '../../src/domain/valuation-stream.js'
-import { sameValuation, valuate } from '../../src/domain/valuation.js'
+import { ValuationStream } from '../../src/domain/live-valuation-stream.js'
+import { sameValuation, valuate } from '../../src/domain/portfolio-valuation.js'
 import type { PortfolioValuation } from '../../src/schemas/valuation.js'
 import type { Asset } from '../../src/schemas/asset.js'
 

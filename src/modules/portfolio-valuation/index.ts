@@ -1,8 +1,14 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import sse, { type SSEPluginOptions } from '@fastify/sse'
+import { reusableModule } from '../../plugins/reusable-module.js'
+import { ensureDomain } from '../../plugins/domain.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
+import { documentPortfolioRoutes } from '../../plugins/openapi.js'
 import { IdParamsSchema } from '../../schemas/common.js'
+import {
+  DEFAULT_PERFORMANCE_RANGE, PerformanceQuerySchema, PortfolioPerformanceSchema
+} from '../../schemas/performance.js'
 import {
   PortfolioValuationSchema,
   PortfolioValuationStreamEventSchema,
@@ -19,17 +25,40 @@ function firstEventId (lastEventId: string | undefined): number {
 }
 
 /**
- * A portfolio's value at market prices (docs/api.md#valuation): on request, and live as
- * Server-Sent Events (@fastify/sse, registered here: its hooks stay in this module). The stream
- * is checked like any request before it starts — 401, 404 and 429 answer the error body — then
- * sends `event: valuation` messages with increasing ids, `event: deleted` when the portfolio goes
- * (and ends), a comment every 15 s, and ends when the instance shuts down.
+ * What a portfolio is worth at market prices, mounted beside the portfolios module under the same
+ * prefix (`/portfolios/:id/…`) and behind the same credential (PORTFOLIO_ACCESS): its performance
+ * over a range (docs/api.md#performance) and its valuation (docs/api.md#valuation), on request and
+ * live as Server-Sent Events (@fastify/sse, registered here: its hooks stay in this module). These
+ * read quotes and follow the change feed; the portfolios module, which reads neither, is reusable
+ * without them. The stream is checked like any request before it starts — 401, 404 and 429 answer
+ * the error body — then sends `event: valuation` messages with increasing ids, `event: deleted`
+ * when the portfolio goes (and ends), a comment every 15 s, and ends when the instance shuts down.
  */
-export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
+const portfolioValuationModule: FastifyPluginAsyncTypebox = async app => {
+  app.addHook('onRoute', documentPortfolioRoutes('portfolios', app.portfolioAccess))
+  app.addHook('onRequest', app.verifyPortfolioAccess)
+  await ensureDomain(app)
   // The package's default export is its fp-wrapped plugin; its typings name the module instead.
   await app.register(sse as unknown as FastifyPluginAsync<SSEPluginOptions>, { heartbeatInterval: HEARTBEAT_MS })
-  const { valuations, liveValuations } = app.domain
+  const { valuations, liveValuations, performances } = app.domain
   const errors = errorSchemas(400, 401, 404)
+
+  // Before the valuation's routes: the OpenAPI document lists paths in the order they are registered.
+  app.get('/:id/performance', {
+    schema: {
+      operationId: 'getPortfolioPerformance',
+      summary: 'How a portfolio did over a range, against IBOVESPA, SELIC and IPCA',
+      description: 'A point each trading day (1m, 3m, 6m), week (ytd, 1y) or month (5y, max) with what was held ' +
+        'then, at average cost and at its close in BRL; the result net of what was bought and sold; the ' +
+        'time-weighted return (money put in or taken out is not performance); IBOVESPA, SELIC and IPCA over ' +
+        'the same dates (null when the provider cannot give one); estimated where a value is not a market ' +
+        'close (docs/api.md#performance). Kept until the portfolio changes or the next close.',
+      params: IdParamsSchema,
+      querystring: PerformanceQuerySchema,
+      response: { 200: PortfolioPerformanceSchema, ...errorSchemas(400, 401, 404, 502, 504) }
+    }
+  }, async request => await performances.performance(
+    request.access, request.params.id, request.query.range ?? DEFAULT_PERFORMANCE_RANGE, request.log))
 
   app.get('/:id/valuation', {
     schema: {
@@ -90,3 +119,10 @@ export const valuationRoutes: FastifyPluginAsyncTypebox = async app => {
     reply.sse.close()
   })
 }
+
+export default reusableModule(portfolioValuationModule, {
+  name: 'bff-portfolio-valuation',
+  fastify: '5.x',
+  dependencies: ['bff-auth', 'bff-store', 'bff-quotes', 'bff-change-feed'],
+  decorators: { fastify: ['verifyPortfolioAccess', 'portfolioAccess', 'store', 'quotes', 'changeFeed'] }
+})

@@ -8,7 +8,7 @@ import {
   type AssetPrices,
   type Dashboard,
   type DashboardTransaction
-} from '../../src/domain/dashboard.js'
+} from '../../src/domain/dashboard-calculation.js'
 import { monthKey, monthsBetween, type MonthKey } from '../../src/quotes/provider.js'
 import { inOrder, referencePosition } from '../fixtures/average-cost.js'
 

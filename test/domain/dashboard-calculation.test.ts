@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildDashboard, longLabel, shortLabel } from '../../src/domain/dashboard.js'
+import { buildDashboard, longLabel, shortLabel } from '../../src/domain/dashboard-calculation.js'
 
 t.test('docs/api.md\'s worked example', async t => {
   const dashboard = buildDashboard({

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { DashboardService } from '../../src/domain/dashboards.js'
+import { DashboardService } from '../../src/domain/dashboard-service.js'
 import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import { BrapiQuotes } from '../../src/quotes/brapi.js'
 import { CachedQuotes } from '../../src/quotes/cache.js'

@@ -1,8 +1,8 @@
 import t from 'tap'
-import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-reads.js'
+import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-read-cache.js'
 import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
 import { EVERY_PORTFOLIO } from '../../src/domain/access.js'
-import { Listeners, type PortfolioChange } from '../../src/store/changes.js'
+import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
 import type { Tagged } from '../../src/http/entity-tag.js'
 import type { PortfolioDetail } from '../../src/schemas/portfolio.js'
 import { capturedLog } from '../fixtures/captured-log.js'
@@ -34,15 +34,15 @@ function fakeStore () {
     value: { id, name: `v${version}`, description: null, userId: 'u', totalValue: version, assets: [] },
     etag: `"${id}.${version}"`
   })
-  const calls = { detail: 0, value: 0, withAssets: 0 }
+  const calls = { taggedDetail: 0, value: 0, portfolioAndAssets: 0 }
   async function current (id: string): Promise<number | undefined> {
     const version = versions.get(id)
     await gate
     return version
   }
   const store: PortfolioReads = {
-    detail: async id => {
-      calls.detail++
+    taggedDetail: async id => {
+      calls.taggedDetail++
       const version = await current(id)
       return version === undefined ? undefined : detailOf(id, version)
     },
@@ -52,8 +52,8 @@ function fakeStore () {
       if (version === undefined) return undefined
       return { portfolioId: id, currency: 'BRL', totalValue: version, lastUpdate: 'now' }
     },
-    withAssets: async id => {
-      calls.withAssets++
+    portfolioAndAssets: async id => {
+      calls.portfolioAndAssets++
       const version = await current(id)
       if (version === undefined) return undefined
       const portfolio = { ...detailOf(id, version).value, createdAt: 'now', updatedAt: 'now' }
@@ -73,30 +73,30 @@ t.test('reads are kept until their portfolio changes; each portfolio and kind on
   const { store, calls, versions } = fakeStore()
   const feed = fakeFeed()
   const reads = new CachedPortfolioReads(store, feed)
-  t.equal((await reads.detail('p1'))?.etag, '"p1.1"')
-  t.equal((await reads.detail('p1'))?.etag, '"p1.1"')
-  t.equal(calls.detail, 1, 'the second read is answered from memory')
+  t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.1"')
+  t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.1"')
+  t.equal(calls.taggedDetail, 1, 'the second read is answered from memory')
   t.equal((await reads.value('p1'))?.totalValue, 1)
-  t.equal((await reads.withAssets('p1'))?.portfolio.name, 'v1')
+  t.equal((await reads.portfolioAndAssets('p1'))?.portfolio.name, 'v1')
   await reads.value('p1')
-  await reads.withAssets('p1')
-  t.same(calls, { detail: 1, value: 1, withAssets: 1 })
-  await reads.detail('p2')
+  await reads.portfolioAndAssets('p1')
+  t.same(calls, { taggedDetail: 1, value: 1, portfolioAndAssets: 1 })
+  await reads.taggedDetail('p2')
   t.equal(reads.size, 4)
 
   versions.set('p1', 2)
   feed.tell(changeOf('p1'))
   t.equal(reads.size, 1, 'every read of p1 dropped, p2 kept')
-  t.equal((await reads.detail('p1'))?.etag, '"p1.2"')
+  t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.2"')
   t.equal((await reads.value('p1'))?.totalValue, 2)
-  t.equal((await reads.withAssets('p1'))?.portfolio.name, 'v2')
-  await reads.detail('p2')
-  t.equal(calls.detail, 3, 'p2 still from memory')
+  t.equal((await reads.portfolioAndAssets('p1'))?.portfolio.name, 'v2')
+  await reads.taggedDetail('p2')
+  t.equal(calls.taggedDetail, 3, 'p2 still from memory')
 
   versions.set('p2', 2)
   feed.tell({ kind: 'all' })
   t.equal(reads.size, 0, 'everything dropped')
-  t.equal((await reads.detail('p2'))?.etag, '"p2.2"')
+  t.equal((await reads.taggedDetail('p2'))?.etag, '"p2.2"')
 
   reads.close()
   t.equal(feed.listeners(), 0, 'closed: no longer listening')
@@ -106,10 +106,10 @@ t.test('reads are kept until their portfolio changes; each portfolio and kind on
 t.test('a portfolio that does not exist is never kept: its creation tells nothing', async t => {
   const { store, calls, versions } = fakeStore()
   const reads = new CachedPortfolioReads(store, fakeFeed())
-  t.equal(await reads.detail('p3'), undefined)
+  t.equal(await reads.taggedDetail('p3'), undefined)
   versions.set('p3', 1)
-  t.equal((await reads.detail('p3'))?.etag, '"p3.1"', 'created meanwhile: read from the store')
-  t.equal(calls.detail, 2)
+  t.equal((await reads.taggedDetail('p3'))?.etag, '"p3.1"', 'created meanwhile: read from the store')
+  t.equal(calls.taggedDetail, 2)
 })
 
 t.test('a read on its way when its portfolio changes is answered but not kept', async t => {
@@ -117,8 +117,8 @@ t.test('a read on its way when its portfolio changes is answered but not kept', 
   const feed = fakeFeed()
   const reads = new CachedPortfolioReads(store, feed)
   hold()
-  const before = reads.detail('p1')
-  const other = reads.detail('p2')
+  const before = reads.taggedDetail('p1')
+  const other = reads.taggedDetail('p2')
   const all = reads.value('p2')
   versions.set('p1', 2)
   feed.tell(changeOf('p1'))
@@ -126,43 +126,43 @@ t.test('a read on its way when its portfolio changes is answered but not kept', 
   t.equal((await before)?.etag, '"p1.1"', 'the read answers what it read')
   await other
   await all
-  t.equal((await reads.detail('p1'))?.etag, '"p1.2"', 'the next read goes to the store')
-  t.equal(calls.detail, 3)
-  await reads.detail('p2')
-  t.equal(calls.detail, 3, 'a read of another portfolio was kept')
+  t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.2"', 'the next read goes to the store')
+  t.equal(calls.taggedDetail, 3)
+  await reads.taggedDetail('p2')
+  t.equal(calls.taggedDetail, 3, 'a read of another portfolio was kept')
 
   hold()
-  const duringAll = reads.withAssets('p2')
+  const duringAll = reads.portfolioAndAssets('p2')
   feed.tell({ kind: 'all' })
   release()
   await duringAll
-  await reads.withAssets('p2')
-  t.equal(calls.withAssets, 2, 'a read on its way when everything changed is not kept either')
+  await reads.portfolioAndAssets('p2')
+  t.equal(calls.portfolioAndAssets, 2, 'a read on its way when everything changed is not kept either')
 })
 
 t.test('while the feed\'s link is down nothing is kept nor answered from memory; back up, it keeps again', async t => {
   const { store, calls, versions, hold, release } = fakeStore()
   const feed = fakeFeed()
   const reads = new CachedPortfolioReads(store, feed)
-  await reads.detail('p1')
+  await reads.taggedDetail('p1')
   feed.up = false
   versions.set('p1', 2)
-  t.equal((await reads.detail('p1'))?.etag, '"p1.2"', 'a change no one was told of is read from the store')
+  t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.2"', 'a change no one was told of is read from the store')
   t.equal(reads.size, 0, 'what was kept is dropped')
-  await reads.detail('p1')
-  t.equal(calls.detail, 3, 'nothing kept while down')
+  await reads.taggedDetail('p1')
+  t.equal(calls.taggedDetail, 3, 'nothing kept while down')
 
   feed.up = true
   hold()
-  const dropping = reads.detail('p1')
+  const dropping = reads.taggedDetail('p1')
   feed.up = false
   release()
   await dropping
   feed.up = true
   t.equal(reads.size, 0, 'a read that ended with the link down is not kept')
-  await reads.detail('p1')
-  await reads.detail('p1')
-  t.equal(calls.detail, 5, 'kept again once proven')
+  await reads.taggedDetail('p1')
+  await reads.taggedDetail('p1')
+  t.equal(calls.taggedDetail, 5, 'kept again once proven')
 })
 
 t.test('reads kept weigh at most the configured weight: one each, plus one per asset held', async t => {
@@ -170,33 +170,33 @@ t.test('reads kept weigh at most the configured weight: one each, plus one per a
   const asset = { id: 'a', name: 'A', symbol: 'A', quantity: 1, price: 1 }
   const big: PortfolioReads = {
     ...store,
-    detail: async id => {
-      const read = await store.detail(id)
+    taggedDetail: async id => {
+      const read = await store.taggedDetail(id)
       return read === undefined ? undefined : { ...read, value: { ...read.value, assets: Array(8).fill(asset) } }
     }
   }
   const reads = new CachedPortfolioReads(big, fakeFeed(), { maxEntries: 10, maxWeight: 11, ttlMs: 60_000 })
-  await reads.detail('p1')
+  await reads.taggedDetail('p1')
   await reads.value('p1')
-  await reads.withAssets('p1')
+  await reads.portfolioAndAssets('p1')
   t.equal(reads.size, 3, '9 + 1 + 1')
   await reads.value('p2')
   t.equal(reads.size, 3, 'the least recently used dropped to make room')
   await reads.value('p1')
   t.equal(calls.value, 2, 'a light read still kept')
-  await reads.detail('p1')
-  t.equal(calls.detail, 2, 'the heavy one, least recently used, was dropped')
+  await reads.taggedDetail('p1')
+  t.equal(calls.taggedDetail, 2, 'the heavy one, least recently used, was dropped')
 })
 
 t.test('a kept read is answered at most for the configured time, whatever the feed says', async t => {
   const { store, calls } = fakeStore()
   const reads = new CachedPortfolioReads(store, fakeFeed(), { maxEntries: 10, maxWeight: 100, ttlMs: 1 })
-  await reads.detail('p1')
-  for (let attempt = 0; attempt < 400 && calls.detail === 1; attempt++) {
+  await reads.taggedDetail('p1')
+  for (let attempt = 0; attempt < 400 && calls.taggedDetail === 1; attempt++) {
     await new Promise(resolve => setTimeout(resolve, 5))
-    await reads.detail('p1')
+    await reads.taggedDetail('p1')
   }
-  t.equal(calls.detail, 2, 'read again once too old, without any change told')
+  t.equal(calls.taggedDetail, 2, 'read again once too old, without any change told')
 })
 
 t.test('the domain reads through the cache only with a change feed, and not when it is turned off', async t => {
@@ -211,25 +211,25 @@ t.test('the domain reads through the cache only with a change feed, and not when
   })
   const access = { portfolioScope: async () => EVERY_PORTFOLIO } as unknown as Access
   const cached = createDomain(adapters(feed))
-  await cached.portfolios.detail(access, 'p1')
+  await cached.portfolios.taggedDetail(access, 'p1')
   await cached.portfolios.value(access, 'p1')
-  await cached.portfolios.detail(access, 'p1')
-  t.equal(calls.detail, 1)
+  await cached.portfolios.taggedDetail(access, 'p1')
+  t.equal(calls.taggedDetail, 1)
   t.equal(feed.listeners(), 1)
   cached.close()
   t.equal(feed.listeners(), 0, 'closed with the domain')
 
   const uncached = createDomain(adapters(undefined))
-  await uncached.portfolios.detail(access, 'p1')
-  await uncached.portfolios.detail(access, 'p1')
-  t.equal(calls.detail, 3, 'no feed: every read goes to the store')
+  await uncached.portfolios.taggedDetail(access, 'p1')
+  await uncached.portfolios.taggedDetail(access, 'p1')
+  t.equal(calls.taggedDetail, 3, 'no feed: every read goes to the store')
   const off = createDomain(adapters(feed), undefined, { maxEntries: 0, maxWeight: 100, ttlMs: 1000 })
-  await off.portfolios.withAssets(access, 'p1')
-  await off.portfolios.withAssets(access, 'p1')
-  t.equal(calls.withAssets, 2, 'turned off')
+  await off.portfolios.portfolioAndAssets(access, 'p1')
+  await off.portfolios.portfolioAndAssets(access, 'p1')
+  t.equal(calls.portfolioAndAssets, 2, 'turned off')
   const noTime = createDomain(adapters(feed), undefined, { maxEntries: 10, maxWeight: 100, ttlMs: 0 })
-  await noTime.portfolios.withAssets(access, 'p1')
-  await noTime.portfolios.withAssets(access, 'p1')
-  t.equal(calls.withAssets, 4, 'no time to live: turned off too')
+  await noTime.portfolios.portfolioAndAssets(access, 'p1')
+  await noTime.portfolios.portfolioAndAssets(access, 'p1')
+  t.equal(calls.portfolioAndAssets, 4, 'no time to live: turned off too')
   t.equal(feed.listeners(), 0)
 })

@@ -5,7 +5,7 @@ import { fieldsOf } from '../schemas/common.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
 import { PortfolioValuationSchema, type PortfolioValuation } from '../schemas/valuation.js'
 import type { AssetRepository } from '../store/assets.js'
-import type { PortfolioReads } from './portfolio-reads.js'
+import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { Access } from './access.js'
 import { found } from './common.js'
 import { ifReached, reached, type Owners } from './ownership.js'
@@ -89,7 +89,7 @@ export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioVa
  */
 export class ValuationService {
   constructor (
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     private readonly assets: AssetRepository,
     private readonly quotes: QuoteProvider,
     /** Who owns a portfolio of a batch. */
@@ -100,7 +100,7 @@ export class ValuationService {
   async valuation (access: Access, portfolioId: string, log: Log): Promise<PortfolioValuation> {
     const scope = await access.portfolioScope()
     const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
-      async id => ifReached(scope, await this.portfolios.withAssets(id), read => read.portfolio.userId))
+      async id => ifReached(scope, await this.portfolios.portfolioAndAssets(id), read => read.portfolio.userId))
     knowCoinsOf(this.quotes, assets)
     return valuate(portfolio.id, assets, await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.now())
   }

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { ipcaChange, percentChange, selicChange } from '../../src/domain/benchmarks.js'
 import { addDays, lastAtOrBefore, monthsBefore } from '../../src/domain/calendar.js'
-import { buildPerformance, type PerformanceHolding, type PerformanceInput } from '../../src/domain/performance.js'
+import {
+  buildPerformance, type PerformanceHolding, type PerformanceInput
+} from '../../src/domain/performance-calculation.js'
 import { decimal } from '../../src/schemas/money.js'
 import type { Trade } from '../../src/schemas/average-cost.js'
 import { weekdays } from '../fixtures/performance-example.js'

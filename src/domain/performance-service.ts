@@ -6,9 +6,9 @@ import type { Access } from './access.js'
 import { ifReached } from './ownership.js'
 import { addDays } from './calendar.js'
 import { found } from './common.js'
-import { buildPerformance, nominalStart } from './performance.js'
+import { buildPerformance, nominalStart } from './performance-calculation.js'
 import type { PerformanceCache } from './performance-cache.js'
-import type { PortfolioReads } from './portfolio-reads.js'
+import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
 import { dailyClosesInReais, type DayClose } from './reais.js'
@@ -53,7 +53,7 @@ async function orNone<T> (what: string, read: () => Promise<T | undefined>, log:
  */
 export class PerformanceService {
   constructor (
-    private readonly portfolios: Pick<PortfolioReads, 'withAssets'>,
+    private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     private readonly assets: Pick<AssetRepository, 'holdingsOfPortfolios'>,
     private readonly quotes: QuoteProvider,
     private readonly cache: PerformanceCache | undefined,
@@ -65,7 +65,7 @@ export class PerformanceService {
   ): Promise<PortfolioPerformance> {
     const scope = await access.portfolioScope()
     const { portfolio } = await found(portfolioId, () => new NotFoundError('Portfolio'),
-      async id => ifReached(scope, await this.portfolios.withAssets(id), read => read.portfolio.userId))
+      async id => ifReached(scope, await this.portfolios.portfolioAndAssets(id), read => read.portfolio.userId))
     const compute = async (): Promise<PortfolioPerformance> => await this.compute(portfolio.id, range, log)
     return await (this.cache === undefined ? compute() : this.cache.get(portfolio.id, range, compute))
   }
