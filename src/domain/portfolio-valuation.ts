@@ -74,7 +74,8 @@ function sameValue (a: unknown, b: unknown): boolean {
 /**
  * Whether two valuations differ in nothing but when they were computed: every other field of the schema
  * compared, so a field added to PortfolioValuationSchema reaches the live streams without being named here
- * (0.24–0.47 µs against the hand-kept list's 0.08, after a valuate of 13–16 µs: bench/portfolio-repository.ts).
+ * (0.24–0.47 µs against the hand-kept list's 0.08, after a valuate of 13–16 µs of three assets, measured with
+ * bench/portfolio-repository.ts).
  */
 export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioValuation): boolean {
   return a !== undefined && COMPARED_FIELDS.every(field => sameValue(a[field], b[field]))
