@@ -1,7 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { existsSync, openSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
 import type { Store } from '../src/store/store.js'
@@ -277,4 +280,50 @@ export async function addBenchAssets (store: Store, portfolioId: string): Promis
       portfolioId
     })
   }
+}
+
+/** A store's database for a benchmark: `url` and `schema` as the service takes them, or the schema as search_path. */
+export interface BenchDatabase {
+  engine: 'SQLite (file)' | 'PostgreSQL'
+  url: string
+  schema?: string
+  searchPathUrl: string
+}
+
+/**
+ * `measure` on a SQLite file, then on PostgreSQL when DATABASE_URL names one, in a schema of its own (dropped
+ * afterwards): the rows of both.
+ */
+export async function onEachEngine<Row> (
+  name: string, measure: (database: BenchDatabase) => Promise<Row[]>
+): Promise<Row[]> {
+  const rows: Row[] = []
+  const dir = mkdtempSync(join(tmpdir(), `bff-${name}-`))
+  try {
+    const url = `sqlite:${join(dir, 'bench.sqlite')}`
+    rows.push(...await measure({ engine: 'SQLite (file)', url, searchPathUrl: url }))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const base = process.env.DATABASE_URL
+  if (base === undefined || !/^postgres(ql)?:\/\//.test(base)) {
+    process.stderr.write('PostgreSQL skipped: set DATABASE_URL=postgres://… to measure it too\n')
+    return rows
+  }
+  const { default: pg } = await import('pg')
+  const run = async (text: string): Promise<void> => {
+    const client = new pg.Client({ connectionString: base })
+    await client.connect()
+    try { await client.query(text) } finally { await client.end() }
+  }
+  const schema = `bench_${randomBytes(6).toString('hex')}`
+  await run(`create schema ${schema}`)
+  try {
+    const searchPath = new URL(base)
+    searchPath.searchParams.set('options', `-c search_path=${schema}`)
+    rows.push(...await measure({ engine: 'PostgreSQL', url: base, schema, searchPathUrl: searchPath.href }))
+  } finally {
+    await run(`drop schema ${schema} cascade`)
+  }
+  return rows
 }

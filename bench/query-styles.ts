@@ -22,15 +22,11 @@
  * Run with `npx node --import tsx bench/query-styles.ts` (the project's Node 24, for which better-sqlite3 is
  * installed; no build needed); it stops by itself.
  */
-import { randomBytes, randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { connect, migrate } from '../src/store/connect.js'
 import { StoreHandle } from '../src/store/handle.js'
-import { median, table } from './lib.js'
+import { median, onEachEngine, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -123,38 +119,8 @@ async function measure (engine: string, url: string): Promise<Array<Record<strin
   }
 }
 
-/** A fresh schema in the database of `base` for the run, and how to drop it. */
-async function postgresSchema (base: string): Promise<{ url: string, drop: () => Promise<void> }> {
-  const schema = `bench_${randomBytes(6).toString('hex')}`
-  const run = async (text: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: base })
-    await client.connect()
-    try { await client.query(text) } finally { await client.end() }
-  }
-  await run(`create schema ${schema}`)
-  const url = new URL(base)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return { url: url.href, drop: async () => { await run(`drop schema ${schema} cascade`) } }
-}
-
-const rows: Array<Record<string, string | number>> = []
-const dir = mkdtempSync(join(tmpdir(), 'bff-query-styles-'))
-try {
-  rows.push(...await measure('SQLite (file)', `sqlite:${join(dir, 'bench.sqlite')}`))
-} finally {
-  rmSync(dir, { recursive: true, force: true })
-}
-const postgresUrl = process.env.DATABASE_URL
-if (postgresUrl !== undefined && /^postgres(ql)?:\/\//.test(postgresUrl)) {
-  const { url, drop } = await postgresSchema(postgresUrl)
-  try {
-    rows.push(...await measure('PostgreSQL', url))
-  } finally {
-    await drop()
-  }
-} else {
-  process.stderr.write('PostgreSQL skipped: set DATABASE_URL=postgres://… to measure it too\n')
-}
+const rows = await onEachEngine('query-styles', async ({ engine, searchPathUrl }) =>
+  await measure(engine, searchPathUrl))
 process.stdout.write(
   `\nCPU µs of this process per call, ${CALLS} calls × ${ROUNDS} rounds (medians), one at a time\n\n${table(rows)}\n`
 )

@@ -1,8 +1,9 @@
 import { NotFoundError } from '../errors.js'
 import { isTicker, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
+import { fieldsOf } from '../schemas/common.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
-import type { PortfolioValuation } from '../schemas/valuation.js'
+import { PortfolioValuationSchema, type PortfolioValuation } from '../schemas/valuation.js'
 import type { AssetRepository } from '../store/assets.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { Access } from './access.js'
@@ -60,16 +61,24 @@ export function valuate (
   }
 }
 
-/** Whether two valuations differ in anything but when they were computed. */
+/** Every field of a valuation but when it was computed, from its schema. */
+const COMPARED_FIELDS = fieldsOf(PortfolioValuationSchema).filter(field => field !== 'updatedAt')
+
+/** Equal values of a valuation's field: equal numbers (0 and -0 both answer 0), strings, null, or arrays of them. */
+function sameValue (a: unknown, b: unknown): boolean {
+  return Array.isArray(a) && Array.isArray(b)
+    ? a.length === b.length && a.every((item, index) => sameValue(item, b[index]))
+    : a === b
+}
+
+/**
+ * Whether two valuations differ in nothing but when they were computed: every other field of the schema
+ * compared, so a field added to PortfolioValuationSchema reaches the live streams without being named here
+ * (0.24–0.47 µs against the hand-kept list's 0.08, after a valuate of 13–16 µs of three assets, measured with
+ * bench/portfolio-repository.ts).
+ */
 export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioValuation): boolean {
-  return a !== undefined &&
-    a.portfolioId === b.portfolioId &&
-    a.bookValue === b.bookValue &&
-    a.marketValue === b.marketValue &&
-    a.result === b.result &&
-    a.resultPercent === b.resultPercent &&
-    a.quotedAt === b.quotedAt &&
-    a.unquotedSymbols.join('\n') === b.unquotedSymbols.join('\n')
+  return a !== undefined && COMPARED_FIELDS.every(field => sameValue(a[field], b[field]))
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError } from '../errors.js'
-import { pageOf, trimmed } from '../schemas/common.js'
+import { pageOf, trimmedInput } from '../schemas/common.js'
 import type { Asset } from '../schemas/asset.js'
-import type {
-  CreatePortfolioInput, Portfolio, PortfolioDetail, PortfolioValue, UpdatePortfolioInput
+import {
+  CreatePortfolioInputSchema, UpdatePortfolioInputSchema, type CreatePortfolioInput, type Portfolio,
+  type PortfolioDetail, type PortfolioValue, type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
@@ -15,15 +16,12 @@ const missing = (): Error => new NotFoundError('Portfolio')
 
 /** A validated create input as the store takes it: texts trimmed (docs/api.md#inputs). */
 export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
-  return { name: input.name.trim(), description: trimmed(input.description ?? null), userId: input.userId.trim() }
+  return trimmedInput(CreatePortfolioInputSchema, input)
 }
 
 /** A validated update input as the store takes it: texts trimmed, absent fields left absent. */
 export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfolioInput {
-  const update: UpdatePortfolioInput = {}
-  if (input.name !== undefined) update.name = input.name.trim()
-  if (input.description !== undefined) update.description = trimmed(input.description)
-  return update
+  return trimmedInput(UpdatePortfolioInputSchema, input)
 }
 
 /** A changed portfolio and the tag its detail (`GET /portfolios/:id`) now has. */

@@ -1,4 +1,6 @@
-import { Type, type ArrayOptions, type TArray, type TObject, type TSchema, type TString } from '@sinclair/typebox'
+import {
+  Type, type ArrayOptions, type Static, type TArray, type TObject, type TSchema, type TString
+} from '@sinclair/typebox'
 
 /**
  * Timestamps leave the service as ISO 8601 UTC with milliseconds and `Z`, as JavaScript writes
@@ -103,6 +105,14 @@ export function pageOf (query: { limit?: number, offset?: number }): Page {
 }
 
 /**
+ * The fields of an object schema, in its order: what follows from a schema's properties (a table's columns,
+ * src/store/columns.ts; the live valuation's change check) is derived from this list, never kept beside it.
+ */
+export function fieldsOf<Schema extends TObject> (schema: Schema): Array<keyof Static<Schema> & string> {
+  return Object.keys(schema.properties) as Array<keyof Static<Schema> & string>
+}
+
+/**
  * An update body that must name at least one of its properties (docs/api.md#inputs): a PATCH that
  * would change nothing is 400 `at least one of … must be provided`, not a silent 200.
  */
@@ -113,6 +123,17 @@ export function AtLeastOneOf<T extends TObject> (schema: T): T {
 /** `value` trimmed, keeping `null` and `undefined` as they are (optional and nullable texts). */
 export function trimmed<T extends string | null | undefined> (value: T): T {
   return (typeof value === 'string' ? value.trim() : value) as T
+}
+
+/** A validated input's fields of `schema`, each text trimmed (docs/api.md#inputs), absent fields left absent. */
+export function trimmedInput<Schema extends TObject> (schema: Schema, input: Static<Schema>): Static<Schema> {
+  const fields: Record<string, unknown> = {}
+  for (const field of fieldsOf(schema)) {
+    const value: unknown = input[field]
+    // `trimmed` keeps any value but a text as it is.
+    if (value !== undefined) fields[field] = trimmed(value as string | null)
+  }
+  return fields as Static<Schema>
 }
 
 /**

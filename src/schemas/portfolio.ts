@@ -27,8 +27,9 @@ export const PortfolioAssetSummarySchema = Type.Object({
   price: Type.Number()
 }, { title: 'PortfolioAssetSummary' })
 
+/** `GET /portfolios/:id`: the portfolio without its timestamps, with its assets. */
 export const PortfolioDetailSchema = Type.Composite([
-  Type.Pick(PortfolioSchema, ['id', 'name', 'description', 'userId', 'totalValue']),
+  Type.Omit(PortfolioSchema, ['createdAt', 'updatedAt']),
   Type.Object({ assets: Type.Array(PortfolioAssetSummarySchema) })
 ], { title: 'PortfolioDetail' })
 export type PortfolioDetail = Static<typeof PortfolioDetailSchema>

@@ -1,34 +1,26 @@
 import type { ColumnType, Generated } from 'kysely'
-import type { AssetType } from '../schemas/asset.js'
+import type { Asset } from '../schemas/asset.js'
+import type { Portfolio } from '../schemas/portfolio.js'
 import type { TransactionType } from '../schemas/transaction.js'
+import type { ColumnsOf } from './columns.js'
 
-/** Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. */
-export interface PortfoliosTable {
-  id: string
-  name: string
-  description: string | null
-  user_id: string
-  created_at: string
-  updated_at: string
+/**
+ * Tables as the database holds them; timestamps are ISO 8601 UTC text in both engines. A resource's table
+ * is its schema's fields under their columns' names (columns.ts), but those computed, and the columns the
+ * schema does not show: adding a field is its migration and its schema.
+ */
+export type PortfoliosTable = ColumnsOf<Omit<Portfolio, 'totalValue'>> & {
   /** Bumped by every write of the portfolio or of one of its assets (migration 9): its ETag's. */
   version: Generated<number>
 }
 
-export interface PortfolioAssetsTable {
-  id: string
-  portfolio_id: string
-  name: string
-  symbol: string
-  type: AssetType
-  quantity: number
-  price: number
+export type PortfolioAssetsTable = ColumnsOf<Omit<Asset, 'totalValue'>> & {
   /**
    * `quantity × price` in integer cents, rounded half away from zero from the exact product
-   * (docs/api.md#money), kept so that every sum is exact in SQL. PostgreSQL answers a bigint as text.
+   * (docs/api.md#money), kept so that every sum is exact in SQL; the asset's `totalValue`. PostgreSQL
+   * answers a bigint as text.
    */
   value_cents: ColumnType<number | string, number, number>
-  created_at: string
-  updated_at: string
   /** Bumped by every write of the asset (migration 9): its ETag's. */
   version: Generated<number>
 }

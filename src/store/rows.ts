@@ -1,26 +1,22 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely'
 import type { PortfolioAssetsTable } from './database.js'
+import { columnOf, rowReader, storedFields } from './columns.js'
 import type { StoreHandle } from './handle.js'
-import type { Asset } from '../schemas/asset.js'
+import { AssetSchema } from '../schemas/asset.js'
 import { fromCents } from '../schemas/money.js'
 
 export type AssetRow = Selectable<PortfolioAssetsTable>
 
-/** An asset as answered; its `totalValue` is the stored cents every sum adds, so the two always agree. */
-export function toAsset (row: AssetRow): Asset {
-  return {
-    id: row.id,
-    name: row.name,
-    symbol: row.symbol,
-    type: row.type,
-    quantity: row.quantity,
-    price: row.price,
-    totalValue: fromCents(row.value_cents),
-    portfolioId: row.portfolio_id,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at
-  }
-}
+/**
+ * An asset as answered, each field from its column; its `totalValue` is the stored cents every sum adds, so the
+ * two always agree.
+ */
+export const toAsset = rowReader(AssetSchema, (row: Pick<AssetRow, 'value_cents'>) => ({
+  totalValue: fromCents(row.value_cents)
+}))
+
+/** The columns {@link toAsset} reads. */
+export const ASSET_COLUMNS = [...storedFields(AssetSchema, ['totalValue']).map(columnOf), 'value_cents'] as const
 
 /**
  * `column` among `ids`, bound as one parameter whatever their number (`json_each` on SQLite, `any` on

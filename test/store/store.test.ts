@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
 import { Store } from '../../src/store/store.js'
-import { DETAIL_ASSET_COLUMNS, detailSql } from '../../src/store/portfolios.js'
+import { DETAIL_ASSET_FIELDS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
@@ -158,7 +158,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
   t.teardown(() => raw.close())
   const plan = raw
-    .prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_COLUMNS)}`)
+    .prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_FIELDS)}`)
     .all(portfolio.id) as Array<{ detail: string }>
   t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
 })
