@@ -1,28 +1,13 @@
 import t from 'tap'
 import { PerformanceCache } from '../../src/domain/performance-cache.js'
 import { nextClose } from '../../src/quotes/provider.js'
-import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
+import { changeOf, fakeFeed } from '../fixtures/fake-feed.js'
 import type { PerformanceRange, PortfolioPerformance } from '../../src/schemas/performance.js'
 import type { CacheName, Telemetry } from '../../src/observability/telemetry.js'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
 import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { capturedLog } from '../fixtures/captured-log.js'
-
-/** A feed whose link the test sets, and whose changes it tells. */
-function fakeFeed () {
-  const listeners = new Listeners<PortfolioChange>()
-  const feed = {
-    up: true,
-    proven: () => feed.up,
-    onPortfolioChange: (listener: (change: PortfolioChange) => void) => listeners.add(listener),
-    tell: (change: PortfolioChange) => { listeners.emit(change) },
-    listeners: () => listeners.size
-  }
-  return feed
-}
-
-const changeOf = (portfolioId: string): PortfolioChange => ({ kind: 'portfolio', portfolioId, deleted: false })
 
 /** Answers that say which computation made them. */
 function computations () {

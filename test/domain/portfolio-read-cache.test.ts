@@ -2,25 +2,10 @@ import t from 'tap'
 import { CachedPortfolioReads, type PortfolioReads } from '../../src/domain/portfolio-read-cache.js'
 import { createDomain, type Access, type DomainAdapters } from '../../src/domain/index.js'
 import { EVERY_PORTFOLIO } from '../../src/domain/access.js'
-import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
+import { changeOf, fakeFeed } from '../fixtures/fake-feed.js'
 import type { Tagged } from '../../src/http/entity-tag.js'
 import type { PortfolioDetail } from '../../src/schemas/portfolio.js'
 import { capturedLog } from '../fixtures/captured-log.js'
-
-/** A feed whose link the test sets, and whose changes it tells. */
-function fakeFeed () {
-  const listeners = new Listeners<PortfolioChange>()
-  const feed = {
-    up: true,
-    proven: () => feed.up,
-    onPortfolioChange: (listener: (change: PortfolioChange) => void) => listeners.add(listener),
-    tell: (change: PortfolioChange) => { listeners.emit(change) },
-    listeners: () => listeners.size
-  }
-  return feed
-}
-
-const changeOf = (portfolioId: string): PortfolioChange => ({ kind: 'portfolio', portfolioId, deleted: false })
 
 /**
  * A store whose reads count, each answering the portfolio's current version (absent: no such
