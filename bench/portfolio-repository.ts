@@ -70,7 +70,8 @@ async function valuationCheck (engine: string, assets: Asset[]): Promise<Array<R
   const unquoted = assets[0]?.symbol
   const quotes = {
     get: (symbol: string): QuoteInReais | undefined =>
-      symbol === unquoted ? undefined : { symbol, price: 2, lastUpdate: '2026-01-01T00:00:00.000Z' }
+      symbol === unquoted ? undefined : { symbol, price: 2, lastUpdate: '2026-01-01T00:00:00.000Z' },
+    source: 'brapi.dev'
   }
   const a = valuate('p', assets, quotes, new Date(0))
   const b = valuate('p', assets, quotes, new Date(1))

@@ -29,6 +29,8 @@ export interface PerformanceInput {
   /** The SELIC target in force each day, and each month's IPCA; `undefined` when the provider has none. */
   selic: readonly PercentObservation[] | undefined
   ipca: readonly PercentObservation[] | undefined
+  /** Who gave the closes (the provider's `source`). */
+  quoteSource: string
 }
 
 /** How many months back a range starts from its last day (`ytd` and `max` are dated otherwise). */
@@ -207,6 +209,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
       selic: selicChange(input.selic, days.slice(1)),
       ipca: ipcaChange(input.ipca, from, to)
     },
-    estimated: points.some(point => point.estimated)
+    estimated: points.some(point => point.estimated),
+    quoteSource: input.quoteSource
   }
 }

@@ -87,6 +87,7 @@ export class PerformanceService {
     const closesOf = new Map<string, readonly DayClose[]>(closes)
     return buildPerformance({
       portfolioId,
+      quoteSource: this.quotes.source,
       range,
       today,
       since,

@@ -19,6 +19,13 @@ import { quotesInReaisOrNone, type QuoteInReais } from './reais.js'
  */
 export interface QuoteBook {
   get: (ticker: string) => QuoteInReais | undefined
+  /** Who priced them (the provider's `source`). */
+  readonly source: string
+}
+
+/** A book of quotes in reais as `quotesInReaisOrNone` answers them, priced by `provider`. */
+function bookOf (quotes: ReadonlyMap<string, QuoteInReais | undefined>, provider: QuoteProvider): QuoteBook {
+  return { get: ticker => quotes.get(ticker), source: provider.source }
 }
 
 /** The tickers a provider is asked for: each distinct symbol that is one (a bond's name is not). */
@@ -56,6 +63,7 @@ export function valuate (
     result: money(result),
     resultPercent: percentage(result, book),
     quotedAt: Number.isFinite(oldestQuote) ? new Date(oldestQuote).toISOString() : null,
+    quoteSource: Number.isFinite(oldestQuote) ? quotes.source : null,
     unquotedSymbols: [...unquoted].sort(),
     updatedAt: now.toISOString()
   }
@@ -103,7 +111,8 @@ export class ValuationService {
     const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
       async id => ifReached(scope, await this.portfolios.portfolioAndAssets(id), read => read.portfolio.userId))
     knowCoinsOf(this.quotes, assets)
-    return valuate(portfolio.id, assets, await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.now())
+    const quotes = await quotesInReaisOrNone(this.quotes, tickersOf(assets), log)
+    return valuate(portfolio.id, assets, bookOf(quotes, this.quotes), this.now())
   }
 
   /**
@@ -115,7 +124,7 @@ export class ValuationService {
     const byPortfolio = await this.assets.ofPortfolios(await reached(scope, portfolioIds, this.owners))
     const assets = [...byPortfolio.values()].flat()
     knowCoinsOf(this.quotes, assets)
-    const quotes = await quotesInReaisOrNone(this.quotes, tickersOf(assets), log)
+    const quotes = bookOf(await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.quotes)
     const now = this.now()
     return portfolioIds.map(id => valuate(id, byPortfolio.get(id) ?? [], quotes, now))
   }

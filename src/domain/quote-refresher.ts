@@ -37,6 +37,11 @@ export class QuoteRefresher implements QuoteBook {
     this.moves = new Listeners(error => { log.error({ err: error }, 'quote listener failed') })
   }
 
+  /** Who prices the quotes held: the provider's `source`. */
+  get source (): string {
+    return this.provider.source
+  }
+
   /** Holds each of `tickers` once more; resolves once every one has its first quote. */
   async acquire (tickers: readonly string[]): Promise<void> {
     const fresh: string[] = []

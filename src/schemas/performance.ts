@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DaySchema, RecordId, StringEnum } from './common.js'
+import { QuoteSourceSchema } from './quote.js'
 
 /** The periods a performance covers (docs/api.md#performance), up to the last close. */
 export const PERFORMANCE_RANGES = ['1m', '3m', '6m', 'ytd', '1y', '5y', 'max'] as const
@@ -83,6 +84,11 @@ export const PortfolioPerformanceSchema = Type.Object({
       'not performance'
   }),
   benchmarks: PerformanceBenchmarksSchema,
-  estimated: Type.Boolean({ description: 'True when any point is' })
+  estimated: Type.Boolean({ description: 'True when any point is' }),
+  quoteSource: Type.Unsafe<string>({
+    ...QuoteSourceSchema,
+    description: 'Who gave the closes: brapi.dev (market closes), or the offline simulation (simulated closes, not ' +
+      'market prices)'
+  })
 }, { title: 'PortfolioPerformance', description: 'How a portfolio did over a range, against IBOVESPA, SELIC and IPCA' })
 export type PortfolioPerformance = Static<typeof PortfolioPerformanceSchema>

@@ -12,7 +12,7 @@ export const REAIS = 'BRL'
 
 /** Who priced a quote: the service's providers (src/quotes) name themselves so. */
 export const QUOTE_SOURCES = ['brapi.dev', 'offline (cotações simuladas)'] as const
-const QuoteSourceSchema = Type.Unsafe<string>({
+export const QuoteSourceSchema = Type.Unsafe<string>({
   type: 'string',
   enum: [...QUOTE_SOURCES],
   description: 'Who gave the price (brapi.dev, or the offline simulation)'

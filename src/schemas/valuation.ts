@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { RecordId, StoredText, TimestampOf } from './common.js'
+import { QuoteSourceSchema } from './quote.js'
 
 /**
  * What a portfolio is worth at market prices (docs/api.md#valuation): `GET /portfolios/:id/valuation`,
@@ -18,6 +19,10 @@ export const PortfolioValuationSchema = Type.Object({
   resultPercent: Type.Number({ description: 'result / bookValue × 100, 2 decimals; 0 when bookValue is 0' }),
   quotedAt: Type.Union([TimestampOf('The oldest quote time used'), Type.Null()], {
     description: 'The oldest quote time used; null when no asset was quoted'
+  }),
+  quoteSource: Type.Union([QuoteSourceSchema, Type.Null()], {
+    description: 'Who priced the quoted assets: brapi.dev (market prices), or the offline simulation (simulated ' +
+      'prices, not market prices); null when no asset was quoted'
   }),
   unquotedSymbols: Type.Array(StoredText(200), {
     description: 'Symbols without a quote (unknown to the provider, or the provider failing), distinct and sorted: ' +

@@ -13,6 +13,7 @@ function valuation (marketValue: number, updatedAt = new Date().toISOString()): 
     result: marketValue - 100,
     resultPercent: marketValue - 100,
     quotedAt: null,
+    quoteSource: null,
     unquotedSymbols: [],
     updatedAt
   }
@@ -81,7 +82,7 @@ t.test('valuate: exact cents, half away from zero; oldest quote time; unquoted s
     ['B', { symbol: 'B', price: 0.1, currency: 'BRL', lastUpdate: '2026-01-01T00:00:00.000Z' }]
   ])
   const value = valuate('p1', [asset('A', 1, 1, 1), asset('B', 3, 0.2, 0.6), asset('Z', 1, 5, 5), asset('C', 1, 5, 5)],
-    quotes, new Date('2026-02-01T00:00:00.000Z'))
+    { get: symbol => quotes.get(symbol), source: 'brapi.dev' }, new Date('2026-02-01T00:00:00.000Z'))
   t.same(value, {
     portfolioId: 'p1',
     currency: 'BRL',
@@ -90,6 +91,7 @@ t.test('valuate: exact cents, half away from zero; oldest quote time; unquoted s
     result: -0.29,
     resultPercent: -2.5,
     quotedAt: '2026-01-01T00:00:00.000Z',
+    quoteSource: 'brapi.dev',
     unquotedSymbols: ['C', 'Z'],
     updatedAt: '2026-02-01T00:00:00.000Z'
   })

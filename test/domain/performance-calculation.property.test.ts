@@ -64,7 +64,15 @@ const holding = (first: string, last: string): fc.Arbitrary<PerformanceHolding> 
 
 function inputOf (holdings: PerformanceHolding[], ibov: PerformanceInput['ibov']): PerformanceInput {
   return {
-    portfolioId: 'p', range: '3m', today: TODAY, since: SINCE, holdings, ibov, selic: undefined, ipca: undefined
+    portfolioId: 'p',
+    range: '3m',
+    today: TODAY,
+    since: SINCE,
+    holdings,
+    ibov,
+    selic: undefined,
+    ipca: undefined,
+    quoteSource: 'brapi.dev'
   }
 }
 

@@ -33,6 +33,7 @@ function input (overrides: Partial<PerformanceInput>): PerformanceInput {
     ibov: closesOn(weekdays('2020-01-01', TODAY), () => 100_000),
     selic: undefined,
     ipca: undefined,
+    quoteSource: 'brapi.dev',
     ...overrides
   }
 }

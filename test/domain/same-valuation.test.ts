@@ -8,8 +8,9 @@ import { PortfolioValuationSchema, type PortfolioValuation } from '../../src/sch
 
 /** A valuation with a value of each type its fields take: numbers, texts, a quote time and unquoted symbols. */
 const valuation: PortfolioValuation = {
-  ...valuate('p1', [], { get: () => undefined }, new Date('2026-02-01T00:00:00.000Z')),
+  ...valuate('p1', [], { get: () => undefined, source: 'brapi.dev' }, new Date('2026-02-01T00:00:00.000Z')),
   quotedAt: '2026-01-01T00:00:00.000Z',
+  quoteSource: 'brapi.dev',
   unquotedSymbols: ['C', 'Z']
 }
 

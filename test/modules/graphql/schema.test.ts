@@ -100,8 +100,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
   t.same(fieldsOf('TokenClaims'), ['iss', 'iat', 'exp', 'nbf', 'sub', 'jti', 'prv'])
   t.equal(String((schema.getType('Principal') as GraphQLObjectType).getFields().payload?.type), 'TokenClaims!')
   t.same(fieldsOf('PortfolioValuation'), [
-    'portfolioId', 'currency', 'bookValue', 'marketValue', 'result', 'resultPercent', 'quotedAt', 'unquotedSymbols',
-    'updatedAt'
+    'portfolioId', 'currency', 'bookValue', 'marketValue', 'result', 'resultPercent', 'quotedAt', 'quoteSource',
+    'unquotedSymbols', 'updatedAt'
   ])
   t.ok(isNonNullType((schema.getType('Portfolio') as GraphQLObjectType).getFields().value?.type))
 })

@@ -33,7 +33,7 @@ async function portfolio (
   return { id, assets }
 }
 
-const VALUATION = 'portfolioId currency bookValue marketValue result resultPercent quotedAt unquotedSymbols'
+const VALUATION = 'portfolioId currency bookValue marketValue result resultPercent quotedAt quoteSource unquotedSymbols'
 
 /** A subscription's deliveries, its end (an error or `complete`) and a wait for the n-th. */
 function subscribed (client: Client, query: string, variables: Record<string, unknown>) {

@@ -88,7 +88,8 @@ t.test('the worked example of docs/api.md#performance, recomputed by hand: a dep
     twr: (growth[3] as Rational).percentOfGrowth(),
     // IPCA: no month ended within the dates (November's is measured once it ends).
     benchmarks: { ibov: ibovChange[4], selic: selic.percentOfGrowth(), ipca: null },
-    estimated: true
+    estimated: true,
+    quoteSource: 'brapi.dev'
   }
   t.same(answer, expected, 'the hand computation')
   t.same(answer, { ...documentedAnswer(), portfolioId: id }, 'the answer docs/api.md shows')
@@ -99,7 +100,7 @@ t.test('GraphQL\'s Portfolio.performance answers what REST does, its range named
   const { app } = await exampleApp(t)
   const { id } = await examplePortfolio(app)
   const restAnswer = await rest(app, 'GET', `/portfolios/${id}/performance?range=1m`, apiKey())
-  const fields = 'portfolioId currency range from to invested value result twr estimated ' +
+  const fields = 'portfolioId currency range from to invested value result twr estimated quoteSource ' +
     'benchmarks { ibov selic ipca } points { date invested value twr ibov estimated }'
   const answer = await graphql(app, 'portfolio',
     `query ($id: ID!) { portfolio(id: $id) { performance(range: ONE_MONTH) { ${fields} } } }`, { id }, apiKey())

@@ -38,6 +38,7 @@ forEachEngine(t, 'GET /portfolios/:id/valuation: market value, result and percen
     result: 88.61,
     resultPercent: 1.49,
     quotedAt: '2026-11-21T20:07:46.000Z',
+    quoteSource: 'brapi.dev',
     unquotedSymbols: ['NOPRICE', 'TESOURO IPCA 2035', 'UNKNOWN1']
   })
   t.ok(Date.parse(body.updatedAt as string) > Date.now() - 60_000, 'updatedAt is when it was computed')
@@ -53,8 +54,23 @@ t.test('a provider that fails leaves every symbol unquoted: the assets count at 
   const res = await app.inject({ method: 'GET', url: `/portfolios/${id}/valuation`, headers: apiKey() })
   t.equal(res.statusCode, 200)
   t.match(res.json(), {
-    bookValue: 20, marketValue: 20, result: 0, resultPercent: 0, quotedAt: null, unquotedSymbols: ['PETR4']
+    bookValue: 20,
+    marketValue: 20,
+    result: 0,
+    resultPercent: 0,
+    quotedAt: null,
+    quoteSource: null,
+    unquotedSymbols: ['PETR4']
   })
+})
+
+t.test('prices the offline provider simulates are marked so: quoteSource names the simulation', async t => {
+  const app = await buildTestApp(t, { QUOTES_PROVIDER: 'offline' })
+  const { id } = await portfolioWith(app, [{ symbol: 'PETR4', quantity: 2, price: 10 }])
+  const valuation = await app.inject({ method: 'GET', url: `/portfolios/${id}/valuation`, headers: apiKey() })
+  t.equal(valuation.json().quoteSource, 'offline (cotações simuladas)', 'the valuation')
+  const performance = await app.inject({ method: 'GET', url: `/portfolios/${id}/performance`, headers: apiKey() })
+  t.equal(performance.json().quoteSource, 'offline (cotações simuladas)', 'the performance')
 })
 
 t.test('an empty portfolio is worth 0, its percent 0; unknown ids are 404, no key 401', async t => {
