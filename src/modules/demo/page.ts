@@ -43,7 +43,7 @@ export function demoPage (token: string): string {
   <section id="summary"><dl>
     <dt>Value</dt><dd id="value"></dd><dt>Invested</dt><dd id="invested"></dd><dt>Result</dt><dd id="result"></dd>
     <dt>TWR</dt><dd id="twr"></dd><dt>IBOVESPA</dt><dd id="ibov"></dd><dt>SELIC</dt><dd id="selic"></dd>
-    <dt>IPCA</dt><dd id="ipca"></dd>
+    <dt>IPCA</dt><dd id="ipca"></dd><dt>Prices</dt><dd id="prices"></dd>
   </dl></section>
   <section id="live"><h2>Live valuation</h2><dl>
     <dt>Market value</dt><dd id="market-value"></dd><dt>Result</dt><dd id="live-result"></dd>

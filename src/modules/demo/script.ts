@@ -24,6 +24,7 @@ export function demoScript (): void {
     result: number
     twr: number
     benchmarks: { ibov: number | null, selic: number | null, ipca: number | null }
+    quoteSource: string
   }
   interface Valuation { marketValue: number, result: number, quotedAt: string | null }
   interface ErrorBody { statusCode: number, code: string, message: string | string[] }
@@ -156,6 +157,10 @@ export function demoScript (): void {
     show('ibov', percent(performance.benchmarks.ibov))
     show('selic', percent(performance.benchmarks.selic))
     show('ipca', percent(performance.benchmarks.ipca))
+    // A price that is not a market price is said to be so (docs/api.md#performance).
+    const market = performance.quoteSource === 'brapi.dev'
+    show('prices', market ? 'market closes (brapi.dev)' : `simulated, not market prices (${performance.quoteSource})`,
+      performance.quoteSource)
     chart.dataset.loaded = `${id} ${range}`
   }
 

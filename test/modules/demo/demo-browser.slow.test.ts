@@ -117,6 +117,8 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
   const dots = points.map(point => ({ date: point.date, twr: String(point.twr), estimated: String(point.estimated) }))
   t.same(drawn.circles, dots, 'a dot per point, hollow where estimated')
   t.equal(await page('document.getElementById("twr").dataset.value'), String(answer.twr))
+  t.equal(await page('document.getElementById("prices").textContent'),
+    'simulated, not market prices (offline (cotações simuladas))', 'offline closes said to be simulated')
 
   const box = await page<{ x: number, y: number, width: number, height: number }>('(() => { ' +
     'const { x, y, width, height } = document.getElementById("chart").getBoundingClientRect(); ' +
