@@ -36,7 +36,7 @@ export function compiledConfigSchema (code: CodeOptions = {}): { ajv: Ajv, valid
  * so a start runs it instead of compiling the schema (about 40 ms of CPU).
  */
 export function configValidatorCode (): string {
-  // `lines`: a function per line as Ajv writes readable code, so that a schema change is a diff a reviewer can read.
+  // `lines`: a statement per line, as Ajv writes readable code, for whoever steps through it.
   const { ajv, validate } = compiledConfigSchema({ source: true, esm: true, lines: true })
   // Ajv's ES module still `require`s its runtime helpers (ucs2length, for minLength): imported instead.
   const helpers = new Map<string, string>()

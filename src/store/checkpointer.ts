@@ -25,7 +25,7 @@ const WAL_SIZE_LIMIT_BYTES = REWIND_PAGES * 4096
 /**
  * The worker's program (checkpoint-worker.ts), beside this module: `src/store` under tsx in the
  * tests, `dist/store` in the library build, and `dist/chunks` in the server's bundle, where
- * `npm run build:server` writes it beside the chunk that holds this code.
+ * `npm run build:worker` writes it beside the chunk that holds this code.
  */
 const WORKER_FILE = new URL(`./checkpoint-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
