@@ -23,9 +23,9 @@ const FULL_PIPE_RETRY_MS = 10
  * destination (sonic-boom) fed the lines of a turn as one string, which joined them and copied
  * the result again to write it, and against a pino transport (a worker thread), which costs more
  * on a single core (BENCHMARKS.md, issue 46). Lines stay in order; on exit, crash included, what
- * is not written yet goes out synchronously; a write in flight at that moment is one the system
- * call is finishing, as with sonic-boom. Only a process killed outright (SIGKILL, out of memory)
- * loses lines: those of its last 10 ms.
+ * is not written yet goes out synchronously, a chunk waiting out a full pipe first; a write in
+ * flight at that moment is one the system call is finishing, as with sonic-boom. Only a process
+ * killed outright (SIGKILL, out of memory) loses lines: those of its last 10 ms.
  */
 export function standardOutputLines (fd = 1): LineSink {
   let filling = Buffer.allocUnsafeSlow(CHUNK_BYTES)
@@ -33,6 +33,8 @@ export function standardOutputLines (fd = 1): LineSink {
   let used = 0
   let writing = false
   let flushTimer: NodeJS.Timeout | undefined
+  /** The rest of a chunk waiting out a full pipe: written first by flushSync, so nothing is lost or reordered. */
+  let waiting: { chunk: Buffer<ArrayBuffer>, from: number, to: number, retry: NodeJS.Timeout } | undefined
 
   const writeOut = (chunk: Buffer<ArrayBuffer>, from: number, to: number): void => {
     write(fd, chunk, from, to - from, null, (error, written) => {
@@ -40,18 +42,24 @@ export function standardOutputLines (fd = 1): LineSink {
         // A full non-blocking pipe: try again shortly. Anything else (stdout closed) ends the
         // process as an unwritable stdout did with pino's destination.
         if (error.code !== 'EAGAIN') throw error
-        setTimeout(() => { writeOut(chunk, from, to) }, FULL_PIPE_RETRY_MS)
+        const retry = setTimeout(() => {
+          waiting = undefined
+          writeOut(chunk, from, to)
+        }, FULL_PIPE_RETRY_MS)
+        waiting = { chunk, from, to, retry }
         return
       }
-      if (from + written < to) {
-        writeOut(chunk, from + written, to)
-        return
-      }
-      spare = chunk
-      writing = false
-      if (used >= FLUSH_BYTES) handOver()
-      else if (used > 0) flushTimer ??= setTimeout(handOver, FLUSH_MS)
+      if (from + written < to) writeOut(chunk, from + written, to)
+      else writtenOut(chunk)
     })
+  }
+
+  /** A chunk is out: it becomes the spare, and what filled meanwhile goes next. */
+  function writtenOut (chunk: Buffer<ArrayBuffer>): void {
+    spare = chunk
+    writing = false
+    if (used >= FLUSH_BYTES) handOver()
+    else if (used > 0) flushTimer ??= setTimeout(handOver, FLUSH_MS)
   }
 
   function handOver (): void {
@@ -69,6 +77,13 @@ export function standardOutputLines (fd = 1): LineSink {
   }
 
   const flushSync = (): void => {
+    if (waiting !== undefined) {
+      const { chunk, from, to, retry } = waiting
+      clearTimeout(retry)
+      waiting = undefined
+      writeAllSync(fd, chunk.subarray(from, to))
+      writtenOut(chunk)
+    }
     const length = used
     used = 0
     writeAllSync(fd, filling.subarray(0, length))

@@ -41,23 +41,28 @@ t.test('lines written just before an uncaught error are not lost', async t => {
   t.same(numbers, EVERY_LINE)
 })
 
-t.test('a full non-blocking pipe delays lines, never loses or reorders them', async t => {
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'full-pipe'], {
-    stdio: ['ignore', 'pipe', 'pipe']
+for (const [mode, name] of [
+  ['full-pipe', 'a full non-blocking pipe delays lines, never loses or reorders them'],
+  ['full-pipe-exit', 'an exit while a write waits out a full pipe writes that chunk first, then the rest']
+]) {
+  t.test(name as string, async t => {
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, mode as string], {
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    // Nothing is read until the child has written its lines: the pipe fills (64 KiB) and its writes meet EAGAIN.
+    child.stdout.pause()
+    let stderr = ''
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += String(chunk)
+      if (stderr.includes('written')) child.stdout.resume()
+    })
+    const chunks: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    const [code] = await once(child, 'close') as [number]
+    t.equal(code, 0)
+    t.same(numbersOf(Buffer.concat(chunks).toString('utf8')), EVERY_LINE)
   })
-  // Nothing is read until the child has written its lines: the pipe fills (64 KiB) and its writes meet EAGAIN.
-  child.stdout.pause()
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += String(chunk)
-    if (stderr.includes('written')) child.stdout.resume()
-  })
-  const chunks: Buffer[] = []
-  child.stdout.on('data', (chunk: Buffer) => { chunks.push(chunk) })
-  const [code] = await once(child, 'close') as [number]
-  t.equal(code, 0)
-  t.same(numbersOf(Buffer.concat(chunks).toString('utf8')), EVERY_LINE)
-})
+}
 
 t.test('a closed standard output ends the process, as an unwritable destination did', async t => {
   const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'turns'], { stdio: ['ignore', 'pipe', 'ignore'] })
