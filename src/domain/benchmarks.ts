@@ -1,6 +1,6 @@
 import Big from 'big.js'
 import type { PercentObservation } from '../quotes/provider.js'
-import { decimal, money, quotient, type Decimal } from '../schemas/money.js'
+import { decimal, money, percentage, type Decimal } from '../schemas/money.js'
 import { lastAtOrBefore, monthEndOf } from './calendar.js'
 
 /*
@@ -16,7 +16,7 @@ const PRODUCT_SCALE = 10n ** 16n
 
 /** `(to − from) / from × 100`, 2 decimals, rounded once from the exact quotient; 0 when `from` is 0. */
 export function percentChange (from: Decimal, to: Decimal): number {
-  return from.eq(0) ? 0 : quotient(to.minus(from).times(100), from, 2).toNumber()
+  return percentage(to.minus(from), from)
 }
 
 /** An accumulated factor (1.0512…) as the percentage it adds (5.12). */

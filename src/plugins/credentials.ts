@@ -10,7 +10,10 @@ export function requirePrincipal (request: FastifyRequest): Principal {
   return request.principal
 }
 
-/** A SHA-256 digest: API keys are compared and kept as digests, never as themselves. */
+/**
+ * A SHA-256 digest: API keys are compared as digests in constant time; the configured keys are kept
+ * as digests, and a presented key only once it matched one (auth.ts's accepted keys).
+ */
 export function sha256 (text: string): Buffer {
   return hash('sha256', text, 'buffer')
 }

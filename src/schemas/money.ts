@@ -83,9 +83,9 @@ export function quotient (dividend: Big, divisor: Big | number, decimals: number
   return new Divider(dividend).div(divisor)
 }
 
-/** `part / whole × 100`, 2 decimals; 0 for a zero whole. */
+/** `part / whole × 100`, 2 decimals rounded once from the exact quotient ({@link quotient}); 0 for a zero whole. */
 export function percentage (part: Big, whole: Big): number {
-  return whole.eq(0) ? 0 : money(part.div(whole).times(100))
+  return whole.eq(0) ? 0 : money(quotient(part.times(100), whole, 2))
 }
 
 export function sum (values: Iterable<Big>): Big {

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import Big from 'big.js'
 import { Migrator, sql } from 'kysely'
 import {
   decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount
@@ -22,6 +23,8 @@ t.test('money is rounded half away from zero from the exact decimal product', as
   t.equal(unitAmount(decimal(100).div(3)), 33.33333333)
   t.equal(percentage(decimal(1), decimal(3)), 33.33)
   t.equal(percentage(decimal(1), decimal(0)), 0)
+  // 0.004 and twenty 9s %: rounded once from the exact quotient, 0; not 0.01 (from a 20-place expansion, 0.005).
+  t.equal(percentage(new Big('4999999999999999999.99'), new Big('1e23')), 0)
   t.equal(fromCents('11442627'), 114426.27, 'PostgreSQL sums arrive as text')
   t.equal(fromCents(30), 0.3)
   t.same(
