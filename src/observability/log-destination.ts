@@ -1,4 +1,4 @@
-import { write, writeSync } from 'node:fs'
+import { writeSync } from 'node:fs'
 
 /** What pino writes lines to. */
 export interface LineSink {
@@ -12,99 +12,90 @@ const CHUNK_BYTES = 64 * 1024
 const FLUSH_BYTES = 16 * 1024
 /** …or once the first of them has waited this long. */
 const FLUSH_MS = 10
-/** How long a write waits when the pipe is full (EAGAIN) before it tries again. */
+/** How long lines wait when the pipe is full (EAGAIN) before a write tries again. */
 const FULL_PIPE_RETRY_MS = 10
 
 /**
- * Standard output for log lines: each line is encoded into a buffer as it is logged, and the
- * lines go out together in one asynchronous `fs.write` (the system call runs on one of libuv's
- * threads, not the event loop) once 16 KiB wait or 10 ms after the first of them, two buffers
- * taking turns: one filling while the other is written. Measured against pino's asynchronous
- * destination (sonic-boom) fed the lines of a turn as one string, which joined them and copied
- * the result again to write it, and against a pino transport (a worker thread), which costs more
- * on a single core (BENCHMARKS.md, issue 46). Lines stay in order; on exit, crash included, what
- * is not written yet goes out synchronously, a chunk waiting out a full pipe first; a write in
- * flight at that moment is one the system call is finishing, as with sonic-boom. Only a process
- * killed outright (SIGKILL, out of memory) loses lines: those of its last 10 ms.
+ * Standard output for log lines: each line is encoded into one buffer as it is logged, and the
+ * lines go out together in one `fs.writeSync` once 16 KiB wait or 10 ms after the first of them
+ * (BENCHMARKS.md, issue 46: pino's destination joined a turn's lines and copied them again).
+ * The write is synchronous on purpose: the bytes written are then always known, so an exit or a
+ * crash writes exactly the rest, whole lines in order. An asynchronous write on one of libuv's
+ * threads cannot promise that: a full non-blocking pipe takes part of a chunk, and a process that
+ * exits before the callback runs loses the rest and cuts a line in two. A stdout opened blocking
+ * (a file, a pipe nobody made non-blocking) that cannot keep up slows the service, as pino's
+ * default destination does; a non-blocking one that is full (EAGAIN) keeps the lines in memory
+ * and tries again every 10 ms. Only a process killed outright (SIGKILL, out of memory) loses
+ * lines: those of its last 10 ms.
  */
 export function standardOutputLines (fd = 1): LineSink {
-  let filling = Buffer.allocUnsafeSlow(CHUNK_BYTES)
-  let spare = Buffer.allocUnsafeSlow(CHUNK_BYTES)
-  let used = 0
-  let writing = false
+  let buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES)
+  /** The first byte not written yet… */
+  let start = 0
+  /** …and the end of the lines encoded. */
+  let end = 0
   let flushTimer: NodeJS.Timeout | undefined
-  /** The rest of a chunk waiting out a full pipe: written first by flushSync, so nothing is lost or reordered. */
-  let waiting: { chunk: Buffer<ArrayBuffer>, from: number, to: number, retry: NodeJS.Timeout } | undefined
+  /** The pipe was full at the last write: lines wait for the retry, however many arrive. */
+  let pipeFull = false
+  /** Standard output cannot be written (closed): the process is ending, nothing more is tried. */
+  let broken = false
 
-  const writeOut = (chunk: Buffer<ArrayBuffer>, from: number, to: number): void => {
-    write(fd, chunk, from, to - from, null, (error, written) => {
-      if (error !== null) {
-        // A full non-blocking pipe: try again shortly. Anything else (stdout closed) ends the
-        // process as an unwritable stdout did with pino's destination.
-        if (error.code !== 'EAGAIN') throw error
-        const retry = setTimeout(() => {
-          waiting = undefined
-          writeOut(chunk, from, to)
-        }, FULL_PIPE_RETRY_MS)
-        waiting = { chunk, from, to, retry }
-        return
-      }
-      if (from + written < to) writeOut(chunk, from + written, to)
-      else writtenOut(chunk)
-    })
-  }
-
-  /** A chunk is out: it becomes the spare, and what filled meanwhile goes next. */
-  function writtenOut (chunk: Buffer<ArrayBuffer>): void {
-    spare = chunk
-    writing = false
-    if (used >= FLUSH_BYTES) handOver()
-    else if (used > 0) flushTimer ??= setTimeout(handOver, FLUSH_MS)
-  }
-
-  function handOver (): void {
+  function flush (): void {
     if (flushTimer !== undefined) {
       clearTimeout(flushTimer)
       flushTimer = undefined
     }
-    if (writing || used === 0) return
-    const chunk = filling
-    const length = used
-    filling = spare
-    used = 0
-    writing = true
-    writeOut(chunk, 0, length)
+    pipeFull = false
+    while (start < end && !broken) {
+      try {
+        start += writeSync(fd, buffer, start, end - start)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          pipeFull = true
+          flushTimer = setTimeout(flush, FULL_PIPE_RETRY_MS)
+          return
+        }
+        // Anything else (stdout closed) ends the process, as an unwritable stdout did with
+        // pino's destination; thrown on its own turn, never into the code that logged.
+        broken = true
+        process.nextTick(() => { throw error })
+      }
+    }
+    start = 0
+    end = 0
+  }
+
+  /** Room for `bytes` more after `end`: the unwritten rest moved to the front, the buffer grown if need be. */
+  function makeRoom (bytes: number): void {
+    if (end + bytes <= buffer.length) return
+    const waiting = end - start
+    const target = waiting + bytes > buffer.length
+      ? Buffer.allocUnsafeSlow(Math.max(waiting + bytes, buffer.length * 2))
+      : buffer
+    buffer.copy(target, 0, start, end)
+    buffer = target
+    start = 0
+    end = waiting
   }
 
   const flushSync = (): void => {
-    if (waiting !== undefined) {
-      const { chunk, from, to, retry } = waiting
-      clearTimeout(retry)
-      waiting = undefined
-      writeAllSync(fd, chunk.subarray(from, to))
-      writtenOut(chunk)
-    }
-    const length = used
-    used = 0
-    writeAllSync(fd, filling.subarray(0, length))
+    if (flushTimer !== undefined) clearTimeout(flushTimer)
+    flushTimer = undefined
+    if (broken) return
+    writeAllSync(fd, buffer.subarray(start, end))
+    start = 0
+    end = 0
   }
   process.on('exit', flushSync)
 
   return {
     write: line => {
       // At most three bytes per UTF-16 unit: measure exactly only when that bound does not fit.
-      if (used + line.length * 3 > filling.length) {
-        const needed = used + Buffer.byteLength(line)
-        if (needed > filling.length) {
-          const larger = Buffer.allocUnsafeSlow(Math.max(needed, filling.length * 2))
-          filling.copy(larger, 0, 0, used)
-          filling = larger
-        }
-      }
-      used += filling.write(line, used)
-      if (used >= FLUSH_BYTES) {
-        if (!writing) handOver()
-      } else flushTimer ??= setTimeout(handOver, FLUSH_MS)
+      if (end + line.length * 3 > buffer.length) makeRoom(Buffer.byteLength(line))
+      end += buffer.write(line, end)
+      if (pipeFull || broken) return
+      if (end - start >= FLUSH_BYTES) flush()
+      else flushTimer ??= setTimeout(flush, FLUSH_MS)
     },
     flushSync
   }

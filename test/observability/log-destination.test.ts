@@ -43,7 +43,7 @@ t.test('lines written just before an uncaught error are not lost', async t => {
 
 for (const [mode, name] of [
   ['full-pipe', 'a full non-blocking pipe delays lines, never loses or reorders them'],
-  ['full-pipe-exit', 'an exit while a write waits out a full pipe writes that chunk first, then the rest']
+  ['full-pipe-exit', 'an exit while lines wait out a full pipe writes them all, whole and in order']
 ]) {
   t.test(name as string, async t => {
     const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, mode as string], {
