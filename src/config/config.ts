@@ -4,7 +4,8 @@ import { ConfigSchema } from './schema.js'
 import { validateConfig } from './config-validator.generated.js'
 import { DEVELOPMENT_FOLDER, inDevelopmentFolder } from './development-folder.js'
 import { misspeltVariables } from './misspellings.js'
-import { commaList, isPostgres, pluginOptions, type AppConfig } from './plugin-options.js'
+import { isPostgresUrl } from '../store/database-url.js'
+import { commaList, pluginOptions, type AppConfig } from './plugin-options.js'
 
 export interface DevSecrets {
   jwtSecret: string
@@ -95,7 +96,7 @@ function validatedConfig (
     throw new ConfigError('API_KEYS must name at least one key')
   }
   for (const name of ['DATABASE_LISTEN_URL', 'DATABASE_SCHEMA'] as const) {
-    if (values[name] !== undefined && !isPostgres(values.DATABASE_URL)) {
+    if (values[name] !== undefined && !isPostgresUrl(values.DATABASE_URL)) {
       throw new ConfigError(`${name} needs a PostgreSQL DATABASE_URL`)
     }
   }

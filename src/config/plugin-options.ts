@@ -4,6 +4,7 @@
  * rules; this file only splits and combines variables that were already accepted.
  */
 import type { ConfigValues } from './schema.js'
+import { isPostgresUrl } from '../store/database-url.js'
 import { providerConfig } from '../schemas/tokens.js'
 import type { AuthPluginOptions } from '../plugins/auth.js'
 import type { MetricsPluginOptions } from '../plugins/metrics.js'
@@ -70,10 +71,6 @@ export function commaList (value: string | undefined): string[] {
  * keep-alive connection of a balancer with a shorter idle timeout to close (docs/deploy.md).
  */
 const PRODUCTION_DRAIN_MS = 5000
-
-export function isPostgres (url: string): boolean {
-  return /^postgres(?:ql)?:/.test(url)
-}
 
 /** The `hops` proxies nearest the service are trusted, whatever their addresses. */
 function trustHops (hops: number): (address: string, hop: number) => boolean {
@@ -167,7 +164,7 @@ export function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'
     },
     changeFeed: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
-      postgresUrl: isPostgres(env.DATABASE_URL) ? env.DATABASE_URL : undefined,
+      postgresUrl: isPostgresUrl(env.DATABASE_URL) ? env.DATABASE_URL : undefined,
       listenUrl: env.DATABASE_LISTEN_URL
     },
     modules: {

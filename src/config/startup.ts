@@ -1,4 +1,5 @@
 import type { AppConfig } from './config.js'
+import { isPostgresUrl } from '../store/database-url.js'
 
 /** What an operator checks of a starting instance, logged once at `info`: never a secret or a URL's password. */
 export interface ConfigurationSummary {
@@ -27,7 +28,7 @@ function changeFeedTransport ({ changeFeed }: AppConfig): string {
 }
 
 function storeEngine (url: string): string {
-  if (/^postgres(?:ql)?:/.test(url)) return 'postgres'
+  if (isPostgresUrl(url)) return 'postgres'
   return url === 'sqlite::memory:' ? 'sqlite (memory)' : 'sqlite'
 }
 

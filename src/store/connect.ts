@@ -8,6 +8,7 @@ import {
   type KyselyConfig
 } from 'kysely'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
+import { isPostgresUrl } from './database-url.js'
 import type { SpanKind, SpanStatusCode, Tracer } from '@opentelemetry/api'
 
 // The API's enum values, so that a store without span export never loads OpenTelemetry.
@@ -71,10 +72,6 @@ function queryLog (engine: StoreEngine, { telemetry, tracer }: ConnectOptions): 
     if (failed) span.setStatus({ code: ERROR_STATUS })
     span.end(end)
   }
-}
-
-export function isPostgresUrl (url: string): boolean {
-  return url.startsWith('postgres://') || url.startsWith('postgresql://')
 }
 
 /**
