@@ -1,7 +1,7 @@
 import Big from 'big.js'
 import type { PercentObservation } from '../quotes/provider.js'
 import { decimal, money, percentage, type Decimal } from '../schemas/money.js'
-import { lastAtOrBefore, monthEndOf } from './calendar.js'
+import { lastAtOrBefore, monthEndOf } from '../schemas/calendar.js'
 
 /*
  * What a portfolio's performance is compared with (docs/api.md#performance), each a percentage

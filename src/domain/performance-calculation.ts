@@ -3,7 +3,7 @@ import { decimal, money, quotient, sum, type Decimal } from '../schemas/money.js
 import type { PercentObservation } from '../quotes/provider.js'
 import type { PerformancePoint, PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import { ipcaChange, percentChange, selicChange } from './benchmarks.js'
-import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from './calendar.js'
+import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from '../schemas/calendar.js'
 import type { DayClose } from './reais.js'
 
 /** One asset of the portfolio: its transactions and what is known of its daily closes, in reais. */

@@ -3,7 +3,8 @@ import Big from 'big.js'
 import { jsonObject, type JsonValue } from '../upstream/client.js'
 import type { BrapiClient } from './brapi-client.js'
 import { answerOf, currencyOf, timeOf, unusable } from './brapi-parse.js'
-import { dayKey, REAIS, type ExchangeRate, type HistoryQuery, type RateObservation } from './provider.js'
+import { REAIS, type ExchangeRate, type HistoryQuery, type RateObservation } from './provider.js'
+import { dayKey } from '../schemas/calendar.js'
 
 /** A rate as brapi writes it (`"5.4321"`): a positive decimal. */
 const DECIMAL = /^\d{1,9}(\.\d{1,12})?$/

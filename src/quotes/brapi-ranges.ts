@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { dayKey, type MonthKey } from './provider.js'
+import type { MonthKey } from './provider.js'
+import { dayKey, monthsBefore } from '../schemas/calendar.js'
 
 /** The months each of brapi's `range` values spans (`ytd` is counted when met: see {@link monthsOf}). */
 const RANGE_MONTHS: Readonly<Record<string, number>> = {
@@ -44,10 +45,7 @@ export function rangeCovering (since: MonthKey, now: Date): string {
  */
 export function dayRangeCovering (since: string, now: Date): string {
   for (const [range, months] of [['1mo', 1], ['3mo', 3], ['6mo', 6]] as const) {
-    const [year, month] = [now.getUTCFullYear(), now.getUTCMonth() - months]
-    const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate()
-    const start = new Date(Date.UTC(year, month, Math.min(now.getUTCDate(), lastDay)))
-    if (dayKey(start) <= since) return range
+    if (monthsBefore(dayKey(now), months) <= since) return range
   }
   return rangeCovering(since.slice(0, 7), now)
 }

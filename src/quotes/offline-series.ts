@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
-import { dayKey, monthKey, monthsBetween, type MonthKey } from './provider.js'
+import { monthKey, monthsBetween, type MonthKey } from './provider.js'
+import { dayKey } from '../schemas/calendar.js'
 
 /*
  * The offline provider's simulated series (./offline.ts): deterministic walks seeded by SHA-256 of

@@ -1,6 +1,5 @@
 import { dailyBridge, monthlyWalk, simulatedIpca, simulatedSelic } from './offline-series.js'
 import {
-  dayKey,
   REAIS,
   type ExchangeRate,
   type HistoryQuery,
@@ -11,6 +10,7 @@ import {
   type QuoteProvider,
   type RateObservation
 } from './provider.js'
+import { dayKey } from '../schemas/calendar.js'
 
 /**
  * Typical price levels of the demo's tickers, so simulated quotes sit near their buy prices;

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { ipcaChange, percentChange, selicChange } from '../../src/domain/benchmarks.js'
-import { addDays, lastAtOrBefore, monthsBefore } from '../../src/domain/calendar.js'
+import { addDays, lastAtOrBefore, monthsBefore } from '../../src/schemas/calendar.js'
 import {
   buildPerformance, type PerformanceHolding, type PerformanceInput
 } from '../../src/domain/performance-calculation.js'
