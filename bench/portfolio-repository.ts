@@ -48,7 +48,6 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
       ['portfolioOnly', async () => await portfolios.portfolioOnly(id)],
       ['taggedDetail', async () => await portfolios.taggedDetail(id)],
       ['portfolioAndAssets', async () => await portfolios.portfolioAndAssets(id)],
-      ['value', async () => await portfolios.value(id)],
       ['list of 50', async () => await portfolios.list({ userId: 'bench' }, { limit: 50, offset: 0 })],
       ['create', async () => await portfolios.create({ name: 'New', userId: 'bench-new' })],
       ['change name', async () => await portfolios.change(id, { name: `Bench ${n++}` })],

@@ -1,21 +1,24 @@
 import { LRUCache } from 'lru-cache'
 import type { Tagged } from '../http/entity-tag.js'
 import type { Asset } from '../schemas/asset.js'
-import type { Portfolio, PortfolioDetail, PortfolioValue } from '../schemas/portfolio.js'
+import type { Portfolio, PortfolioDetail } from '../schemas/portfolio.js'
 import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
 import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 
-/** The reads of a portfolio the cache answers: REST's detail, its value and the valuations' inputs. */
-export type PortfolioReads = Pick<PortfolioRepository, 'taggedDetail' | 'value' | 'portfolioAndAssets'>
+/**
+ * The reads of a portfolio the cache answers: REST's detail, the portfolio alone (its value, with
+ * the owner it is checked against) and the valuations' inputs.
+ */
+export type PortfolioReads = Pick<PortfolioRepository, 'taggedDetail' | 'portfolioOnly' | 'portfolioAndAssets'>
 
 interface Reads {
   taggedDetail: Tagged<PortfolioDetail>
-  value: PortfolioValue
+  portfolioOnly: Portfolio
   portfolioAndAssets: { portfolio: Portfolio, assets: Asset[] }
 }
 type Kind = keyof Reads
-const KINDS: readonly Kind[] = ['taggedDetail', 'value', 'portfolioAndAssets']
+const KINDS: readonly Kind[] = ['taggedDetail', 'portfolioOnly', 'portfolioAndAssets']
 
 /** Where a read of a portfolio is kept: each read its own entry, with its own age. */
 function keyOf (kind: Kind, id: string): string {
@@ -79,8 +82,8 @@ export class CachedPortfolioReads implements PortfolioReads {
     return await this.read(id, 'taggedDetail', async id => await this.store.taggedDetail(id))
   }
 
-  async value (id: string): Promise<PortfolioValue | undefined> {
-    return await this.read(id, 'value', async id => await this.store.value(id))
+  async portfolioOnly (id: string): Promise<Portfolio | undefined> {
+    return await this.read(id, 'portfolioOnly', async id => await this.store.portfolioOnly(id))
   }
 
   async portfolioAndAssets (id: string): Promise<Reads['portfolioAndAssets'] | undefined> {

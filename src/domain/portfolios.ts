@@ -3,8 +3,8 @@ import { NotFoundError } from '../errors.js'
 import { pageOf, trimmedInput } from '../schemas/common.js'
 import type { Asset } from '../schemas/asset.js'
 import {
-  CreatePortfolioInputSchema, UpdatePortfolioInputSchema, type CreatePortfolioInput, type Portfolio,
-  type PortfolioDetail, type PortfolioValue, type UpdatePortfolioInput
+  CreatePortfolioInputSchema, UpdatePortfolioInputSchema, portfolioValue, type CreatePortfolioInput,
+  type Portfolio, type PortfolioDetail, type PortfolioValue, type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
@@ -69,10 +69,11 @@ export class PortfolioService {
       ifReached(scope, await this.reads.taggedDetail(id), read => read.value.userId))
   }
 
+  /** The portfolio's total, from the kept portfolio read, whose owner it is checked against. */
   async value (access: Access, id: string): Promise<PortfolioValue> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id =>
-      await reachable(scope, id, this.portfolios) ? await this.reads.value(id) : undefined)
+    const portfolio = await found(id, missing, async id => ifReached(scope, await this.reads.portfolioOnly(id), byUser))
+    return portfolioValue(portfolio)
   }
 
   /** Creates a portfolio for its `userId`: under a user's token, the user's own (another is 403). */

@@ -12,14 +12,12 @@ import { columnOf, columnsOf, rowReader, storedFields } from './columns.js'
 import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
 import { PreconditionFailedError } from '../errors.js'
 import {
-  portfolioValue,
   PortfolioAssetSummarySchema,
   PortfolioDetailSchema,
   PortfolioSchema,
   type CreatePortfolioInput,
   type Portfolio,
   type PortfolioDetail,
-  type PortfolioValue,
   type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 
@@ -193,15 +191,6 @@ export class PortfolioRepository {
   async portfolioAndAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
     const row = (await this.run.withAssets([id]))[0]
     return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
-  }
-
-  /**
-   * The value from the portfolio's read (its own statement of three columns was about 5 µs cheaper on PostgreSQL,
-   * bench/portfolio-repository.ts), paid on a miss of the read cache (portfolio-read-cache.ts) only.
-   */
-  async value (id: string): Promise<PortfolioValue | undefined> {
-    const portfolio = await this.portfolioOnly(id)
-    return portfolio === undefined ? undefined : portfolioValue(portfolio)
   }
 
   /** The `userId` of each portfolio of `ids` that exists, in one statement. */

@@ -19,7 +19,7 @@ function fakeStore () {
     value: { id, name: `v${version}`, description: null, userId: 'u', totalValue: version, assets: [] },
     etag: `"${id}.${version}"`
   })
-  const calls = { taggedDetail: 0, value: 0, portfolioAndAssets: 0 }
+  const calls = { taggedDetail: 0, portfolioOnly: 0, portfolioAndAssets: 0 }
   async function current (id: string): Promise<number | undefined> {
     const version = versions.get(id)
     await gate
@@ -31,11 +31,12 @@ function fakeStore () {
       const version = await current(id)
       return version === undefined ? undefined : detailOf(id, version)
     },
-    value: async id => {
-      calls.value++
+    portfolioOnly: async id => {
+      calls.portfolioOnly++
       const version = await current(id)
       if (version === undefined) return undefined
-      return { portfolioId: id, currency: 'BRL', totalValue: version, lastUpdate: 'now' }
+      const { assets: _assets, ...portfolio } = detailOf(id, version).value
+      return { ...portfolio, createdAt: 'now', updatedAt: 'now' }
     },
     portfolioAndAssets: async id => {
       calls.portfolioAndAssets++
@@ -61,11 +62,11 @@ t.test('reads are kept until their portfolio changes; each portfolio and kind on
   t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.1"')
   t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.1"')
   t.equal(calls.taggedDetail, 1, 'the second read is answered from memory')
-  t.equal((await reads.value('p1'))?.totalValue, 1)
+  t.equal((await reads.portfolioOnly('p1'))?.totalValue, 1)
   t.equal((await reads.portfolioAndAssets('p1'))?.portfolio.name, 'v1')
-  await reads.value('p1')
+  await reads.portfolioOnly('p1')
   await reads.portfolioAndAssets('p1')
-  t.same(calls, { taggedDetail: 1, value: 1, portfolioAndAssets: 1 })
+  t.same(calls, { taggedDetail: 1, portfolioOnly: 1, portfolioAndAssets: 1 })
   await reads.taggedDetail('p2')
   t.equal(reads.size, 4)
 
@@ -73,7 +74,7 @@ t.test('reads are kept until their portfolio changes; each portfolio and kind on
   feed.tell(changeOf('p1'))
   t.equal(reads.size, 1, 'every read of p1 dropped, p2 kept')
   t.equal((await reads.taggedDetail('p1'))?.etag, '"p1.2"')
-  t.equal((await reads.value('p1'))?.totalValue, 2)
+  t.equal((await reads.portfolioOnly('p1'))?.totalValue, 2)
   t.equal((await reads.portfolioAndAssets('p1'))?.portfolio.name, 'v2')
   await reads.taggedDetail('p2')
   t.equal(calls.taggedDetail, 3, 'p2 still from memory')
@@ -104,7 +105,7 @@ t.test('a read on its way when its portfolio changes is answered but not kept', 
   hold()
   const before = reads.taggedDetail('p1')
   const other = reads.taggedDetail('p2')
-  const all = reads.value('p2')
+  const all = reads.portfolioOnly('p2')
   versions.set('p1', 2)
   feed.tell(changeOf('p1'))
   release()
@@ -162,13 +163,13 @@ t.test('reads kept weigh at most the configured weight: one each, plus one per a
   }
   const reads = new CachedPortfolioReads(big, fakeFeed(), { maxEntries: 10, maxWeight: 11, ttlMs: 60_000 })
   await reads.taggedDetail('p1')
-  await reads.value('p1')
+  await reads.portfolioOnly('p1')
   await reads.portfolioAndAssets('p1')
   t.equal(reads.size, 3, '9 + 1 + 1')
-  await reads.value('p2')
+  await reads.portfolioOnly('p2')
   t.equal(reads.size, 3, 'the least recently used dropped to make room')
-  await reads.value('p1')
-  t.equal(calls.value, 2, 'a light read still kept')
+  await reads.portfolioOnly('p1')
+  t.equal(calls.portfolioOnly, 2, 'a light read still kept')
   await reads.taggedDetail('p1')
   t.equal(calls.taggedDetail, 2, 'the heavy one, least recently used, was dropped')
 })
@@ -217,4 +218,27 @@ t.test('the domain reads through the cache only with a change feed, and not when
   await noTime.portfolios.portfolioAndAssets(access, 'p1')
   t.equal(calls.portfolioAndAssets, 4, 'no time to live: turned off too')
   t.equal(feed.listeners(), 0)
+})
+
+t.test('a value under a user\'s token is checked against the kept read\'s owner: no statement of its own', async t => {
+  const { store, calls } = fakeStore()
+  const feed = fakeFeed()
+  // No `ownersOf`: a check of the owner on the store would throw.
+  const domain = createDomain({
+    store: { portfolios: store } as unknown as DomainAdapters['store'],
+    quotes: undefined as unknown as DomainAdapters['quotes'],
+    aggregator: undefined as unknown as DomainAdapters['aggregator'],
+    changeFeed: feed as unknown as DomainAdapters['changeFeed'],
+    log: capturedLog().log
+  })
+  t.teardown(() => { domain.close() })
+  const tokenOf = (userId: string): Access =>
+    ({ portfolioScope: async () => ({ kind: 'owner', userId, endsAt: Date.now() + 60_000 }) }) as unknown as Access
+  t.same(await domain.portfolios.value(tokenOf('u'), 'p1'),
+    { portfolioId: 'p1', totalValue: 1, currency: 'BRL', lastUpdate: 'now' })
+  t.equal((await domain.portfolios.value(tokenOf('u'), 'p1')).totalValue, 1)
+  t.equal(calls.portfolioOnly, 1, 'the second answered from memory')
+  await t.rejects(domain.portfolios.value(tokenOf('someone-else'), 'p1'), { code: 'BFF_NOT_FOUND' },
+    'another user\'s is not found')
+  t.equal(calls.portfolioOnly, 1)
 })

@@ -30,7 +30,8 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   t.same(await fields(), ['N1', null], 'a null description clears it')
   const both = await store.portfolios.change(id, { name: 'N2', description: 'D2' })
   t.same(await fields(), ['N2', 'D2'], 'both')
-  t.equal((await store.portfolios.value(id))?.lastUpdate, both?.portfolio.updatedAt, 'updated_at is the change\'s')
+  const after = await store.portfolios.portfolioOnly(id)
+  t.equal(after?.updatedAt, both?.portfolio.updatedAt, 'updated_at is the change\'s')
   t.equal(both?.etag, (await store.portfolios.taggedDetail(id))?.etag, 'the tag read in the transaction')
 
   t.equal(await store.portfolios.change('nope', { name: 'x' }), undefined, 'no such portfolio')
@@ -75,11 +76,11 @@ forEachEngine(t, 'asset writes touch their portfolio; an asset of no portfolio i
   t.equal(await store.assets.create({ ...input, portfolioId: 'nope' }), undefined)
   t.same(await store.assets.list({}, page), [])
   const asset = await store.assets.create({ ...input, portfolioId: portfolio.id })
-  t.equal((await store.portfolios.value(portfolio.id))?.lastUpdate, asset?.updatedAt, 'the create touched it')
+  t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.updatedAt, asset?.updatedAt, 'the create touched it')
   const updated = await store.assets.update(String(asset?.id), { quantity: 3 })
-  const value = await store.portfolios.value(portfolio.id)
-  t.equal(value?.lastUpdate, updated?.value.updatedAt, 'the update touched it')
-  t.equal(value?.totalValue, 30)
+  const after = await store.portfolios.portfolioOnly(portfolio.id)
+  t.equal(after?.updatedAt, updated?.value.updatedAt, 'the update touched it')
+  t.equal(after?.totalValue, 30)
 })
 
 forEachEngine(t, 'lists: every portfolio or a user\'s, oldest first, paged', async (t, engine) => {
