@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { monthKey, monthsBetween, type MonthKey } from './provider.js'
-import { dayKey } from '../schemas/calendar.js'
+import { dayKey, monthEndOf, weekdaysBetween } from '../schemas/calendar.js'
 
 /*
  * The offline provider's simulated series (./offline.ts): deterministic walks seeded by SHA-256 of
@@ -8,7 +8,7 @@ import { dayKey } from '../schemas/calendar.js'
  */
 
 /** The simulated series start here. */
-export const FIRST_MONTH: MonthKey = '2000-01'
+const FIRST_MONTH: MonthKey = '2000-01'
 
 /** A small seeded PRNG (mulberry32): the same seed always draws the same numbers. */
 export function random (seed: number): () => number {
@@ -50,16 +50,9 @@ export function monthlyWalk (
 }
 
 /** The weekdays (Monday to Friday) of `month`, up to `until` (`YYYY-MM-DD`) when the month reaches it. */
-export function weekdaysOf (month: MonthKey, until: string): string[] {
-  const [year, index] = month.split('-').map(Number) as [number, number]
-  const days: string[] = []
-  const day = new Date(Date.UTC(year, index - 1, 1))
-  for (; day.getUTCMonth() === index - 1; day.setUTCDate(day.getUTCDate() + 1)) {
-    const key = dayKey(day)
-    if (key > until) break
-    if (day.getUTCDay() !== 0 && day.getUTCDay() !== 6) days.push(key)
-  }
-  return days
+function weekdaysOf (month: MonthKey, until: string): string[] {
+  const monthEnd = monthEndOf(`${month}-01`)
+  return weekdaysBetween(`${month}-01`, monthEnd < until ? monthEnd : until)
 }
 
 /**

@@ -66,7 +66,7 @@ export interface QuoteProvider {
  * B3 closes at 17:00 in Brasília (18:00 in the weeks its hours follow New York's summer time),
  * three hours behind UTC: at 21:00 UTC a day's closes are in.
  */
-export const MARKET_CLOSE_UTC_HOUR = 21
+const MARKET_CLOSE_UTC_HOUR = 21
 
 /** When the next close is in, after `now` (ms): 21:00 UTC today, else tomorrow. */
 export function nextClose (now: number): number {
