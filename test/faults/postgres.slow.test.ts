@@ -84,7 +84,7 @@ testNeeding(t, 'PostgreSQL stopped and started under 20 writers through nginx: b
   const balancer = await startNginx(t, ports)
 
   let writing = true
-  const results: WriteResults = { acknowledged: [], failures: new Map(), codes: new Map() }
+  const results: WriteResults = { acknowledged: [], failures: new Map(), codes: new Map(), retried: 0 }
   const writers = writeWhile(balancer, () => writing, 'outage', results)
   await until('writes acknowledged before the stop', async () => results.acknowledged.length > 200)
   await cluster.stop()

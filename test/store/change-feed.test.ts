@@ -11,6 +11,7 @@ import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { NEEDS_REDIS, startRedis } from '../fixtures/redis.js'
+import { until } from '../fixtures/until.js'
 
 function watched (): ReturnType<typeof capturedLog> & { health: DependencyHealth } {
   const captured = capturedLog()
@@ -31,12 +32,8 @@ function heard (
   feed.onPortfolioChange(change => { if (ours(change)) changes.push(change) })
   return {
     changes,
-    until: async count => { await until(() => changes.length >= count) }
+    until: async count => { await until(`${count} changes heard`, () => changes.length >= count) }
   }
-}
-
-async function until (condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 800 && !condition(); attempt++) await new Promise(resolve => setTimeout(resolve, 25))
 }
 
 /** A stand-in for the store's pool: notifications sent as a write sends them. */
@@ -120,7 +117,7 @@ testNeeding(t, 'PostgreSQL: another instance hears statuses and the changes a tr
   await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1', [name])
   await admin.end()
   // Made again at once: unproven only until its first heartbeat is back, which the log lines show.
-  await until(() => lines.some(line => line.msg === 'dependency available again'))
+  await until('the feed said it is back', () => lines.some(line => line.msg === 'dependency available again'))
   t.match(lines, [{ msg: 'dependency unavailable' }, { msg: 'dependency available again' }],
     'unproven as the connection is lost, proven again: one line each way')
   await there.until(2)
@@ -152,7 +149,7 @@ async t => {
   t.match(lines, [{ msg: 'dependency unavailable', dependency: 'change_feed', err: { message: reason } }],
     'one line at start: why, and what to do')
   deaf = false
-  await until(() => feed.proven())
+  await until('the feed proven', () => feed.proven())
   t.equal(feed.proven(), true, 'proven once heartbeats come back')
   t.match(lines, [{ msg: 'dependency unavailable' }, { msg: 'dependency available again' }])
   t.same(there.changes, [{ kind: 'all' }], 'whoever kept something reads it again')
@@ -191,10 +188,10 @@ testNeeding(t, 'Redis: another instance hears portfolio changes; a message that 
   t.equal(lines.filter(line => line.msg === 'change feed message that is not one: ignored').length, 2)
 
   redis.kill()
-  await until(() => !listener.proven())
+  await until('the listener unproven', () => !listener.proven())
   t.equal(listener.proven(), false, 'Redis gone: unproven')
   await redis.restart()
-  await until(() => listener.proven())
+  await until('the listener proven again', () => listener.proven())
   t.equal(listener.proven(), true, 'proven again')
   t.same(there.changes.at(-1), { kind: 'all' }, 'what was published meanwhile may be lost: read everything again')
   t.equal(lines.filter(line => line.msg === 'dependency unavailable').length, 1, 'one line each way')

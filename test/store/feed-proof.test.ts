@@ -2,15 +2,12 @@ import t from 'tap'
 import { FeedProof } from '../../src/store/feed-proof.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { capturedLog } from '../fixtures/captured-log.js'
+import { until } from '../fixtures/until.js'
 
 /*
  * The heartbeats' bookkeeping alone, with a feed that echoes (or not) what it is sent; the transports'
  * own tests (change-feed.test.ts) and the pooler suite run it over real connections.
  */
-
-async function until (condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 800 && !condition(); attempt++) await new Promise(resolve => setTimeout(resolve, 10))
-}
 
 function proofWith (send: (stamp: string) => Promise<void>) {
   const { log, lines } = capturedLog()
@@ -30,7 +27,7 @@ t.test('only a heartbeat sent since the connection listens proves it; garbage an
   const sent: string[] = []
   const { proof, resyncs } = proofWith(async stamp => { sent.push(stamp) })
   t.teardown(() => { proof.stop() })
-  await until(() => sent.length > 0)
+  await until('a heartbeat sent', () => sent.length > 0)
   const before = sent[0] ?? ''
   proof.returned(before)
   t.equal(proof.proven(), false, 'not listening yet')
@@ -51,7 +48,7 @@ t.test('only a heartbeat sent since the connection listens proves it; garbage an
   proof.returned(onItsWay)
   t.equal(proof.proven(), false, 'a heartbeat sent before the error proves nothing')
   const count = sent.length
-  await until(() => sent.length > count)
+  await until('another heartbeat sent', () => sent.length > count)
   proof.returned(sent.at(-1) ?? '')
   t.equal(proof.proven(), true, 'one sent since does')
   t.equal(resyncs.length, 2)
@@ -63,17 +60,17 @@ t.test('heartbeats that cannot be sent, or that stop coming back, make it unprov
   t.teardown(() => { proof.stop() })
   proof.listening()
   // The proof's timer does not hold the process open (an app's server does): polling does here.
-  await until(() => lines.length > 0)
+  await until('a line logged', () => lines.length > 0)
   await proof.settled
   t.match(lines, [{ msg: 'dependency unavailable', err: { message: /none could be sent \(publisher down\)$/ } }])
   failing = false
   const echo = proofWith(async stamp => { if (!failing) setImmediate(() => { echo.proof.returned(stamp) }) })
   t.teardown(() => { echo.proof.stop() })
   echo.proof.listening()
-  await until(() => echo.proof.proven())
+  await until('the echo proven', () => echo.proof.proven())
   t.equal(echo.proof.proven(), true)
   failing = true
-  await until(() => echo.lines.length > 0)
+  await until('the echo logged', () => echo.lines.length > 0)
   const reason = 'change feed unproven: no heartbeat came back within 300 ms; what to do'
   t.match(echo.lines, [{ msg: 'dependency unavailable', err: { message: reason } }])
   t.equal(echo.proof.proven(), false)

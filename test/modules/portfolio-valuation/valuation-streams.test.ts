@@ -5,6 +5,7 @@ import type { App } from '../../../src/app.js'
 import { apiKey, buildTestApp, TEST_API_KEYS } from '../../helper.js'
 import { openEventStream } from '../../fixtures/event-stream.js'
 import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
+import { until } from '../../fixtures/until.js'
 
 async function portfolio (app: App, symbol: string): Promise<string> {
   const { id } = (await app.inject({
@@ -40,11 +41,6 @@ async function openAndHold (base: string, path: string): Promise<() => void> {
   })
 }
 
-async function until (condition: () => boolean): Promise<boolean> {
-  for (let attempt = 0; attempt < 800 && !condition(); attempt++) await new Promise(resolve => setTimeout(resolve, 25))
-  return condition()
-}
-
 t.test('a thousand streams opened and dropped by their clients leave nothing behind: ' +
   'no stream, no watched portfolio or symbol, no descriptor', { skip: process.platform !== 'linux' && 'needs /proc' },
 async t => {
@@ -58,7 +54,7 @@ async t => {
   // One stream first, so what exists once (the keep-alive pool to brapi, the listener) is counted before.
   const warm = await openAndHold(base, `/portfolios/${ids[0] ?? ''}/valuation/stream`)
   warm()
-  t.ok(await until(() => app.domain.liveValuations.streams === 0))
+  await until('the first stream forgotten', () => app.domain.liveValuations.streams === 0)
   const descriptors = openDescriptors()
   t.same(app.domain.liveValuations.watched, { portfolios: 0, symbols: 0 })
 
@@ -70,9 +66,9 @@ async t => {
   t.equal(app.domain.liveValuations.streams, 1000, 'a thousand streams open')
   t.same(app.domain.liveValuations.watched, { portfolios: 4, symbols: 4 })
   for (const drop of drops) drop()
-  t.ok(await until(() => app.domain.liveValuations.streams === 0), 'every stream forgotten')
+  await until('every stream forgotten', () => app.domain.liveValuations.streams === 0)
   t.same(app.domain.liveValuations.watched, { portfolios: 0, symbols: 0 }, 'the watch set is empty again')
-  t.ok(await until(() => openDescriptors() <= descriptors), `descriptors back to ${descriptors}: ${openDescriptors()}`)
+  await until(`descriptors back to ${descriptors}`, () => openDescriptors() <= descriptors)
 })
 
 t.test('past VALUATION_STREAMS_PER_CREDENTIAL a stream is 429 before it starts; ' +
@@ -100,7 +96,7 @@ t.test('past VALUATION_STREAMS_PER_CREDENTIAL a stream is 429 before it starts; 
   t.match(metrics, new RegExp(`http_request_duration_seconds_count\\{method="GET",${route},status_code="429"\\} 1`))
   t.notMatch(metrics, new RegExp(`${route},status_code="200"`), 'an open stream is no slow request')
   streams[0]?.close()
-  t.ok(await until(() => app.domain.liveValuations.streams === 2))
+  await until('the closed stream forgotten', () => app.domain.liveValuations.streams === 2)
   t.equal((await openEventStream(t, url, apiKey())).status, 200, 'a place freed by a closed stream is taken again')
 })
 
