@@ -3,7 +3,7 @@ import t, { type Test } from 'tap'
 import type { App } from '../../src/app.js'
 import type { Access, PortfolioScope } from '../../src/domain/access.js'
 import { apiKey, bearer, buildDataApp, buildTestApp, clientToken, forEachEngine, silentLog, TEXTS } from '../helper.js'
-import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, type Holdings } from '../fixtures/owners.js'
+import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, unknownIds, type Holdings } from '../fixtures/owners.js'
 import { openEventStream, type EventStream } from '../fixtures/event-stream.js'
 import { wsClient } from '../fixtures/item-subscriptions.js'
 import { assertSameRefusal, graphql, rest, type GraphqlAnswer, type RestAnswer } from './interfaces.js'
@@ -112,12 +112,6 @@ const OPERATIONS: Operation[] = [
     graphql: ids => ['deletePortfolio', 'mutation ($id: ID!) { deletePortfolio(id: $id) }', { id: ids.portfolioId }]
   }
 ]
-
-/** Ids no record has (UUIDs, as the service makes them). */
-function unknownIds (): Holdings {
-  const [portfolioId, assetId, transactionId] = [randomUUID(), randomUUID(), randomUUID()]
-  return { userId: 'nobody', headers: {}, portfolioId, assetId, transactionId }
-}
 
 /** An answer without what names the moment or the request: what would tell two ids apart. */
 function comparable (answer: RestAnswer | GraphqlAnswer): unknown {

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import type { Client } from 'graphql-ws'
 import type { App } from '../../src/app.js'
 import { bearer, buildTestApp, clientToken, TEXTS, userToken } from '../helper.js'
-import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, type Holdings } from '../fixtures/owners.js'
+import { ANA, asUser, BIA, holdingsOf, snapshotOf, twoUsers, unknownIds, type Holdings } from '../fixtures/owners.js'
 import { openEventStream } from '../fixtures/event-stream.js'
 import { wsClient } from '../fixtures/item-subscriptions.js'
 
@@ -46,11 +45,6 @@ function idRoutes (app: App): IdRoute[] {
     }
   }
   return routes
-}
-
-function unknownIds (): Holdings {
-  const [portfolioId, assetId, transactionId] = [randomUUID(), randomUUID(), randomUUID()]
-  return { userId: 'nobody', headers: {}, portfolioId, assetId, transactionId }
 }
 
 /**
