@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { jsonObject, type JsonValue } from '../upstream/client.js'
 import type { BrapiClient } from './brapi-client.js'
 import { answerOf, unusable } from './brapi-parse.js'
-import { type PercentObservation } from './provider.js'
+import type { PercentObservation } from './provider.js'
 import { dayKey } from '../schemas/calendar.js'
 
 /** brapi's economic indicators: each endpoint and the list its answer holds them in. */

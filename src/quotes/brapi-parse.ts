@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { UpstreamUnavailableError } from '../errors.js'
 import { unitAmount } from '../schemas/money.js'
 import type { JsonObject, JsonValue, UpstreamResponse } from '../upstream/client.js'
-import { type Close, type ProviderQuote } from './provider.js'
+import type { Close, ProviderQuote } from './provider.js'
 import { dayKey } from '../schemas/calendar.js'
 
 /** What brapi's answers must hold to be used: anything else is garbage, logged and answered 502. */
