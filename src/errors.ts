@@ -242,9 +242,3 @@ export function errorCodeOf (error: { code?: unknown }, status: number): ErrorCo
 export function isCodedError (error: { code?: unknown }): boolean {
   return typeof error.code === 'string' && error.code.startsWith('BFF_')
 }
-
-/** The value, or a 404 naming what was looked for. */
-export function orNotFound<T> (value: T | undefined, what: string): T {
-  if (value === undefined) throw new NotFoundError(what)
-  return value
-}
