@@ -1,9 +1,11 @@
 import { DEFAULT_MIGRATION_TABLE, Kysely, PostgresDialect, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
-import { connect, migrate, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
+import { connect, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
+import { migrate } from './migrate.js'
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
+import { storeFault } from '../errors.js'
 import { isPostgresConnectionFailure } from './outage.js'
 import { isPostgresUrl } from './database-url.js'
 import { poolerHint } from './postgres-schema.js'
@@ -43,7 +45,8 @@ const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
 /** One line for the operator: the driver's reason, never the URL (it may hold a password). */
 function openFailure (url: string, error: unknown): StoreOpenError {
   const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
-  const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  const failure = storeFault(error)
+  const reason = (failure instanceof Error ? failure.message : String(failure)).split('\n')[0] ?? ''
   return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${poolerHint(reason)}`)
 }
 
@@ -93,7 +96,7 @@ export class Store {
     const { pool } = connection
     const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool)
     try {
-      await store.prepare(url)
+      await store.prepare(url, options.log)
       if (options.demoData === true) await store.demo.loadOnce()
       options.health?.up()
       return store
@@ -113,7 +116,8 @@ export class Store {
    * Migrations, on PostgreSQL through a connection of their own, between the checks that the tables
    * are where DATABASE_SCHEMA (or the URL's search_path) says (postgres-schema.ts).
    */
-  private async prepare (url: string): Promise<void> {
+  private async prepare (url: string, log: FastifyBaseLogger | undefined): Promise<void> {
+    let ran: string[]
     if (this.engine === 'postgres') {
       const [{ migrationPool }, { checkTablesIn, storeSchema }] = await Promise.all([
         import('./postgres-pool.js'), import('./postgres-schema.js')
@@ -122,14 +126,15 @@ export class Store {
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
       try {
         const schema = await storeSchema(db, url, this.handle.schema)
-        await migrate(db, 'postgres', { schema: this.handle.schema })
+        ran = await migrate(db, 'postgres', { schema: this.handle.schema })
         await checkTablesIn(db, schema)
       } finally {
         await db.destroy()
       }
     } else {
-      await migrate(this.handle.db, this.engine)
+      ran = await migrate(this.handle.db, this.engine)
     }
+    if (ran.length > 0) log?.info({ migrations: ran }, 'store migrations run')
   }
 
   /**
@@ -149,7 +154,7 @@ export class Store {
       lastReason = reason
     })
     attempts.execute(async () => {
-      await this.prepare(url)
+      await this.prepare(url, options.log)
       pool.accept()
       if (options.demoData === true) await this.demo.loadOnce()
     }, this.starting.signal).then(() => {

@@ -4,8 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import pg from 'pg'
+import SqliteDatabase from 'better-sqlite3'
 import { Store, StoreOpenError } from '../../src/store/store.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
+import { MIGRATION_NAMES } from '../../src/store/migrations.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { capturedLog } from '../fixtures/captured-log.js'
@@ -32,6 +34,21 @@ t.test('SQLite that cannot open is one line naming DATABASE_URL; a missing folde
   const created = await Store.open(`sqlite:${folder}/bff.sqlite`)
   t.teardown(() => created.close())
   t.equal(created.engine, 'sqlite', 'created where the folder may be made')
+})
+
+t.test('SQLite whose write lock another process holds past busy_timeout (5 s): the migrations\' start stops with ' +
+  'one line', async t => {
+  const file = join(mkdtempSync(join(tmpdir(), 'bff-start-')), 'bff.sqlite')
+  const other = new SqliteDatabase(file)
+  t.teardown(() => other.close())
+  other.pragma('journal_mode = WAL')
+  other.exec('begin immediate')
+  t.match(await rejection(Store.open(`sqlite:${file}`)),
+    { name: 'StoreOpenError', message: 'Cannot open the database of DATABASE_URL (sqlite): database is locked' })
+  other.exec('rollback')
+  const store = await Store.open(`sqlite:${file}`)
+  t.teardown(() => store.close())
+  t.same(await store.appliedMigrations(), MIGRATION_NAMES, 'migrated once the lock is free')
 })
 
 t.test('PostgreSQL unreachable at start: an error without waitForDatabase, a store answering 503 with it', async t => {
