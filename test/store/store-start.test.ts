@@ -8,9 +8,13 @@ import SqliteDatabase from 'better-sqlite3'
 import { Store, StoreOpenError } from '../../src/store/store.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
-import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
+import { freshDatabase, NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { capturedLog } from '../fixtures/captured-log.js'
+import { until } from '../fixtures/until.js'
+import { HOLDER_NAME, holdMigrationLock } from '../fixtures/migration-lock.js'
+
+const WAITING = 'store waiting for another instance to migrate it'
 
 async function rejection (promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -122,3 +126,46 @@ testNeeding(t, 'waiting for PostgreSQL at start: a refused database is logged on
   t.match(lines.at(-1), { msg: 'store migrated: ready' })
   t.ok(lines.some(line => line.msg === 'dependency available again'))
 })
+
+testNeeding(t, 'a start while another instance migrates the store waits for it, saying once whose lock it waits for',
+  [NEEDS_POSTGRES], async t => {
+    const { url, schema } = await freshDatabase(t, 'postgres')
+    const holder = await holdMigrationLock(t, url, schema ?? '')
+    const { log, lines } = capturedLog()
+    let opened = false
+    const opening = Store.open(url, { schema, log }).then(store => {
+      opened = true
+      t.teardown(() => store.close())
+      return store
+    })
+    const waiting = (): unknown[] => lines.filter(line => line.msg === WAITING)
+    await until('the start says whom it waits for', () => waiting().length > 0)
+    t.match(waiting(), [{ holder: { pid: holder.pid, applicationName: HOLDER_NAME, since: String } }])
+    t.equal(opened, false, 'not open while the other holds the lock')
+    await holder.commit()
+    const store = await opening
+    t.same(await store.appliedMigrations(), MIGRATION_NAMES, 'then migrated')
+    t.match(lines.map(line => line.msg), [WAITING, 'store migrations run'])
+  })
+
+testNeeding(t, 'a store closed while it waits for another instance\'s migrations ends its wait and migrates nothing',
+  [NEEDS_POSTGRES], async t => {
+    const { url, schema } = await freshDatabase(t, 'postgres')
+    const holder = await holdMigrationLock(t, url, schema ?? '')
+    const { log, lines } = capturedLog()
+    const store = await Store.open(url, { schema, log, waitForDatabase: true })
+    await until('waiting', () => lines.length > 0)
+    t.match(await rejection(store.ping()), { code: 'BFF_STORE_UNAVAILABLE' }, 'not ready meanwhile')
+    await store.close()
+    await holder.commit()
+    const admin = new pg.Client({ connectionString: POSTGRES_URL })
+    await admin.connect()
+    t.teardown(async () => { await admin.end() })
+    // Its backend notices the closed connection once the lock is granted, and ends, its transaction rolled back.
+    await until('its migration connection gone', async () => (await admin.query(
+      'select count(*)::int as n from pg_stat_activity where application_name like $1',
+      [`bff-migrations ${process.pid}@%`])).rows[0].n === 0)
+    const { rows } = await admin.query('select count(*)::int as n from pg_tables where schemaname = $1', [schema])
+    t.equal(rows[0].n, 0, 'no table made')
+    t.same(lines.map(line => line.msg), [WAITING])
+  })
