@@ -158,3 +158,14 @@ needs, async t => {
       [WAITING, 'store migrations run', 'store migrated: ready'])
   }
 })
+
+testNeeding(t, 'through PgBouncer in statement mode, where no transaction runs, a production start stops with ' +
+  'one line that names the mode', needs, async t => {
+  const bouncer = await startPgBouncer(t, POSTGRES_URL ?? '', 'statement')
+  const { url } = await emptyDatabase(t, bouncer.url)
+  await t.rejects(production(t, url), {
+    name: 'StoreOpenError',
+    message: new RegExp('^Cannot open the database of DATABASE_URL \\(postgres\\): transaction blocks not allowed in ' +
+      'statement pooling mode \\(.* transaction or session mode')
+  })
+})
