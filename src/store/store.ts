@@ -2,7 +2,7 @@ import { DEFAULT_MIGRATION_TABLE, Kysely, PostgresDialect, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
 import { connect, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
-import { migrate, type LockHolder, type MigrateOptions } from './migrate.js'
+import { migrate, type MigrateOptions } from './migrate.js'
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
 import { storeFault } from '../errors.js'
@@ -99,12 +99,13 @@ export class Store {
     }
     const { pool } = connection
     const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool)
-    let waited = (): void => {}
-    const waiting = new Promise<'waiting'>(resolve => { waited = () => { resolve('waiting') } })
-    const onWait = (holder: LockHolder): void => {
-      options.log?.info({ holder }, 'store waiting for another instance to migrate it')
-      waited()
-    }
+    let onWait: MigrateOptions['onWait']
+    const waiting = new Promise<'waiting'>(resolve => {
+      onWait = holder => {
+        options.log?.info({ holder }, 'store waiting for another instance to migrate it')
+        resolve('waiting')
+      }
+    })
     const preparing = store.prepare(url, options.log, onWait)
     try {
       const first = await Promise.race([preparing.then(() => 'migrated' as const), waiting])
