@@ -24,7 +24,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { connect, migrate } from '../src/store/connect.js'
+import { connect } from '../src/store/connect.js'
+import { migrate } from '../src/store/migrate.js'
 import { StoreHandle } from '../src/store/handle.js'
 import { median, onEachEngine, table } from './lib.js'
 

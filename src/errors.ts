@@ -83,6 +83,11 @@ export function storeUnavailable (
 export function isStoreUnavailable (error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'BFF_STORE_UNAVAILABLE'
 }
+
+/** What an operator reads of a store's failure: the driver's error behind a 503 (`database is locked`), else itself. */
+export function storeFault (error: unknown): unknown {
+  return isStoreUnavailable(error) ? (error as Error).cause : error
+}
 export const DrainingError = createError('BFF_DRAINING', 'Instância em desligamento', 503)
 export const AggregatorNotConfiguredError = createError(
   'BFF_AGGREGATOR_NOT_CONFIGURED',

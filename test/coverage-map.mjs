@@ -14,7 +14,8 @@ const IN_PROCESS_SLOW = [
   'test/faults/redis.slow.test.ts',
   'test/faults/upstream.slow.test.ts',
   'test/faults/read-cache-instances.slow.test.ts',
-  'test/faults/pooler.slow.test.ts'
+  'test/faults/pooler.slow.test.ts',
+  'test/faults/simultaneous-start.slow.test.ts'
 ]
 
 export default testFile =>

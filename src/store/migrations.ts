@@ -1,12 +1,12 @@
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely'
+import { sql, type Kysely, type Migration } from 'kysely'
 import { positionCents, unitAmount } from '../schemas/money.js'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
- * that has shipped. Kysely's Migrator records them in `kysely_migration` and, on PostgreSQL,
- * holds an advisory lock while it runs, so instances starting together migrate once.
+ * that has shipped. `migrate` (src/store/migrate.ts) runs the pending ones in one transaction
+ * under a lock and records each in `kysely_migration`, so instances starting together migrate once.
  */
-const migrations: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '0001-portfolios-assets-exclusions': {
     async up (db: Kysely<unknown>) {
       await db.schema.createTable('portfolios')
@@ -231,7 +231,8 @@ const migrations: Record<string, Migration> = {
      * it still held, at its price, on its date, with its id, order and creation time, and no fee;
      * the assets keep their quantity, price and value as they are. `asset_lots` stays, unused, for
      * the previous version during a rolling deployment (docs/deploy.md#migrations). In one
-     * transaction on both engines (Kysely runs SQLite's migrations outside one).
+     * transaction on both engines (Kysely's Migrator, which ran the migrations before `migrate`, ran
+     * SQLite's outside one).
      */
     async up (db: Kysely<unknown>) {
       await (db.isTransaction ? up0010(db) : db.transaction().execute(up0010))
@@ -270,10 +271,4 @@ async function up0010 (db: Kysely<unknown>): Promise<void> {
 }
 
 /** The names of every migration, in order. */
-export const MIGRATION_NAMES = Object.keys(migrations)
-
-export const migrationProvider: MigrationProvider = {
-  async getMigrations () {
-    return migrations
-  }
-}
+export const MIGRATION_NAMES = Object.keys(MIGRATIONS)

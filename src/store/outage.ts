@@ -34,9 +34,18 @@ function messageOf (error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+/**
+ * PgBouncer in statement mode ends the connection of a client that begins a transaction (08P01, a
+ * connection exception): the service's configuration, which no retry mends (docs/deploy.md#poolers).
+ */
+function isStatementPoolerRefusal (error: unknown): boolean {
+  return messageOf(error).startsWith('transaction blocks not allowed in statement pooling mode')
+}
+
 /** A PostgreSQL connection failed, ended or timed out: the statement on it did not complete as far as we know. */
 export function isPostgresConnectionFailure (error: unknown): boolean {
   const code = codeOf(error)
+  if (isStatementPoolerRefusal(error)) return false
   if (NETWORK_CODES.has(code) || POSTGRES_GONE.test(code)) return true
   const message = messageOf(error)
   return PG_CONNECTION_MESSAGES.some(words => message.startsWith(words))

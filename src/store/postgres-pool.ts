@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import pg from 'pg'
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import { BrokenCircuitError, ConsecutiveBreaker, ExponentialBackoff, circuitBreaker, handleWhen } from 'cockatiel'
@@ -182,13 +183,29 @@ class GuardedClient implements PostgresPoolClient {
 }
 
 /**
+ * The name the migration connection gives itself (`pg_stat_activity.application_name`, which poolers pass
+ * on), so that an instance waiting for another's migrations can say which one it waits for: the process
+ * and its host (a container's name). An `application_name` in DATABASE_URL wins.
+ */
+const MIGRATION_APPLICATION_NAME = `bff-migrations ${process.pid}@${hostname()}`
+
+/**
  * A pool of one connection for the migrations at start-up, ended after them: the service's pool
  * refuses requests until they are done, and their errors must reach the start-up as the driver
  * gave them (an unreachable server is waited for, a refused password is not).
  */
-export function migrationPool (url: string): pg.Pool {
-  const pool = new pg.Pool({ ...connectionSettings(url), max: 1 })
+export function migrationPool (url: string, closing: AbortSignal): pg.Pool {
+  const pool = new pg.Pool({ application_name: MIGRATION_APPLICATION_NAME, ...connectionSettings(url), max: 1 })
   // Its connection ended by the server while idle: the next migration attempt makes another.
   pool.on('error', () => {})
+  pool.on('connect', client => {
+    // Ended in use, between two statements of the migrations' transaction: without a listener that would
+    // end the process; the next statement fails with the connection's error instead.
+    client.on('error', () => {})
+    // The store closed while its migrations wait for another instance's: the wait ends with the connection.
+    const end = (): void => { client.end().catch(() => {}) }
+    closing.addEventListener('abort', end, { once: true })
+    client.once('end', () => { closing.removeEventListener('abort', end) })
+  })
   return pool
 }

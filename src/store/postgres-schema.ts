@@ -60,10 +60,14 @@ export async function checkTablesIn (db: Kysely<Database>, schema: string): Prom
   }
 }
 
-/** A pooler's refusal of the URL's `options`, told with what to do instead. */
+/** A pooler's refusal of the URL's `options`, or of every transaction (statement mode), told with what to do. */
 export function poolerHint (reason: string): string {
-  return /unsupported startup parameter/i.test(reason)
-    ? `${reason} (a pooler such as PgBouncer refuses options=… in DATABASE_URL: name the schema with DATABASE_SCHEMA ` +
-      'instead, docs/deploy.md#poolers)'
+  if (/unsupported startup parameter/i.test(reason)) {
+    return `${reason} (a pooler such as PgBouncer refuses options=… in DATABASE_URL: name the schema with ` +
+      'DATABASE_SCHEMA instead, docs/deploy.md#poolers)'
+  }
+  return /in statement pooling mode/i.test(reason)
+    ? `${reason} (DATABASE_URL goes through a pooler in statement mode, where no write of several statements can ` +
+      'run: use its transaction or session mode, docs/deploy.md#poolers)'
     : reason
 }

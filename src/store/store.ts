@@ -1,9 +1,11 @@
 import { DEFAULT_MIGRATION_TABLE, Kysely, PostgresDialect, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import { ExponentialBackoff, handleAll, retry } from 'cockatiel'
-import { connect, migrate, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
+import { connect, type Connection, type ConnectOptions, type StoreEngine } from './connect.js'
+import { migrate, type MigrateOptions } from './migrate.js'
 import type { Database } from './database.js'
 import type { GuardedPool } from './postgres-pool.js'
+import { storeFault } from '../errors.js'
 import { isPostgresConnectionFailure } from './outage.js'
 import { isPostgresUrl } from './database-url.js'
 import { poolerHint } from './postgres-schema.js'
@@ -43,7 +45,8 @@ const START_BACKOFF = { initialDelay: 1000, maxDelay: 5000 }
 /** One line for the operator: the driver's reason, never the URL (it may hold a password). */
 function openFailure (url: string, error: unknown): StoreOpenError {
   const engine = isPostgresUrl(url) ? ' (postgres)' : url.startsWith('sqlite:') ? ' (sqlite)' : ''
-  const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? ''
+  const failure = storeFault(error)
+  const reason = (failure instanceof Error ? failure.message : String(failure)).split('\n')[0] ?? ''
   return new StoreOpenError(`Cannot open the database of DATABASE_URL${engine}: ${poolerHint(reason)}`)
 }
 
@@ -82,7 +85,11 @@ export class Store {
     this.demo = new DemoRepository(handle)
   }
 
-  /** Connects, migrates, and (when asked) loads the demo data once. */
+  /**
+   * Connects, migrates, and (when asked) loads the demo data once. Another instance's migrations in
+   * progress are waited for, one line saying whose: with `waitForDatabase`, behind a store that answers
+   * 503 until they are done and this store is migrated (the instance listens, not ready); otherwise here.
+   */
   static async open (url: string, options: StoreOptions = {}): Promise<Store> {
     let connection: Connection
     try {
@@ -92,8 +99,22 @@ export class Store {
     }
     const { pool } = connection
     const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool)
+    let onWait: MigrateOptions['onWait']
+    const waiting = new Promise<'waiting'>(resolve => {
+      onWait = holder => {
+        options.log?.info({ holder }, 'store waiting for another instance to migrate it')
+        resolve('waiting')
+      }
+    })
+    const preparing = store.prepare(url, options.log, onWait)
     try {
-      await store.prepare(url)
+      const first = await Promise.race([preparing.then(() => 'migrated' as const), waiting])
+      if (first === 'waiting' && options.waitForDatabase === true && pool !== undefined) {
+        pool.refuse(new Error('waiting for another instance to migrate the store'))
+        store.prepareLater(url, options, pool, onWait, preparing)
+        return store
+      }
+      await preparing
       if (options.demoData === true) await store.demo.loadOnce()
       options.health?.up()
       return store
@@ -104,42 +125,51 @@ export class Store {
       }
       pool.refuse(error)
       options.health?.down(error)
-      store.prepareLater(url, options, pool)
+      store.prepareLater(url, options, pool, onWait)
       return store
     }
   }
 
   /**
    * Migrations, on PostgreSQL through a connection of their own, between the checks that the tables
-   * are where DATABASE_SCHEMA (or the URL's search_path) says (postgres-schema.ts).
+   * are where DATABASE_SCHEMA (or the URL's search_path) says (postgres-schema.ts). Closing the store
+   * ends that connection, and a wait for another instance's migrations with it.
    */
-  private async prepare (url: string): Promise<void> {
+  private async prepare (
+    url: string, log: FastifyBaseLogger | undefined, onWait: MigrateOptions['onWait']
+  ): Promise<void> {
+    let ran: string[]
     if (this.engine === 'postgres') {
       const [{ migrationPool }, { checkTablesIn, storeSchema }] = await Promise.all([
         import('./postgres-pool.js'), import('./postgres-schema.js')
       ])
-      const pool = migrationPool(url)
+      const pool = migrationPool(url, this.starting.signal)
       const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
       try {
         const schema = await storeSchema(db, url, this.handle.schema)
-        await migrate(db, 'postgres', { schema: this.handle.schema })
+        ran = await migrate(db, 'postgres', { schema: this.handle.schema, onWait })
         await checkTablesIn(db, schema)
       } finally {
         await db.destroy()
       }
     } else {
-      await migrate(this.handle.db, this.engine)
+      ran = await migrate(this.handle.db, this.engine)
     }
+    if (ran.length > 0) log?.info({ migrations: ran }, 'store migrations run')
   }
 
   /**
-   * Started with PostgreSQL unreachable: migrations are tried again with capped backoff until they
-   * succeed (then the pool accepts requests) or the store is closed. A failure other than the
-   * database being unreachable (a refused password, a failed migration) is logged each time its
-   * reason changes and tried again all the same: the instance stays alive and not ready.
+   * Started with PostgreSQL unreachable, or while another instance migrates it (`first`, that wait):
+   * migrations are tried again with capped backoff until they succeed (then the pool accepts requests)
+   * or the store is closed. A failure other than the database being unreachable (a refused password,
+   * a failed migration) is logged each time its reason changes and tried again all the same: the
+   * instance stays alive and not ready.
    */
-  private prepareLater (url: string, options: StoreOptions, pool: GuardedPool): void {
+  private prepareLater (
+    url: string, options: StoreOptions, pool: GuardedPool, onWait: MigrateOptions['onWait'], first?: Promise<void>
+  ): void {
     let lastReason = ''
+    let pending = first
     const attempts = retry(handleAll, { backoff: new ExponentialBackoff(START_BACKOFF) })
     attempts.onRetry(event => {
       const error = 'error' in event ? event.error : undefined
@@ -149,7 +179,9 @@ export class Store {
       lastReason = reason
     })
     attempts.execute(async () => {
-      await this.prepare(url)
+      const attempt = pending ?? this.prepare(url, options.log, onWait)
+      pending = undefined
+      await attempt
       pool.accept()
       if (options.demoData === true) await this.demo.loadOnce()
     }, this.starting.signal).then(() => {

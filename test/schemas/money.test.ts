@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import Big from 'big.js'
-import { Migrator, sql } from 'kysely'
+import { sql } from 'kysely'
 import {
   decimal, decimalsOf, fromCents, money, percentage, positionValue, unitAmount
 } from '../../src/schemas/money.js'
 import { connect } from '../../src/store/connect.js'
-import { migrationProvider } from '../../src/store/migrations.js'
+import { migrate } from '../../src/store/migrate.js'
 import { Store } from '../../src/store/store.js'
 import { apiKey, assertErrorBody, buildDataApp, forEachEngine } from '../helper.js'
 
@@ -151,8 +151,7 @@ forEachEngine(t, 'a quantity or price with more than 8 decimals, or a value over
 t.test('migration 0004 rounds stored amounts to 8 decimals and computes each value in cents', async t => {
   const url = `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-money-')), 'bff.sqlite')}`
   const before = await connect(url)
-  const { error } = await new Migrator({ db: before.db, provider: migrationProvider }).migrateTo('0003-asset-lots')
-  t.error(error)
+  await migrate(before.db, 'sqlite', { upTo: '0003-asset-lots' })
   const stamp = '2026-01-01T00:00:00.000Z'
   await sql`insert into portfolios (id, name, description, user_id, created_at, updated_at)
     values ('p', 'Old', null, 'u', ${stamp}, ${stamp})`.execute(before.db)

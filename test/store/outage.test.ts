@@ -14,6 +14,9 @@ t.test('PostgreSQL: a lost or refused connection is an outage; a statement\'s ow
   for (const error of [coded('23505'), coded('42P01'), coded('28P01'), coded('3D000'), new Error('syntax'), 'text']) {
     t.notOk(isPostgresConnectionFailure(error), String(error))
   }
+  // PgBouncer in statement mode ends the connection of a transaction (08P01): configuration, never over by itself.
+  t.notOk(isPostgresConnectionFailure(coded('08P01', 'transaction blocks not allowed in statement pooling mode')))
+  t.ok(isPostgresConnectionFailure(coded('08P01', 'server conn crashed?')), 'PgBouncer\'s other 08P01s are outages')
   t.ok(isPoolWaitTimeout(new Error('timeout exceeded when trying to connect')))
   t.notOk(isPoolWaitTimeout(coded('ECONNREFUSED')))
 })

@@ -36,6 +36,7 @@ t.test('the search_path of a URL\'s options, and a pooler\'s refusal told with w
   t.equal(searchPathOf('postgres://h/db?options=-c search_path="x"'), 'x')
   t.equal(searchPathOf('postgres://h/db'), undefined)
   t.match(poolerHint('unsupported startup parameter: options'), /DATABASE_SCHEMA instead/)
+  t.match(poolerHint('transaction blocks not allowed in statement pooling mode'), /use its transaction or session mode/)
   t.equal(poolerHint('password authentication failed'), 'password authentication failed')
 })
 
