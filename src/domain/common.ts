@@ -1,3 +1,5 @@
+import { PreconditionFailedError } from '../errors.js'
+import { versionTag, type Precondition, type Tagged, type Versioned } from '../http/entity-tag.js'
 import { MAX_ID_LENGTH } from '../schemas/common.js'
 
 /** A page of a list as asked, within the list schemas' bounds; `pageOf` fills in the defaults. */
@@ -36,3 +38,16 @@ export function possibleId (id: string): boolean {
  * read would have thrown (a NOT_FOUND), so an interface answers each item as it answers one.
  */
 export type Each<T> = T | Error
+
+/** A record read with its version, as answered: with its tag (`GET /portfolio-assets/:id`'s, a write's answer). */
+export function tagged<T extends { id: string }> ({ value, version }: Versioned<T>): Tagged<T> {
+  return { value, etag: versionTag(value.id, version) }
+}
+
+/**
+ * An `If-Match` (docs/api.md#safe-retries): PRECONDITION_FAILED unless `precondition` holds for the tag of
+ * the record `id` at `version`, read under the write's lock so that nothing changes it before the write commits.
+ */
+export function assertMatches (precondition: Precondition | undefined, id: string, version: number): void {
+  if (precondition !== undefined && !precondition(versionTag(id, version))) throw new PreconditionFailedError()
+}

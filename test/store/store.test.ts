@@ -11,6 +11,7 @@ import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
 import { forEachEngine, freshDatabase } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 const page = { limit: 1000, offset: 0 }
 
@@ -82,7 +83,8 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
   const store = await Store.open(url, { schema })
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const asset = await store.assets.create({
+  const domain = domainOver(store)
+  const asset = await domain.assets.create(TRUSTED, {
     name: 'A',
     symbol: 'A',
     type: 'STOCK',
@@ -91,13 +93,13 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
     portfolioId: portfolio.id
   })
   await refusePortfolioDeletes(searchPathUrl)
-  await t.rejects(store.portfolios.delete(portfolio.id), /refused by the test/)
+  await t.rejects(domain.portfolios.delete(TRUSTED, portfolio.id), /refused by the test/)
   t.same(
     (await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id),
-    [asset?.id],
+    [asset.id],
     'the rolled-back delete removed no asset'
   )
-  t.same((await store.transactions.list(asset?.id ?? '', page))?.length, 1, '…and no transaction')
+  t.same((await store.transactions.list(asset.id, page))?.length, 1, '…and no transaction')
   t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.totalValue, 1)
 })
 
@@ -137,7 +139,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   const portfolio = await store.portfolios.create({ name: 'Ordered', userId: 'o' })
   const names = ['c', 'a', 'b']
   for (const name of names) {
-    await store.assets.create({
+    await domainOver(store).assets.create(TRUSTED, {
       name,
       symbol: 'PETR4',
       type: 'STOCK',
@@ -150,7 +152,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
   t.same(
-    (await store.portfolios.taggedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
+    (await store.portfolios.versionedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
     names,
     'in the order they were added'
   )
