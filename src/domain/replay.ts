@@ -34,12 +34,15 @@ export class Replay {
 
   /**
    * The position after every entry dated up to `until`, a day (`YYYY-MM-DD`) or a month (`YYYY-MM`), included;
-   * after all of them when `until` is absent. Each call goes on from the last: `until` never moves back.
+   * after all of them when `until` is absent. Each call goes on from the last: `until` never moves back. A
+   * performance calls it for each day of each holding (7 000 days since 2006): compared as text, without a copy.
    */
   through (until?: string): Position {
+    // Every day of a month sorts at or before its `-31`, and every day of the next one after it.
+    const last = until === undefined || until.length > 7 ? until : `${until}-31`
     for (; this.short === undefined && this.next < this.entries.length; this.next++) {
       const entry = this.entries[this.next] as Entry
-      if (until !== undefined && entry.date.slice(0, until.length) > until) break
+      if (last !== undefined && entry.date > last) break
       this.apply(entry)
     }
     return this.position
