@@ -57,10 +57,3 @@ export function afterTrade (position: Position, trade: Trade): Position {
     fees
   }
 }
-
-/** The position after every trade, in the order they count (by date, then as recorded). */
-export function positionOf (trades: Iterable<Trade>): Position {
-  let position = NO_POSITION
-  for (const trade of trades) position = afterTrade(position, trade)
-  return position
-}

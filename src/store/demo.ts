@@ -4,7 +4,7 @@ import type { Database } from './database.js'
 import { DEMO_PORTFOLIOS, type DemoAsset, type DemoPortfolio } from './demo-data.js'
 import { now, type StoreHandle } from './handle.js'
 import type { TransactionRow } from './rows.js'
-import { averagePrice, positionOf, type Trade } from '../schemas/average-cost.js'
+import type { Trade } from '../schemas/average-cost.js'
 import { positionValue, toCents } from '../schemas/money.js'
 
 const DEMO_LOADED_KEY = 'demo_data_loaded_at'
@@ -42,11 +42,9 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
     for (const asset of portfolio.assets) {
       const assetId = randomUUID()
       const transactions = transactionsOf(asset, assetId, seededAt, timestamp)
-      // Seed trades, in date order and never selling more than is held: folded as the domain replays them.
-      const held = positionOf(transactions)
-      const quantity = held.quantity.toNumber()
-      // A last known price is the asset's own, as a PATCH of price sets it; else the average price.
-      const price = asset.price ?? averagePrice(held).toNumber()
+      // The position the data states; a last known price is the asset's own, as a PATCH of price sets it.
+      const { quantity } = asset
+      const price = asset.price ?? asset.averagePrice
       await trx.insertInto('portfolio_assets').values({
         id: assetId,
         portfolio_id: portfolioId,

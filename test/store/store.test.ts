@@ -10,6 +10,8 @@ import { DETAIL_ASSET_FIELDS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
+import { replay } from '../../src/domain/replay.js'
+import { averagePrice } from '../../src/schemas/average-cost.js'
 import { forEachEngine, freshDatabase } from '../helper.js'
 import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
@@ -31,6 +33,23 @@ t.test('a SQLite file keeps its data across restarts and migrates once', async t
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
   t.teardown(() => raw.close())
   t.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
+})
+
+t.test('the demo data states the positions the domain replays from its lots and sales', async t => {
+  const store = await Store.open('sqlite::memory:', { demoData: true })
+  t.teardown(() => store.close())
+  const portfolioIds = (await store.portfolios.list({}, page)).map(portfolio => portfolio.id)
+  const holdings = [...(await store.assets.holdingsOfPortfolios(portfolioIds)).values()].flat()
+  const declared = new Map(DEMO_PORTFOLIOS.flatMap(portfolio => portfolio.assets).map(asset => [asset.symbol, asset]))
+  t.equal(holdings.length, declared.size, 'every demo asset, each of its own symbol')
+  for (const { asset, transactions } of holdings) {
+    const { after, shortAt } = replay(transactions)
+    const average = averagePrice(after).toNumber()
+    const stated = declared.get(asset.symbol)
+    t.same([shortAt, after.quantity.toNumber(), average], [undefined, asset.quantity, stated?.averagePrice],
+      `${asset.symbol}: its quantity and average price`)
+    t.equal(asset.price, stated?.price ?? average, `${asset.symbol}: its price`)
+  }
 })
 
 t.test('an unknown DATABASE_URL scheme is refused', async t => {
