@@ -10,6 +10,7 @@ import { DETAIL_ASSET_FIELDS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
+import type { PortfolioChange } from '../../src/store/change-events.js'
 import { replay } from '../../src/domain/replay.js'
 import { averagePrice } from '../../src/schemas/average-cost.js'
 import { forEachEngine, freshDatabase } from '../helper.js'
@@ -120,6 +121,34 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
   )
   t.same((await store.transactions.list(asset.id, page))?.length, 1, '…and no transaction')
   t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.totalValue, 1)
+})
+
+forEachEngine(t, 'a write of the domain commits its rows together or not at all, and tells its changes once ' +
+  'committed', async (t, engine) => {
+  const { url, schema } = await freshDatabase(t, engine)
+  const store = await Store.open(url, { schema })
+  t.teardown(() => store.close())
+  const told: PortfolioChange[] = []
+  store.onPortfolioChange(change => { told.push(change) })
+  const { id } = await store.portfolios.create({ name: 'P', userId: 'u' })
+  const asset = { portfolioId: id, name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 2, price: 3 }
+  await t.rejects(store.write(async work => {
+    await work.portfolios.touch(id)
+    await work.assets.insert({ ...asset, valueCents: 600 })
+    throw new Error('refused by the test')
+  }), /refused by the test/)
+  t.same(await store.assets.list({ portfolioId: id }, page), [], 'the insert rolled back')
+  t.equal((await store.portfolios.versionedDetail(id))?.version, 1, 'and the touch')
+  t.same(told, [], 'nothing told')
+
+  const inserted = await store.write(async work => {
+    await work.portfolios.touch(id)
+    const written = await work.assets.insert({ ...asset, valueCents: 600 })
+    t.same(told, [], 'nothing told before the commit')
+    return written
+  })
+  t.same(told, [{ kind: 'portfolio', portfolioId: id, deleted: false }], 'its portfolio\'s change, once committed')
+  t.same((await store.portfolios.versionedDetail(id))?.value.assets.map(a => a.id), [inserted.id])
 })
 
 t.test('the store plugin accepts a store opened by the host and leaves it open', async t => {
