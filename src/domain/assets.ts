@@ -7,7 +7,7 @@ import {
 } from '../schemas/asset.js'
 import type { Trade } from '../schemas/average-cost.js'
 import type { Access } from './access.js'
-import { assertMatches, existing, found, tagged, type PageRequest } from './common.js'
+import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
 import {
   bounded, dayOf, heldAfter, nextSeq, positionAt, positionColumns, quantityChange, reconciledTrades
 } from './holdings.js'
@@ -153,11 +153,14 @@ export class AssetService {
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
     const scope = await access.portfolioScope()
     await existing(id, missing, async id => await this.store.write(async work => {
-      const locked = ifReached(scope, await work.assets.lockForDelete(id), asset => asset.userId)
-      if (locked === undefined) return false
-      assertMatches(precondition, id, locked.version)
-      await work.assets.delete(id)
-      await work.portfolios.touch(locked.value.portfolioId)
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.assets.lockForDelete(id), asset => asset.userId)
+        if (locked === undefined) return false
+        assertMatches(precondition, id, locked.version)
+      }
+      const portfolioId = await work.assets.delete(id)
+      if (portfolioId === undefined) return false
+      await work.portfolios.touch(portfolioId)
       return true
     }))
   }

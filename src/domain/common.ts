@@ -1,6 +1,7 @@
 import { PreconditionFailedError } from '../errors.js'
 import { versionTag, type Precondition, type Tagged, type Versioned } from '../http/entity-tag.js'
 import { MAX_ID_LENGTH } from '../schemas/common.js'
+import type { PortfolioScope } from './access.js'
 
 /** A page of a list as asked, within the list schemas' bounds; `pageOf` fills in the defaults. */
 export interface PageRequest {
@@ -42,6 +43,16 @@ export type Each<T> = T | Error
 /** A record read with its version, as answered: with its tag (`GET /portfolio-assets/:id`'s, a write's answer). */
 export function tagged<T extends { id: string }> ({ value, version }: Versioned<T>): Tagged<T> {
   return { value, etag: versionTag(value.id, version) }
+}
+
+/**
+ * Whether a write must read its row, under its lock, before it writes: to check its owner (a user's scope) or its
+ * version (an If-Match). A trusted server's delete or rename without If-Match has nothing to decide but that the
+ * row exists, which the write finds itself: it reads nothing first, one statement less — on PostgreSQL a round
+ * trip, or three for a portfolio's delete, whose locks come first (BENCHMARKS.md, "Asset writes").
+ */
+export function decidesOnRow (scope: PortfolioScope, precondition: Precondition | undefined): boolean {
+  return scope.kind === 'owner' || precondition !== undefined
 }
 
 /**

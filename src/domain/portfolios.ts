@@ -8,7 +8,7 @@ import {
 } from '../schemas/portfolio.js'
 import type { Access } from './access.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
-import { assertMatches, existing, found, tagged, type PageRequest } from './common.js'
+import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
 import { ifReached, listOwner } from './ownership.js'
 import type { DataStore } from './ports.js'
 
@@ -94,9 +94,11 @@ export class PortfolioService {
     const scope = await access.portfolioScope()
     const update = updatePortfolioInput(input)
     const changed = await found(id, missing, async id => await this.store.write(async work => {
-      const locked = ifReached(scope, await work.portfolios.lockForWrite(id), portfolio => portfolio.userId)
-      if (locked === undefined) return undefined
-      assertMatches(precondition, id, locked.version)
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.portfolios.lockForWrite(id), portfolio => portfolio.userId)
+        if (locked === undefined) return undefined
+        assertMatches(precondition, id, locked.version)
+      }
       return await work.portfolios.change(id, update)
     }))
     const { value: portfolio, etag } = tagged(changed)
@@ -107,11 +109,12 @@ export class PortfolioService {
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
     const scope = await access.portfolioScope()
     await existing(id, missing, async id => await this.store.write(async work => {
-      const locked = ifReached(scope, await work.portfolios.lockForDelete(id), portfolio => portfolio.userId)
-      if (locked === undefined) return false
-      assertMatches(precondition, id, locked.version)
-      await work.portfolios.delete(id)
-      return true
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.portfolios.lockForDelete(id), portfolio => portfolio.userId)
+        if (locked === undefined) return false
+        assertMatches(precondition, id, locked.version)
+      }
+      return await work.portfolios.delete(id)
     }))
   }
 }

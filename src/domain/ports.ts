@@ -123,10 +123,13 @@ export interface PortfolioRows {
    * write touches its portfolio last, after the asset's row; a create first, which locks the portfolio.
    */
   touch: (id: string) => Promise<string | undefined>
-  /** Sets the fields `input` gives (its `updatedAt` now, its version bumped): the portfolio after it, its total. */
-  change: (id: string, input: UpdatePortfolioInput) => Promise<Versioned<Portfolio>>
-  /** Deletes it, its assets and their transactions; its deletion is told. */
-  delete: (id: string) => Promise<void>
+  /**
+   * Sets the fields `input` gives (its `updatedAt` now, its version bumped): the portfolio after it, its total;
+   * undefined when there is no such portfolio.
+   */
+  change: (id: string, input: UpdatePortfolioInput) => Promise<Versioned<Portfolio> | undefined>
+  /** Deletes it, its assets and their transactions, and tells its deletion; false when there was none. */
+  delete: (id: string) => Promise<boolean>
 }
 
 /** An asset's row read under the write's lock, with its version and its portfolio's owner. */
@@ -153,8 +156,8 @@ export interface AssetRows {
   insert: (asset: NewAsset) => Promise<Asset>
   /** Sets its position (its `updatedAt` now, its version bumped): the asset after it. */
   setPosition: (id: string, position: PositionColumns) => Promise<Versioned<Asset>>
-  /** Deletes it and its transactions. */
-  delete: (id: string) => Promise<void>
+  /** Deletes it and its transactions: its portfolio's id, undefined when there was no such asset. */
+  delete: (id: string) => Promise<string | undefined>
 }
 
 /** A transaction of an asset as stored: its trade, its id, and `seq`, its place in the order recorded (from 1). */

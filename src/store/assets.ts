@@ -209,9 +209,11 @@ export class AssetRows {
     return { value: toAsset(row), version: row.version }
   }
 
-  /** Deletes the asset and its transactions. */
-  async delete (id: string): Promise<void> {
+  /** Deletes the asset and its transactions: its portfolio's id, undefined when there was no such asset. */
+  async delete (id: string): Promise<string | undefined> {
     await this.trx.deleteFrom('asset_transactions').where('asset_id', '=', id).execute()
-    await this.trx.deleteFrom('portfolio_assets').where('id', '=', id).execute()
+    const row = await this.trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id')
+      .executeTakeFirst()
+    return row?.portfolio_id
   }
 }

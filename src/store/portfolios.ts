@@ -255,22 +255,22 @@ export class PortfolioRows {
    * µs on SQLite, 103–130 → 139–165 µs on PostgreSQL; a whole `PATCH /portfolios/:id` 116–167 → 128–136 µs on
    * SQLite, 413–500 → 428–520 µs on PostgreSQL, within the runs' spread. PATCH is not a busy route.
    */
-  async change (id: string, input: UpdatePortfolioInput): Promise<Versioned<Portfolio>> {
+  async change (id: string, input: UpdatePortfolioInput): Promise<Versioned<Portfolio> | undefined> {
     await this.trx.updateTable('portfolios')
       .set({ ...columnsOf(input), updated_at: this.now, version: sql<number>`version + 1` })
       .where('id', '=', id).execute()
     const row = (await this.run.byId([id], this.trx))[0]
-    /* c8 ignore next -- the write holds the row it has just updated */
-    if (row === undefined) throw new Error(`portfolio ${id} is gone inside its own write`)
+    if (row === undefined) return undefined
     this.announce.portfolio(id)
     return { value: toPortfolio(row), version: row.version }
   }
 
-  /** Deletes the portfolio, its assets and their transactions. */
-  async delete (id: string): Promise<void> {
+  /** Deletes the portfolio, its assets and their transactions; false when there was no such portfolio. */
+  async delete (id: string): Promise<boolean> {
     await this.run.delete.transactions([id], this.trx)
     await this.run.delete.assets([id], this.trx)
-    await this.run.delete.portfolio([id], this.trx)
-    this.announce.portfolio(id, true)
+    const deleted = await this.run.delete.portfolio([id], this.trx) > 0
+    if (deleted) this.announce.portfolio(id, true)
+    return deleted
   }
 }

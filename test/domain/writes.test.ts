@@ -39,6 +39,9 @@ forEachEngine(t, 'another user\'s portfolio or asset is NOT_FOUND before its tag
   await t.rejects(domain.transactions.remove(ana, asset.id, String(bought?.id)), missing('Ativo'))
   await t.rejects(domain.portfolios.update(ana, theirs.id, { name: 'Mine' }, stale), missing('Portfolio'))
   await t.rejects(domain.portfolios.delete(ana, theirs.id, stale), missing('Portfolio'))
+  await t.rejects(domain.assets.delete(ana, asset.id), missing('Ativo'), 'without If-Match too')
+  await t.rejects(domain.portfolios.update(ana, theirs.id, { name: 'Mine' }), missing('Portfolio'))
+  await t.rejects(domain.portfolios.delete(ana, theirs.id), missing('Portfolio'))
 
   const bia = ownerAccess('bia')
   const failed = { code: 'BFF_PRECONDITION_FAILED' }

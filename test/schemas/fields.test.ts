@@ -103,8 +103,8 @@ forEachEngine(t, 'a change stores each field of UpdatePortfolioInputSchema it is
   t.same(Object.keys(values), fieldsOf(UpdatePortfolioInputSchema), 'a value for every editable field')
   for (const field of fieldsOf(UpdatePortfolioInputSchema)) {
     const changed = await store.write(async work => await work.portfolios.change(id, { [field]: values[field] }))
-    answers(t, PortfolioSchema, changed.value, `change of ${field}`)
-    t.equal(changed.value[field], values[field], `${field}: answered`)
+    answers(t, PortfolioSchema, changed?.value, `change of ${field}`)
+    t.equal(changed?.value[field], values[field], `${field}: answered`)
     t.equal((await store.portfolios.portfolioOnly(id))?.[field], values[field], `${field}: stored`)
   }
 })

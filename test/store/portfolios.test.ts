@@ -23,7 +23,7 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
 
   const renamed = await change({ name: 'N1' })
   t.same(await fields(), ['N1', 'D0'], 'the name alone')
-  t.equal(renamed.value.name, 'N1', 'the answer is the row after the change')
+  t.equal(renamed?.value.name, 'N1', 'the answer is the row after the change')
   await change({ description: 'D1' })
   t.same(await fields(), ['N1', 'D1'], 'the description alone')
   await change({ description: null })
@@ -31,9 +31,11 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   const both = await change({ name: 'N2', description: 'D2' })
   t.same(await fields(), ['N2', 'D2'], 'both')
   const after = await store.portfolios.portfolioOnly(id)
-  t.equal(after?.updatedAt, both.value.updatedAt, 'updated_at is the change\'s')
-  t.equal(both.version, (await store.portfolios.versionedDetail(id))?.version, 'the version read in the transaction')
-  t.equal(both.version, 5, 'each change bumps it')
+  t.equal(after?.updatedAt, both?.value.updatedAt, 'updated_at is the change\'s')
+  t.equal(both?.version, (await store.portfolios.versionedDetail(id))?.version, 'the version read in the transaction')
+  t.equal(both?.version, 5, 'each change bumps it')
+  t.equal(await store.write(async work => await work.portfolios.change('nope', { name: 'x' })), undefined,
+    'no such portfolio')
 })
 
 forEachEngine(t, 'a write reads a portfolio\'s owner and version under its lock; a touch bumps the version and ' +
@@ -65,7 +67,8 @@ forEachEngine(t, 'a delete takes the portfolio\'s transactions and assets, and n
   t.equal((await transactionsOf(asset.id))?.length, 1)
   t.equal((await store.stats.get()).totalPortfolios, 2)
 
-  await store.write(async work => { await work.portfolios.delete(portfolio.id) })
+  t.equal(await store.write(async work => await work.portfolios.delete(portfolio.id)), true)
+  t.equal(await store.write(async work => await work.portfolios.delete(portfolio.id)), false, 'gone already')
   t.equal(await store.portfolios.portfolioOnly(portfolio.id), undefined)
   t.equal(await store.assets.versioned(asset.id), undefined)
   t.same(await store.transactions.ofAssets([asset.id]), new Map([[asset.id, []]]), 'its transactions went with it')
