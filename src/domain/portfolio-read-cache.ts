@@ -3,7 +3,7 @@ import type { Versioned } from '../http/entity-tag.js'
 import type { Portfolio, PortfolioDetail } from '../schemas/portfolio.js'
 import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
 import type { ChangeFeed } from '../store/change-feed-core.js'
-import type { PortfolioStore, PortfolioWithAssets } from './ports.js'
+import type { PortfolioStore, PortfolioAndAssets } from './ports.js'
 
 /**
  * The reads of a portfolio the cache answers: REST's detail, the portfolio alone (its value, with
@@ -14,7 +14,7 @@ export type PortfolioReads = Pick<PortfolioStore, 'versionedDetail' | 'portfolio
 interface Reads {
   versionedDetail: Versioned<PortfolioDetail>
   portfolioOnly: Portfolio
-  portfolioAndAssets: PortfolioWithAssets
+  portfolioAndAssets: PortfolioAndAssets
 }
 type Kind = keyof Reads
 const KINDS: readonly Kind[] = ['versionedDetail', 'portfolioOnly', 'portfolioAndAssets']

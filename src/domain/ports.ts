@@ -30,7 +30,7 @@ export interface Log extends Pick<BaseLogger, LogLevels> {
 }
 
 /** A portfolio and its whole assets, read in one snapshot: its total is the sum of theirs. */
-export interface PortfolioWithAssets {
+export interface PortfolioAndAssets {
   portfolio: Portfolio
   assets: Asset[]
 }
@@ -48,7 +48,7 @@ export interface PortfolioStore extends Owners {
   portfolioOnly: (id: string) => Promise<Portfolio | undefined>
   /** REST's detail, in one snapshot, and its row's version. */
   versionedDetail: (id: string) => Promise<Versioned<PortfolioDetail> | undefined>
-  portfolioAndAssets: (id: string) => Promise<PortfolioWithAssets | undefined>
+  portfolioAndAssets: (id: string) => Promise<PortfolioAndAssets | undefined>
   /** Stores a new portfolio (a single statement: SQLite commits those of one event-loop turn together). */
   create: (input: CreatePortfolioInput) => Promise<Portfolio>
 }
@@ -64,7 +64,7 @@ export interface AssetStore extends Owners {
   holdingsOfPortfolios: (portfolioIds: readonly string[]) => Promise<Map<string, Holding[]>>
 }
 
-export interface TransactionStore {
+interface TransactionStore {
   /** A page of the asset's transactions in the order they count; undefined for no such asset. */
   list: (assetId: string, page: Page) => Promise<AssetTransaction[] | undefined>
   ofAssets: (assetIds: readonly string[]) => Promise<Map<string, AssetTransaction[]>>
@@ -108,12 +108,12 @@ export interface UnitOfWork {
 }
 
 /** A portfolio's row read under the write's lock: its owner (what the scope reaches) and version (its tag's). */
-export interface LockedPortfolio {
+interface LockedPortfolio {
   userId: string
   version: number
 }
 
-export interface PortfolioRows {
+interface PortfolioRows {
   lockForWrite: (id: string) => Promise<LockedPortfolio | undefined>
   /** Locks what the delete takes first (the assets' transactions, the assets), in the order every delete takes. */
   lockForDelete: (id: string) => Promise<LockedPortfolio | undefined>
@@ -145,9 +145,9 @@ export interface PositionColumns {
 }
 
 /** A new asset's row: what its create names, its first position. */
-export type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns
+type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns
 
-export interface AssetRows {
+interface AssetRows {
   lockForWrite: (id: string) => Promise<LockedAsset | undefined>
   /** Locks its transactions first, as every delete takes them. */
   lockForDelete: (id: string) => Promise<LockedAsset | undefined>
@@ -166,7 +166,7 @@ export interface RecordedTrade extends Trade {
   seq: number
 }
 
-export interface TradeRows {
+interface TradeRows {
   /** The asset's transactions in the order they count: by date, then as recorded. */
   of: (assetId: string) => Promise<RecordedTrade[]>
   /** Records `trade` of the asset at `seq` in the order recorded: the transaction as answered. */

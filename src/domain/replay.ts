@@ -63,7 +63,7 @@ export class Replay {
 }
 
 /** A replay to the end: the position after every entry, or the date of the first sale of more than was held. */
-export interface Replayed {
+interface Replayed {
   /** After every entry; when one sold more than was held, before that one. */
   after: Position
   shortAt: string | undefined

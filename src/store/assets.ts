@@ -17,7 +17,7 @@ export interface AssetFilter {
 }
 
 /** An asset with its transactions, in the order they count. */
-export interface Holding {
+interface Holding {
   asset: Asset
   transactions: AssetTransaction[]
 }

@@ -51,7 +51,7 @@ function openFailure (url: string, error: unknown): StoreOpenError {
  * A write of the domain, open: its instant, and the rows of portfolios, assets and transactions it reads and writes,
  * all in its transaction (the domain's unit of work: src/domain/ports.ts).
  */
-export interface Work {
+interface Work {
   readonly now: string
   readonly portfolios: PortfolioRows
   readonly assets: AssetRows
