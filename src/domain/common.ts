@@ -48,8 +48,9 @@ export function tagged<T extends { id: string }> ({ value, version }: Versioned<
 /**
  * Whether a write must read its row, under its lock, before it writes: to check its owner (a user's scope) or its
  * version (an If-Match). A trusted server's delete or rename without If-Match has nothing to decide but that the
- * row exists, which the write finds itself: it reads nothing first, one statement less — on PostgreSQL a round
- * trip, or three for a portfolio's delete, whose locks come first (BENCHMARKS.md, "Asset writes").
+ * row exists, which the write finds itself: it reads nothing first, and runs as many statements as before the
+ * domain decided (BENCHMARKS.md, "Asset writes"); reading would add one on SQLite, and on PostgreSQL one to a
+ * rename, two to an asset's delete and three to a portfolio's (their locks come first).
  */
 export function decidesOnRow (scope: PortfolioScope, precondition: Precondition | undefined): boolean {
   return scope.kind === 'owner' || precondition !== undefined
