@@ -14,8 +14,7 @@
 import { performance } from 'node:perf_hooks'
 import { buildApp, type App } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
-import { mintToken, providerConfig } from '../src/schemas/tokens.js'
-import { median, onEachEngine, table, type BenchDatabase } from './lib.js'
+import { benchUserToken, median, onEachEngine, table, type BenchDatabase } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -120,15 +119,7 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
   }))
   try {
     await app.ready()
-    const token = mintToken({
-      secret: SECRET,
-      algorithm: 'HS256',
-      type: 'user',
-      sub: 1,
-      issuer: `${BACKEND_URL}/api/login`,
-      ttlSeconds: 3600,
-      providers: providerConfig({ user: 'App\\Models\\User', client: 'App\\Models\\User\\Client' })
-    })
+    const token = benchUserToken(SECRET, BACKEND_URL)
     const credentials: Record<string, Headers> = {
       'API key': { 'x-api-key': 'bench-key' },
       'user token': { authorization: `Bearer ${token}` }
