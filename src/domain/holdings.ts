@@ -39,7 +39,7 @@ export function bounded<T extends Trade> (trade: T): T {
   return trade
 }
 
-/** The position `entries` (in the order recorded) make; a sale of more than is held then: INSUFFICIENT_QUANTITY. */
+/** The position `entries` make (src/domain/replay.ts); a sale of more than is held then: INSUFFICIENT_QUANTITY. */
 export function heldAfter (entries: readonly Entry[]): Position {
   const { after, shortAt } = replay(entries)
   if (shortAt !== undefined) throw new InsufficientQuantityError(shortAt)

@@ -17,7 +17,7 @@ function byDate (a: Entry, b: Entry): number {
 
 /**
  * A position replayed entry by entry in the order they count: by date, then as recorded (`Array#sort` is stable, so
- * entries given in the order recorded — an asset's transactions by `seq`, a new one last — keep it within a date).
+ * entries of one date given in the order recorded — an asset's transactions by `seq`, a new one last — keep it).
  * A sale of more than is held at its date stops the replay: {@link shortAt} is that date, and the position stays
  * what it was before it.
  */
@@ -27,7 +27,7 @@ export class Replay {
   private position: Position = NO_POSITION
   private short: string | undefined
 
-  /** `entries` in the order recorded, whatever their dates. */
+  /** `entries` in any order of dates, those of one date in the order recorded. */
   constructor (entries: readonly Entry[]) {
     this.entries = [...entries].sort(byDate)
   }
@@ -69,7 +69,7 @@ interface Replayed {
   shortAt: string | undefined
 }
 
-/** Every entry of `entries` (in the order recorded) replayed. */
+/** Every entry of `entries` replayed (those of one date given in the order recorded). */
 export function replay (entries: readonly Entry[]): Replayed {
   const replayed = new Replay(entries)
   return { after: replayed.through(), shortAt: replayed.shortAt }
