@@ -34,6 +34,16 @@ const NO_FASTIFY = {
   message: 'the domain imports nothing of Fastify (docs/style.md#layers)'
 }
 
+/**
+ * The domain declares the ports it needs (src/domain/ports.ts) and the store implements them: no file of the
+ * domain imports the store's repositories or their types. Exempt until the change feed leaves src/store: its
+ * changes, the feed itself and the item statuses it carries.
+ */
+const NO_STORE_REPOSITORY = {
+  regex: '^\\.\\./store/(?!(change-events|change-feed-core|item-status)\\.js$)',
+  message: 'the domain reaches the store through its ports (src/domain/ports.ts, docs/style.md#the-domain-layer)'
+}
+
 /** A module reaches another module's code through the layers below, never directly. */
 const NO_OTHER_MODULE = {
   regex: '^\\.\\./[^.][^/]*/',
@@ -61,7 +71,7 @@ export default [
   layer('values', ['src/schemas/**/*.ts', 'src/http/**/*.ts'], [above('values', 1)]),
   layer('values', ['src/errors.ts'], [above('values', 0)]),
   layer('adapters', ['src/{store,quotes,upstream,observability}/**/*.ts'], [above('adapters', 1)]),
-  layer('domain', ['src/domain/**/*.ts'], [above('domain', 1), NO_FASTIFY]),
+  layer('domain', ['src/domain/**/*.ts'], [above('domain', 1), NO_FASTIFY, NO_STORE_REPOSITORY]),
   layer('plugins', ['src/plugins/**/*.ts'], [above('plugins', 1)]),
   layer('modules', ['src/modules/**/*.ts'], [above('modules', 2), NO_OTHER_MODULE]),
   {

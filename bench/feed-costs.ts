@@ -22,7 +22,7 @@ import { Store } from '../src/store/store.js'
 import { StoreHandle } from '../src/store/handle.js'
 import { PortfolioRepository } from '../src/store/portfolios.js'
 import type { PortfolioChange } from '../src/store/change-events.js'
-import { median, table } from './lib.js'
+import { benchDomain, median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -72,17 +72,18 @@ try {
   }, 'cpu')
   rows.push({ measure: 'query built, CPU µs', without: fixed(build.plain, 1), with: fixed(build.withSchema, 1) })
 
+  const { domain, access } = benchDomain(store)
   const portfolio = await store.portfolios.create({ name: 'Bench', userId: 'bench' })
-  const asset = await store.assets.create({
+  const asset = await domain.assets.create(access, {
     name: 'A', symbol: 'A', type: 'STOCK', quantity: 1, price: 1, portfolioId: portfolio.id
   })
   const handle = new StoreHandle(db, engine, schema)
   const repository = new PortfolioRepository(handle)
   const read = await compare({
-    alone: async () => await repository.taggedDetail(portfolio.id),
+    alone: async () => await repository.versionedDetail(portfolio.id),
     setLocal: async () => await db.transaction().execute(async trx => {
       await trx.executeQuery(CompiledQuery.raw(`set local search_path to ${schema}`))
-      return await new PortfolioRepository(handle).taggedDetail(portfolio.id)
+      return await new PortfolioRepository(handle).versionedDetail(portfolio.id)
     })
   }, 'wall')
   rows.push({ measure: 'detail read, ms (with: SET LOCAL)', without: fixed(read.alone), with: fixed(read.setLocal) })
@@ -97,7 +98,7 @@ try {
   }
   const create = async (): Promise<unknown> => await store.portfolios.create({ name: 'B', userId: 'bench' })
   let quantity = 1
-  const update = async (): Promise<unknown> => await store.assets.update(asset?.id ?? '', { quantity: ++quantity })
+  const update = async (): Promise<unknown> => await domain.assets.update(access, asset.id, { quantity: ++quantity })
   const creates = await compare({ without: create, with: async () => await announced(create) }, 'wall')
   rows.push({ measure: 'portfolio create, ms', without: fixed(creates.without), with: fixed(creates.with) })
   const updates = await compare({ without: update, with: async () => await announced(update) }, 'wall')

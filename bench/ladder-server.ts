@@ -75,7 +75,7 @@ if (LADDER[step]?.branch === 'jwt') {
   }, async request => {
     const { id } = request.params as { id: string }
     // Without a response schema Fastify serialises with JSON.stringify: the rungs before the schema measure that.
-    return has('store read') ? (await app.store.portfolios.taggedDetail(id))?.value : constant
+    return has('store read') ? (await app.store.portfolios.versionedDetail(id))?.value : constant
   })
 }
 

@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon, { type Request, type Result } from 'autocannon'
+import { pino } from 'pino'
 import type { Store } from '../src/store/store.js'
+import { EVERY_PORTFOLIO, type Access } from '../src/domain/access.js'
+import { createDomain, type Domain } from '../src/domain/index.js'
 import { mintToken, providerConfig } from '../src/schemas/tokens.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -268,10 +271,28 @@ export async function loadGet (
   }
 }
 
+/**
+ * The domain over a benchmark's own store, and a trusted server's access (every user's portfolios): the writes
+ * that seed a benchmark decide as the service's do. No quotes, aggregator nor change feed: reads go to the store.
+ */
+export function benchDomain (store: Store): { domain: Domain, access: Access } {
+  const none = undefined as never
+  const log = pino({ level: 'silent' })
+  const domain = createDomain({ store, quotes: none, aggregator: none, changeFeed: none, log })
+  const access: Access = {
+    apiKey: async () => {},
+    principal: async () => { throw new Error('a benchmark writes as a trusted server') },
+    portfolioScope: async () => EVERY_PORTFOLIO,
+    caller: () => 'bench'
+  }
+  return { domain, access }
+}
+
 /** The five assets every benchmarked portfolio holds (the read answers them with their total). */
 export async function addBenchAssets (store: Store, portfolioId: string): Promise<void> {
+  const { domain, access } = benchDomain(store)
   for (let j = 0; j < 5; j++) {
-    await store.assets.create({
+    await domain.assets.create(access, {
       name: `Ativo ${j}`,
       symbol: `SYM${j}`,
       type: 'STOCK',

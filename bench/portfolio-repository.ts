@@ -13,7 +13,8 @@ import { Store } from '../src/store/store.js'
 import type { QuoteInReais } from '../src/domain/reais.js'
 import { sameValuation, valuate } from '../src/domain/portfolio-valuation.js'
 import type { Asset } from '../src/schemas/asset.js'
-import { median, onEachEngine, table, type BenchDatabase } from './lib.js'
+import type { UpdatePortfolioInput } from '../src/schemas/portfolio.js'
+import { benchDomain, median, onEachEngine, table, type BenchDatabase } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -36,22 +37,26 @@ async function cpuPerCall (call: () => unknown): Promise<number> {
 async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<Record<string, string>>> {
   const store = await Store.open(url, { schema })
   try {
-    const { portfolios, assets } = store
+    const { portfolios } = store
+    const { domain, access } = benchDomain(store)
     const { id } = await portfolios.create({ name: 'Bench', description: null, userId: 'bench' })
     for (let i = 0; i < ASSETS; i++) {
       const name = `Ativo ${i}`
-      await assets.create({ name, symbol: `SYM${i}`, type: 'STOCK', quantity: i + 1, price: 10, portfolioId: id })
+      const asset = { name, symbol: `SYM${i}`, type: 'STOCK' as const, quantity: i + 1, price: 10, portfolioId: id }
+      await domain.assets.create(access, asset)
     }
+    const change = async (input: UpdatePortfolioInput): Promise<unknown> =>
+      await store.write(async work => await work.portfolios.change(id, input))
     for (let i = 0; i < 49; i++) await portfolios.create({ name: `Other ${i}`, userId: 'bench' })
     let n = 0
     const calls: Array<[string, () => unknown]> = [
       ['portfolioOnly', async () => await portfolios.portfolioOnly(id)],
-      ['taggedDetail', async () => await portfolios.taggedDetail(id)],
+      ['versionedDetail', async () => await portfolios.versionedDetail(id)],
       ['portfolioAndAssets', async () => await portfolios.portfolioAndAssets(id)],
       ['list of 50', async () => await portfolios.list({ userId: 'bench' }, { limit: 50, offset: 0 })],
       ['create', async () => await portfolios.create({ name: 'New', userId: 'bench-new' })],
-      ['change name', async () => await portfolios.change(id, { name: `Bench ${n++}` })],
-      ['change name and description', async () => await portfolios.change(id, { name: `B ${n++}`, description: 'D' })]
+      ['change name (in its write)', async () => await change({ name: `Bench ${n++}` })],
+      ['change name and description', async () => await change({ name: `B ${n++}`, description: 'D' })]
     ]
     const rows: Array<Record<string, string>> = []
     for (const [call, run] of calls) rows.push({ engine, call, 'CPU µs/call': (await cpuPerCall(run)).toFixed(1) })

@@ -22,7 +22,9 @@ import { createClient } from 'graphql-ws'
 import WebSocket from 'ws'
 import pg from 'pg'
 import { Store } from '../src/store/store.js'
-import { benchUserToken, freePort, median, pinSelf, ROOT, startHelper, startService, table } from './lib.js'
+import {
+  benchDomain, benchUserToken, freePort, median, pinSelf, ROOT, startHelper, startService, table
+} from './lib.js'
 import { judge, type Sample } from './soak-judge.js'
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 30)
@@ -80,11 +82,12 @@ async function database (engine: string): Promise<SoakDatabase> {
     if (process.env.DATABASE_LISTEN_URL !== undefined) env.DATABASE_LISTEN_URL = process.env.DATABASE_LISTEN_URL
   }
   const store = await Store.open(url, env.DATABASE_SCHEMA === undefined ? {} : { schema: env.DATABASE_SCHEMA })
+  const { domain, access } = benchDomain(store)
   const ids: string[] = []
   for (let i = 0; i < 200; i++) {
     const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 20}` })
     for (let j = 0; j < 3; j++) {
-      await store.assets.create({
+      await domain.assets.create(access, {
         name: `Ativo ${j}`, symbol: `SYM${j}`, type: 'STOCK', quantity: 1 + j, price: 10 + j, portfolioId: portfolio.id
       })
     }

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../src/store/store.js'
-import { benchUserToken, load, median, pinSelf, ROOT, startHelper, startService, table } from './lib.js'
+import { benchDomain, benchUserToken, load, median, pinSelf, ROOT, startHelper, startService, table } from './lib.js'
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 10_000)
 const PORTFOLIOS = 1000
@@ -30,16 +30,17 @@ pinSelf()
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-valuation-'))
 const file = join(dir, 'bench.sqlite')
 const store = await Store.open(`sqlite:${file}`)
+const { domain, access } = benchDomain(store)
 const portfolios: Array<{ id: string, assetId: string }> = []
 for (let i = 0; i < PORTFOLIOS; i++) {
   const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: `user-${i % 100}` })
   let assetId = ''
   for (let j = 0; j < ASSETS_PER_PORTFOLIO; j++) {
     const symbol = symbolOf((i + j * 10) % SYMBOLS)
-    const asset = await store.assets.create({
+    const asset = await domain.assets.create(access, {
       name: `Ativo ${j}`, symbol, type: 'STOCK', quantity: 10, price: 20, portfolioId: portfolio.id
     })
-    if (j === 0) assetId = asset?.id ?? ''
+    if (j === 0) assetId = asset.id
   }
   portfolios.push({ id: portfolio.id, assetId })
 }

@@ -1,14 +1,18 @@
 import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError, ValidationError, type ValidationIssue } from '../errors.js'
-import { decimalsOf, MONEY_DECIMALS, UNIT_DECIMALS } from '../schemas/money.js'
+import { decimal, decimalsOf, MONEY_DECIMALS, UNIT_DECIMALS } from '../schemas/money.js'
 import { pageOf } from '../schemas/common.js'
 import {
   FIRST_TRADE_DATE, type Asset, type AssetType, type CreateAssetInput, type UpdateAssetInput
 } from '../schemas/asset.js'
-import type { AssetRepository } from '../store/assets.js'
+import type { Trade } from '../schemas/average-cost.js'
 import type { Access } from './access.js'
-import { existing, found, type PageRequest } from './common.js'
-import { listOwner, reachable, reached, type Owners } from './ownership.js'
+import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
+import {
+  bounded, dayOf, heldAfter, nextSeq, positionAt, positionColumns, quantityChange, reconciledTrades
+} from './holdings.js'
+import { ifReached, listOwner, reachable, reached, reaches } from './ownership.js'
+import type { DataStore } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
 
@@ -78,34 +82,42 @@ export interface AssetFilter {
  * (docs/api.md#whose-portfolios): every user's with the API key, a user's own with its token.
  * Unknown ids, and another user's assets, are NOT_FOUND (`Ativo não encontrado`); an asset for an
  * unknown portfolio, or another user's, is NOT_FOUND (`Portfolio não encontrado`) and stores
- * nothing. `totalValue` is `quantity × price` rounded half away from zero to cents, computed by the
- * store when it writes (at most 10¹³ BRL).
+ * nothing. `totalValue` is `quantity × price` rounded half away from zero to cents, at most 10¹³
+ * BRL (src/domain/holdings.ts). Each write is one write of the store (its unit of work), deciding on the asset's
+ * row read once, under its lock: the scope, an `If-Match`, the position.
  */
 export class AssetService {
-  /** `portfolios`: who owns the portfolio an asset is created in, or whose assets are asked for. */
-  constructor (private readonly assets: AssetRepository, private readonly portfolios: Owners) {}
+  constructor (private readonly store: Pick<DataStore, 'assets' | 'portfolios' | 'write'>) {}
 
   /** A page of assets: a user token's lists hold only the assets of its own portfolios. */
   async list (access: Access, filter: AssetFilter, page: PageRequest): Promise<Asset[]> {
     const scope = await access.portfolioScope()
     const userId = listOwner(scope, undefined)
-    return await this.assets.list({ portfolioId: filter.portfolioId, type: filter.type, userId }, pageOf(page))
+    return await this.store.assets.list({ portfolioId: filter.portfolioId, type: filter.type, userId }, pageOf(page))
   }
 
   /** The asset with its tag. */
   async get (access: Access, id: string): Promise<Tagged<Asset>> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id =>
-      await reachable(scope, id, this.assets) ? await this.assets.get(id) : undefined)
+    const read = await found(id, missing, async id =>
+      await reachable(scope, id, this.store.assets) ? await this.store.assets.versioned(id) : undefined)
+    return tagged(read)
   }
 
+  /** Stores the asset and its first transaction: a BUY of its quantity at its price, on its date (else today). */
   async create (access: Access, input: CreateAssetInput): Promise<Asset> {
     const scope = await access.portfolioScope()
-    const create = createAssetInput(input)
-    const reached = await reachable(scope, create.portfolioId, this.portfolios)
-    const asset = reached ? await this.assets.create(create) : undefined
-    if (asset === undefined) throw new NotFoundError('Portfolio')
-    return asset
+    const { date, quantity, price, ...asset } = createAssetInput(input)
+    return await this.store.write(async work => {
+      // The portfolio's row first, as the write's lock (it cannot vanish before the insert); another user's, or
+      // none, is refused before anything else is written, and what the touch wrote is rolled back.
+      const owner = await work.portfolios.touch(asset.portfolioId)
+      if (owner === undefined || !reaches(scope, owner)) throw new NotFoundError('Portfolio')
+      const buy: Trade = bounded({ type: 'BUY', date: date ?? dayOf(work.now), quantity, price, fee: 0 })
+      const created = await work.assets.insert({ ...asset, ...positionColumns(heldAfter([buy])) })
+      await work.trades.insert(created.id, buy, 1)
+      return created
+    })
   }
 
   /**
@@ -117,14 +129,40 @@ export class AssetService {
   ): Promise<Tagged<Asset>> {
     const scope = await access.portfolioScope()
     const update = updateAssetInput(input)
-    return await found(id, missing, async id =>
-      await reachable(scope, id, this.assets) ? await this.assets.update(id, update, precondition) : undefined)
+    const changed = await found(id, missing, async id => await this.store.write(async work => {
+      const locked = ifReached(scope, await work.assets.lockForWrite(id), asset => asset.userId)
+      if (locked === undefined) return undefined
+      assertMatches(precondition, id, locked.version)
+      const { value: asset } = locked
+      const quantity = update.quantity ?? asset.quantity
+      const price = update.price ?? asset.price
+      const position = positionAt(quantity, price)
+      if (quantity !== asset.quantity) {
+        const recorded = await reconciledTrades(work, locked)
+        const change = bounded(quantityChange(decimal(quantity).minus(asset.quantity), price, work.now))
+        await work.trades.insert(id, change, nextSeq(recorded))
+      }
+      const after = await work.assets.setPosition(id, position)
+      await work.portfolios.touch(asset.portfolioId)
+      return after
+    }))
+    return tagged(changed)
   }
 
+  /** Removes the asset and its transactions. */
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
     const scope = await access.portfolioScope()
-    await existing(id, missing, async id =>
-      await reachable(scope, id, this.assets) && await this.assets.delete(id, precondition))
+    await existing(id, missing, async id => await this.store.write(async work => {
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.assets.lockForDelete(id), asset => asset.userId)
+        if (locked === undefined) return false
+        assertMatches(precondition, id, locked.version)
+      }
+      const portfolioId = await work.assets.delete(id)
+      if (portfolioId === undefined) return false
+      await work.portfolios.touch(portfolioId)
+      return true
+    }))
   }
 
   /**
@@ -133,7 +171,8 @@ export class AssetService {
    */
   async ofPortfolios (access: Access, portfolioIds: readonly string[]): Promise<Map<string, Asset[]>> {
     const scope = await access.portfolioScope()
-    const byPortfolio = await this.assets.ofPortfolios(await reached(scope, portfolioIds, this.portfolios))
+    const reachedIds = await reached(scope, portfolioIds, this.store.portfolios)
+    const byPortfolio = await this.store.assets.ofPortfolios(reachedIds)
     for (const id of portfolioIds) if (!byPortfolio.has(id)) byPortfolio.set(id, [])
     return byPortfolio
   }

@@ -1,9 +1,10 @@
 import { monthKey, monthsBetween, type MonthKey } from '../quotes/provider.js'
-import { afterTrade, averagePrice, NO_POSITION, type Position } from '../schemas/average-cost.js'
+import { averagePrice, NO_POSITION, type Position } from '../schemas/average-cost.js'
 import type { Dashboard } from '../schemas/dashboard.js'
 import { decimal, money, percentage, positionValue, roundMoney, unitAmount, type Decimal } from '../schemas/money.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
 import type { MonthClose } from './reais.js'
+import { Replay } from './replay.js'
 
 export type { Dashboard } from '../schemas/dashboard.js'
 
@@ -97,16 +98,8 @@ function byDate (a: DashboardTransaction, b: DashboardTransaction): number {
 function positionsAt (
   transactions: readonly DashboardTransaction[], months: readonly MonthKey[]
 ): Map<MonthKey, Position> {
-  const positions = new Map<MonthKey, Position>()
-  let position = NO_POSITION
-  let next = 0
-  for (const month of months) {
-    for (; next < transactions.length && (transactions[next]?.date.slice(0, 7) ?? '') <= month; next++) {
-      position = afterTrade(position, transactions[next] as DashboardTransaction)
-    }
-    positions.set(month, position)
-  }
-  return positions
+  const replay = new Replay(transactions)
+  return new Map(months.map(month => [month, replay.through(month)]))
 }
 
 /** `quantity × price`, exact and rounded to cents. */

@@ -1,12 +1,11 @@
 import { NotFoundError } from '../errors.js'
 import { IBOV_SYMBOL, isTicker, monthKey, quotesOf, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
-import type { AssetRepository, Holding } from '../store/assets.js'
 import type { Access } from './access.js'
 import { found, type Each } from './common.js'
 import { reachable, reached } from './ownership.js'
 import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard-calculation.js'
-import type { Log } from './ports.js'
+import type { AssetStore, Holding, Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
 import { monthlyClosesInReais, quotesInReais, type MonthClose, type QuoteInReais } from './reais.js'
 
@@ -82,7 +81,7 @@ async function dashboardOf (
  */
 export class DashboardService {
   constructor (
-    private readonly assets: Pick<AssetRepository, 'portfolioHoldingsOf' | 'holdingsOfPortfolios' | 'ownersOf'>,
+    private readonly assets: Pick<AssetStore, 'portfolioHoldingsOf' | 'holdingsOfPortfolios' | 'ownersOf'>,
     private readonly quotes: QuoteProvider
   ) {}
 

@@ -3,9 +3,9 @@ import { pageOf } from '../schemas/common.js'
 import type {
   CreateExclusionInput, ExcludedTransaction, ExcludedTransactionRecord
 } from '../schemas/excluded-transaction.js'
-import type { ExclusionRepository } from '../store/exclusions.js'
 import type { Access, Principal } from './access.js'
 import { existing, found, type PageRequest } from './common.js'
+import type { ExclusionStore } from './ports.js'
 
 const missing = (): Error => new NotFoundFeminineError('Exclusão')
 
@@ -32,7 +32,7 @@ export function createExclusionInput (input: CreateExclusionInput): CreateExclus
  * otherwise), a `user` any. An unknown id is NOT_FOUND (`Exclusão não encontrada`).
  */
 export class ExclusionService {
-  constructor (private readonly exclusions: ExclusionRepository) {}
+  constructor (private readonly exclusions: ExclusionStore) {}
 
   /** Excludes a transaction once per (client_id, transaction_id); a repeat answers the stored record. */
   async create (

@@ -1,5 +1,4 @@
 import type { QuoteProvider } from '../quotes/provider.js'
-import type { Store } from '../store/store.js'
 import type { ChangeFeed } from '../store/change-feed-core.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
@@ -17,7 +16,7 @@ import { StatsService } from './stats.js'
 import { TransactionService } from './transactions.js'
 import { ValuationService } from './portfolio-valuation.js'
 import { LIVE_VALUATION_DEFAULTS, LiveValuations, type LiveValuationOptions } from './live-valuations.js'
-import type { Log } from './ports.js'
+import type { DataStore, Log } from './ports.js'
 import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
 } from './portfolio-read-cache.js'
@@ -49,7 +48,8 @@ export interface Domain {
 
 /** The adapters the services stand on; read when a service is first used. */
 export interface DomainAdapters {
-  readonly store: Store
+  /** src/store's `Store`, which implements the port. */
+  readonly store: DataStore
   readonly quotes: QuoteProvider
   readonly aggregator: Pick<AggregatorApi, 'call'>
   /** Absent in a host that mounts portfolios without it: the reads then all go to the store. */
@@ -86,11 +86,9 @@ export function createDomain (
     return cache
   }
   return {
-    get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store.portfolios, reads())) },
-    get assets () { return once('assets', () => new AssetService(adapters.store.assets, adapters.store.portfolios)) },
-    get transactions () {
-      return once('transactions', () => new TransactionService(adapters.store.transactions, adapters.store.assets))
-    },
+    get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store, reads())) },
+    get assets () { return once('assets', () => new AssetService(adapters.store)) },
+    get transactions () { return once('transactions', () => new TransactionService(adapters.store)) },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
     get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },

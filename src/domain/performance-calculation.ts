@@ -1,10 +1,11 @@
-import { afterTrade, averagePrice, NO_POSITION, type Position, type Trade } from '../schemas/average-cost.js'
+import { averagePrice, type Position, type Trade } from '../schemas/average-cost.js'
 import { decimal, money, quotient, sum, type Decimal } from '../schemas/money.js'
 import type { PercentObservation } from '../quotes/provider.js'
 import type { PerformancePoint, PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import { ipcaChange, percentChange, selicChange } from './benchmarks.js'
 import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from '../schemas/calendar.js'
 import type { DayClose } from './reais.js'
+import { Replay } from './replay.js'
 
 /** One asset of the portfolio: its transactions and what is known of its daily closes, in reais. */
 export interface PerformanceHolding {
@@ -85,13 +86,10 @@ function valuesOn (holdings: readonly PerformanceHolding[], days: readonly strin
   const invested = days.map(() => decimal(0))
   const estimated = days.map(() => false)
   for (const holding of holdings) {
-    let position: Position = NO_POSITION
-    let next = 0
+    const replay = new Replay(holding.transactions)
     let close = -1
     days.forEach((day, index) => {
-      for (; next < holding.transactions.length && (holding.transactions[next] as Trade).date <= day; next++) {
-        position = afterTrade(position, holding.transactions[next] as Trade)
-      }
+      const position = replay.through(day)
       while (close + 1 < holding.closes.length && (holding.closes[close + 1] as DayClose).date <= day) close++
       if (position.quantity.eq(0)) return
       const priced = priceOf(holding, close, day, last, position)

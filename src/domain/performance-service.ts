@@ -2,14 +2,13 @@ import { NotFoundError } from '../errors.js'
 import { IBOV_SYMBOL, isTicker, type PercentObservation, type QuoteProvider } from '../quotes/provider.js'
 import { addDays, dayKey } from '../schemas/calendar.js'
 import type { PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
-import type { AssetRepository, Holding } from '../store/assets.js'
 import type { Access } from './access.js'
 import { ifReached } from './ownership.js'
 import { found } from './common.js'
 import { buildPerformance, nominalStart } from './performance-calculation.js'
 import type { PerformanceCache } from './performance-cache.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
-import type { Log } from './ports.js'
+import type { AssetStore, Holding, Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
 import { dailyClosesInReais, type DayClose } from './reais.js'
 
@@ -54,7 +53,7 @@ async function orNone<T> (what: string, read: () => Promise<T | undefined>, log:
 export class PerformanceService {
   constructor (
     private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
-    private readonly assets: Pick<AssetRepository, 'holdingsOfPortfolios'>,
+    private readonly assets: Pick<AssetStore, 'holdingsOfPortfolios'>,
     private readonly quotes: QuoteProvider,
     private readonly cache: PerformanceCache | undefined,
     private readonly now: () => Date = () => new Date()

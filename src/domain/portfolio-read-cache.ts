@@ -1,24 +1,23 @@
 import { LRUCache } from 'lru-cache'
-import type { Tagged } from '../http/entity-tag.js'
-import type { Asset } from '../schemas/asset.js'
+import type { Versioned } from '../http/entity-tag.js'
 import type { Portfolio, PortfolioDetail } from '../schemas/portfolio.js'
 import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
 import type { ChangeFeed } from '../store/change-feed-core.js'
-import type { PortfolioRepository } from '../store/portfolios.js'
+import type { PortfolioStore, PortfolioAndAssets } from './ports.js'
 
 /**
  * The reads of a portfolio the cache answers: REST's detail, the portfolio alone (its value, with
  * the owner it is checked against) and the valuations' inputs.
  */
-export type PortfolioReads = Pick<PortfolioRepository, 'taggedDetail' | 'portfolioOnly' | 'portfolioAndAssets'>
+export type PortfolioReads = Pick<PortfolioStore, 'versionedDetail' | 'portfolioOnly' | 'portfolioAndAssets'>
 
 interface Reads {
-  taggedDetail: Tagged<PortfolioDetail>
+  versionedDetail: Versioned<PortfolioDetail>
   portfolioOnly: Portfolio
-  portfolioAndAssets: { portfolio: Portfolio, assets: Asset[] }
+  portfolioAndAssets: PortfolioAndAssets
 }
 type Kind = keyof Reads
-const KINDS: readonly Kind[] = ['taggedDetail', 'portfolioOnly', 'portfolioAndAssets']
+const KINDS: readonly Kind[] = ['versionedDetail', 'portfolioOnly', 'portfolioAndAssets']
 
 /** Where a read of a portfolio is kept: each read its own entry, with its own age. */
 function keyOf (kind: Kind, id: string): string {
@@ -42,7 +41,7 @@ export const READ_CACHE_DEFAULTS: ReadCacheOptions = { maxEntries: 10_000, maxWe
 /** One, plus one per asset the read holds. */
 function weightOf (read: Reads[Kind]): number {
   if ('assets' in read) return 1 + read.assets.length
-  return 'etag' in read ? 1 + read.value.assets.length : 1
+  return 'version' in read ? 1 + read.value.assets.length : 1
 }
 
 /** A read on its way from the database: whether its portfolio changed since it started. */
@@ -78,8 +77,8 @@ export class CachedPortfolioReads implements PortfolioReads {
     this.stopListening = feed.onPortfolioChange(change => { this.changed(change) })
   }
 
-  async taggedDetail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
-    return await this.read(id, 'taggedDetail', async id => await this.store.taggedDetail(id))
+  async versionedDetail (id: string): Promise<Versioned<PortfolioDetail> | undefined> {
+    return await this.read(id, 'versionedDetail', async id => await this.store.versionedDetail(id))
   }
 
   async portfolioOnly (id: string): Promise<Portfolio | undefined> {

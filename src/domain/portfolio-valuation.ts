@@ -4,12 +4,11 @@ import type { Asset } from '../schemas/asset.js'
 import { fieldsOf } from '../schemas/common.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
 import { PortfolioValuationSchema, type PortfolioValuation } from '../schemas/valuation.js'
-import type { AssetRepository } from '../store/assets.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { Access } from './access.js'
 import { found } from './common.js'
 import { ifReached, reached, type Owners } from './ownership.js'
-import type { Log } from './ports.js'
+import type { AssetStore, Log } from './ports.js'
 import { knowCoinsOf } from './quotes.js'
 import { quotesInReaisOrNone, type QuoteInReais } from './reais.js'
 
@@ -99,7 +98,7 @@ export function sameValuation (a: PortfolioValuation | undefined, b: PortfolioVa
 export class ValuationService {
   constructor (
     private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
-    private readonly assets: AssetRepository,
+    private readonly assets: Pick<AssetStore, 'ofPortfolios'>,
     private readonly quotes: QuoteProvider,
     /** Who owns a portfolio of a batch. */
     private readonly owners: Owners,

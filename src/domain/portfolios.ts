@@ -6,11 +6,11 @@ import {
   CreatePortfolioInputSchema, UpdatePortfolioInputSchema, portfolioValue, type CreatePortfolioInput,
   type Portfolio, type PortfolioDetail, type PortfolioValue, type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
-import type { PortfolioRepository } from '../store/portfolios.js'
 import type { Access } from './access.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
-import { existing, found, type PageRequest } from './common.js'
-import { ifReached, listOwner, reachable } from './ownership.js'
+import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
+import { ifReached, listOwner } from './ownership.js'
+import type { DataStore } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Portfolio')
 
@@ -34,25 +34,28 @@ export interface ChangedPortfolio {
  * Portfolios (docs/api.md#resources), each method within the caller's portfolio scope
  * (docs/api.md#whose-portfolios): every user's with the API key, a user's own with its token.
  * Unknown ids, and another user's, are NOT_FOUND (`Portfolio não encontrado`); inputs arrive
- * validated by the portfolio schemas and are trimmed here; an If-Match `precondition` is checked
- * in the write's transaction. The detail, the value and the valuations' inputs are read through
+ * validated by the portfolio schemas and are trimmed here. A change or a delete is one write of the
+ * store (its unit of work), deciding on the portfolio's row read under its lock: the scope, then an
+ * If-Match `precondition`. The detail, the value and the valuations' inputs are read through
  * `reads` (the instance's cache of them: src/domain/portfolio-read-cache.ts, which keeps reads by id,
- * whoever asked: the owner is checked here on each answer); everything else, writes first, goes
- * to the store.
+ * whoever asked: the owner is checked here on each answer); everything else goes to the store.
  */
 export class PortfolioService {
-  constructor (private readonly portfolios: PortfolioRepository, private readonly reads: PortfolioReads = portfolios) {}
+  constructor (
+    private readonly store: Pick<DataStore, 'portfolios' | 'write'>,
+    private readonly reads: PortfolioReads = store.portfolios
+  ) {}
 
   /** A page of portfolios: without a `userId`, every user's with the API key, the user's own with its token. */
   async list (access: Access, filter: { userId?: string }, page: PageRequest): Promise<Portfolio[]> {
     const scope = await access.portfolioScope()
-    return await this.portfolios.list({ userId: listOwner(scope, filter.userId) }, pageOf(page))
+    return await this.store.portfolios.list({ userId: listOwner(scope, filter.userId) }, pageOf(page))
   }
 
   /** The portfolio alone: its total, not its assets. */
   async portfolioOnly (access: Access, id: string): Promise<Portfolio> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id => ifReached(scope, await this.portfolios.portfolioOnly(id), byUser))
+    return await found(id, missing, async id => ifReached(scope, await this.store.portfolios.portfolioOnly(id), byUser))
   }
 
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
@@ -65,8 +68,8 @@ export class PortfolioService {
   /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
   async taggedDetail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
     const scope = await access.portfolioScope()
-    return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.taggedDetail(id), read => read.value.userId))
+    return tagged(await found(id, missing, async id =>
+      ifReached(scope, await this.reads.versionedDetail(id), read => read.value.userId)))
   }
 
   /** The portfolio's total, from the kept portfolio read, whose owner it is checked against. */
@@ -81,7 +84,7 @@ export class PortfolioService {
     const scope = await access.portfolioScope()
     const create = createPortfolioInput(input)
     listOwner(scope, create.userId)
-    return await this.portfolios.create(create)
+    return await this.store.portfolios.create(create)
   }
 
   /** Renames or describes a portfolio; answers it and its detail's tag after the change. */
@@ -90,15 +93,29 @@ export class PortfolioService {
   ): Promise<ChangedPortfolio> {
     const scope = await access.portfolioScope()
     const update = updatePortfolioInput(input)
-    return await found(id, missing, async id =>
-      await reachable(scope, id, this.portfolios) ? await this.portfolios.change(id, update, precondition) : undefined)
+    const changed = await found(id, missing, async id => await this.store.write(async work => {
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.portfolios.lockForWrite(id), portfolio => portfolio.userId)
+        if (locked === undefined) return undefined
+        assertMatches(precondition, id, locked.version)
+      }
+      return await work.portfolios.change(id, update)
+    }))
+    const { value: portfolio, etag } = tagged(changed)
+    return { portfolio, etag }
   }
 
   /** Deletes the portfolio and its assets in one transaction. */
   async delete (access: Access, id: string, precondition?: Precondition): Promise<void> {
     const scope = await access.portfolioScope()
-    await existing(id, missing, async id =>
-      await reachable(scope, id, this.portfolios) && await this.portfolios.delete(id, precondition))
+    await existing(id, missing, async id => await this.store.write(async work => {
+      if (decidesOnRow(scope, precondition)) {
+        const locked = ifReached(scope, await work.portfolios.lockForDelete(id), portfolio => portfolio.userId)
+        if (locked === undefined) return false
+        assertMatches(precondition, id, locked.version)
+      }
+      return await work.portfolios.delete(id)
+    }))
   }
 }
 

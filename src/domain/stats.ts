@@ -1,10 +1,10 @@
 import type { Stats } from '../schemas/stats.js'
-import type { StatsRepository } from '../store/stats.js'
 import type { Access } from './access.js'
+import type { DataStore } from './ports.js'
 
 /** System statistics (docs/api.md#resources), behind the API key. */
 export class StatsService {
-  constructor (private readonly stats: StatsRepository) {}
+  constructor (private readonly stats: DataStore['stats']) {}
 
   async get (access: Access): Promise<Stats> {
     await access.apiKey()

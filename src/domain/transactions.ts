@@ -2,11 +2,12 @@ import { NotFoundError, NotFoundFeminineError } from '../errors.js'
 import type { Trade } from '../schemas/average-cost.js'
 import { pageOf } from '../schemas/common.js'
 import type { AssetTransaction, CreateTransactionInput } from '../schemas/transaction.js'
-import type { TransactionRepository } from '../store/transactions.js'
 import type { Access } from './access.js'
 import { assertInputRules } from './assets.js'
 import { found, possibleId, type PageRequest } from './common.js'
-import { reachable, reached, type Owners } from './ownership.js'
+import { bounded, heldAfter, nextSeq, positionColumns, reconciledTrades } from './holdings.js'
+import { ifReached, reachable, reached } from './ownership.js'
+import type { DataStore } from './ports.js'
 
 const missingAsset = (): Error => new NotFoundError('Ativo')
 const missingTransaction = (): Error => new NotFoundFeminineError('Transação')
@@ -26,34 +27,51 @@ export function createTransactionInput (input: CreateTransactionInput): Trade {
  * NOT_FOUND (`Ativo não encontrado`), an unknown transaction of it NOT_FOUND (`Transação não
  * encontrada`); a sale of more than is held at its date, or a removal that would leave less than
  * nothing held at some date, is INSUFFICIENT_QUANTITY and changes nothing. Every change sets the
- * asset's quantity, price (the average price) and value.
+ * asset's quantity, price (the average price) and value, and touches its portfolio. A change is one write of the
+ * store: the asset's row read once, under its lock, for the scope and the replay of its transactions (measured in
+ * BENCHMARKS.md, "Asset writes": it reads every transaction of the asset).
  */
 export class TransactionService {
-  /** `assets`: who owns the asset a transaction is of. */
-  constructor (private readonly transactions: TransactionRepository, private readonly assets: Owners) {}
+  constructor (private readonly store: Pick<DataStore, 'transactions' | 'assets' | 'write'>) {}
 
   /** The asset's transactions in the order they count: by date, then as recorded. */
   async list (access: Access, assetId: string, page: PageRequest): Promise<AssetTransaction[]> {
     const scope = await access.portfolioScope()
     return await found(assetId, missingAsset, async id =>
-      await reachable(scope, id, this.assets) ? await this.transactions.list(id, pageOf(page)) : undefined)
+      await reachable(scope, id, this.store.assets) ? await this.store.transactions.list(id, pageOf(page)) : undefined)
   }
 
   async add (access: Access, assetId: string, input: CreateTransactionInput): Promise<AssetTransaction> {
     const scope = await access.portfolioScope()
     const trade = createTransactionInput(input)
-    return await found(assetId, missingAsset, async id =>
-      await reachable(scope, id, this.assets) ? await this.transactions.add(id, trade) : undefined)
+    return await found(assetId, missingAsset, async id => await this.store.write(async work => {
+      const locked = ifReached(scope, await work.assets.lockForWrite(id), asset => asset.userId)
+      if (locked === undefined) return undefined
+      const recorded = await reconciledTrades(work, locked)
+      const added = bounded(trade)
+      const position = positionColumns(heldAfter([...recorded, added]))
+      const transaction = await work.trades.insert(id, added, nextSeq(recorded))
+      await work.assets.setPosition(id, position)
+      await work.portfolios.touch(locked.value.portfolioId)
+      return transaction
+    }))
   }
 
   async remove (access: Access, assetId: string, transactionId: string): Promise<void> {
     const scope = await access.portfolioScope()
     if (!possibleId(assetId)) throw missingAsset()
     if (!possibleId(transactionId)) throw missingTransaction()
-    if (!await reachable(scope, assetId, this.assets)) throw missingAsset()
-    const removal = await this.transactions.remove(assetId, transactionId)
-    if (removal === 'no asset') throw missingAsset()
-    if (removal === 'no transaction') throw missingTransaction()
+    await this.store.write(async work => {
+      const locked = ifReached(scope, await work.assets.lockForRemoval(assetId, transactionId), asset => asset.userId)
+      if (locked === undefined) throw missingAsset()
+      const recorded = await reconciledTrades(work, locked)
+      const kept = recorded.filter(trade => trade.id !== transactionId)
+      if (kept.length === recorded.length) throw missingTransaction()
+      const position = positionColumns(heldAfter(kept))
+      await work.trades.delete(transactionId)
+      await work.assets.setPosition(assetId, position)
+      await work.portfolios.touch(locked.value.portfolioId)
+    })
   }
 
   /**
@@ -62,6 +80,6 @@ export class TransactionService {
    */
   async ofAssets (access: Access, assetIds: readonly string[]): Promise<Map<string, AssetTransaction[]>> {
     const scope = await access.portfolioScope()
-    return await this.transactions.ofAssets(await reached(scope, assetIds, this.assets))
+    return await this.store.transactions.ofAssets(await reached(scope, assetIds, this.store.assets))
   }
 }

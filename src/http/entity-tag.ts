@@ -19,10 +19,16 @@ export function versionTag (id: string, version: number): string {
   return `"${id}.${version}"`
 }
 
-/** A value read from the store with its {@link versionTag}. */
+/** A value as answered with its {@link versionTag}. */
 export interface Tagged<T> {
   value: T
   etag: string
+}
+
+/** A value read from the store with the version its row has: what its {@link versionTag} is made of. */
+export interface Versioned<T> {
+  value: T
+  version: number
 }
 
 /** Whether `tag` satisfies an `If-Match` (strong comparison); undefined when the request has none. */

@@ -1,4 +1,3 @@
-import { InsufficientQuantityError } from '../errors.js'
 import { decimal, quotient, UNIT_DECIMALS, type Decimal } from './money.js'
 import type { TransactionType } from './transaction.js'
 
@@ -37,7 +36,7 @@ export function averagePrice (position: Position): Decimal {
  * The position after `trade`. A buy adds its quantity and its quantity × price to the cost. A sale
  * takes its quantity at the average price: its result is quantity × (price − average price), and
  * what is left costs its quantity × the average price, so a sale never changes the average price.
- * A sale of more than is held is INSUFFICIENT_QUANTITY, naming the trade's date.
+ * A sale of no more than is held: the domain's replay (src/domain/replay.ts) stops before any other.
  */
 export function afterTrade (position: Position, trade: Trade): Position {
   const fees = position.fees.plus(trade.fee)
@@ -50,7 +49,6 @@ export function afterTrade (position: Position, trade: Trade): Position {
     }
   }
   const quantity = position.quantity.minus(trade.quantity)
-  if (quantity.lt(0)) throw new InsufficientQuantityError(trade.date)
   const average = averagePrice(position)
   return {
     quantity,
@@ -58,11 +56,4 @@ export function afterTrade (position: Position, trade: Trade): Position {
     realized: position.realized.plus(decimal(trade.quantity).times(decimal(trade.price).minus(average))),
     fees
   }
-}
-
-/** The position after every trade, in the order they count (by date, then as recorded). */
-export function positionOf (trades: Iterable<Trade>): Position {
-  let position = NO_POSITION
-  for (const trade of trades) position = afterTrade(position, trade)
-  return position
 }

@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Transaction } from 'kysely'
+import type { Transaction } from 'kysely'
+import type { StoreEngine } from './connect.js'
 import type { Database } from './database.js'
-import { now, type StoreHandle } from './handle.js'
-import { touchPortfolioStatement, type TouchPortfolio } from './portfolios.js'
+import type { StoreHandle } from './handle.js'
+import type { Versioned } from '../http/entity-tag.js'
 import type { Page } from '../schemas/common.js'
-import type { Asset, AssetType, CreateAssetInput, UpdateAssetInput } from '../schemas/asset.js'
+import type { Asset, AssetType, CreateAssetInput } from '../schemas/asset.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
-import { PreconditionFailedError } from '../errors.js'
-import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
-import { decimal } from '../schemas/money.js'
-import { among, toAsset, type AssetRow } from './rows.js'
-import {
-  lastSeq, positionColumns, reconciledRows, toTransaction, transactionRow, valueCents, type TransactionRow
-} from './trades.js'
+import { among, toAsset, toTransaction, type AssetRow, type TransactionRow } from './rows.js'
 
 export interface AssetFilter {
   portfolioId?: string
@@ -22,41 +17,27 @@ export interface AssetFilter {
 }
 
 /** An asset with its transactions, in the order they count. */
-export interface Holding {
+interface Holding {
   asset: Asset
   transactions: AssetTransaction[]
 }
 
-type Trx = Transaction<Database>
-
-/**
- * A PATCH's change of quantity (docs/api.md#transactions): a BUY or SELL of the difference, dated
- * today, at `price`, recorded after the asset's other transactions (the caller holds its row).
- */
-async function recordQuantityChange (
-  trx: Trx, asset: { id: string, quantity: number, price: number }, to: number, price: number, timestamp: string
-): Promise<void> {
-  const rows = await reconciledRows(trx, asset.id, asset.quantity, asset.price, timestamp)
-  const bought = to > asset.quantity
-  // Decimal arithmetic: the difference of two amounts of at most 8 decimals, exactly.
-  const quantity = (bought ? decimal(to).minus(asset.quantity) : decimal(asset.quantity).minus(to)).toNumber()
-  const trade = { type: bought ? 'BUY' : 'SELL', date: timestamp.slice(0, 10), quantity, price, fee: 0 } as const
-  await trx.insertInto('asset_transactions')
-    .values(transactionRow(asset.id, trade, lastSeq(rows) + 1, timestamp)).execute()
+/** What the asset's row keeps of its position. */
+interface PositionColumns {
+  quantity: number
+  price: number
+  valueCents: number
 }
 
+/** A new asset's row: the fields its create names, and its first position. */
+type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns
+
 /**
- * Portfolio assets (docs/api.md#resources), each with its transactions (transactions.ts). Every write
- * touches the asset's portfolio, whose `updated_at` is the last change of its value. Inputs arrive
- * validated and normalised. Queries are built with Kysely (docs/style.md#query-style).
+ * Portfolio assets (docs/api.md#resources), each with its transactions (transactions.ts): their reads, and the rows
+ * the domain's writes read and write ({@link AssetRows}). Queries are built with Kysely (docs/style.md#query-style).
  */
 export class AssetRepository {
-  /** The portfolio's write every asset write makes: the portfolios' own statement (docs/style.md#query-style). */
-  private readonly touchPortfolio: TouchPortfolio
-
-  constructor (private readonly handle: StoreHandle) {
-    this.touchPortfolio = touchPortfolioStatement(handle)
-  }
+  constructor (private readonly handle: StoreHandle) {}
 
   async list (filter: AssetFilter, page: Page): Promise<Asset[]> {
     let query = this.handle.db.selectFrom('portfolio_assets').selectAll()
@@ -79,102 +60,15 @@ export class AssetRepository {
     return new Map(rows.map(row => [row.id, row.userId]))
   }
 
-  /** The asset with its tag. */
-  async get (id: string): Promise<Tagged<Asset> | undefined> {
+  /** The asset, and the version its row has. */
+  async versioned (id: string): Promise<Versioned<Asset> | undefined> {
     const row = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirst()
-    return row === undefined ? undefined : tagged(row)
+    return row === undefined ? undefined : { value: toAsset(row), version: row.version }
   }
 
-  /**
-   * Stores an asset and its first transaction, a BUY of its quantity at its price on `date` (today
-   * when absent); `undefined` (and nothing stored) when its portfolio does not exist.
-   */
-  async create (input: CreateAssetInput): Promise<Asset | undefined> {
-    return await this.handle.write(async (trx, announce) => {
-      const timestamp = now()
-      // Touching the portfolio first locks its row (PostgreSQL), so it cannot vanish before the insert.
-      if (!await this.touchPortfolio(trx, input.portfolioId, timestamp)) return undefined
-      const id = randomUUID()
-      const { quantity, price } = input
-      const buy = transactionRow(id, {
-        type: 'BUY', date: input.date ?? timestamp.slice(0, 10), quantity, price, fee: 0
-      }, 1, timestamp)
-      const row = {
-        id,
-        portfolio_id: input.portfolioId,
-        name: input.name,
-        symbol: input.symbol,
-        type: input.type,
-        ...positionColumns([buy]),
-        created_at: timestamp,
-        updated_at: timestamp,
-        version: 1
-      }
-      await trx.insertInto('portfolio_assets').values(row).execute()
-      await trx.insertInto('asset_transactions').values(buy).execute()
-      announce.portfolio(row.portfolio_id)
-      return toAsset(row)
-    })
-  }
-
-  /**
-   * A PATCH (docs/api.md#transactions): `price` becomes the asset's price; a new `quantity` is a
-   * BUY or SELL of the difference, dated today, at that price (else the asset's), and the asset
-   * keeps its price. Answers the asset with its new tag.
-   */
-  async update (id: string, input: UpdateAssetInput, precondition?: Precondition): Promise<Tagged<Asset> | undefined> {
-    return await this.handle.write(async (trx, announce) => {
-      if (precondition !== undefined) await this.check(trx, id, precondition)
-      const timestamp = now()
-      // Touching the row first locks it (PostgreSQL) and returns the values before this change.
-      const before = await trx.updateTable('portfolio_assets')
-        .set({ updated_at: timestamp, version: sql<number>`version + 1` }).where('id', '=', id)
-        .returning(['quantity', 'price']).executeTakeFirst()
-      if (before === undefined) return undefined
-      const quantity = input.quantity ?? before.quantity
-      const price = input.price ?? before.price
-      const row = await trx.updateTable('portfolio_assets')
-        .set({ quantity, price, value_cents: valueCents(quantity, price) })
-        .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-      if (quantity !== before.quantity) await recordQuantityChange(trx, { id, ...before }, quantity, price, timestamp)
-      await this.touchPortfolio(trx, row.portfolio_id, timestamp)
-      announce.portfolio(row.portfolio_id)
-      return tagged(row)
-    })
-  }
-
-  /** Removes the asset and its transactions, when `precondition` (an If-Match) holds for its tag. */
-  async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    return await this.handle.write(async (trx, announce) => {
-      if (precondition !== undefined) await this.check(trx, id, precondition, true)
-      await trx.deleteFrom('asset_transactions').where('asset_id', '=', id).execute()
-      const row = await trx
-        .deleteFrom('portfolio_assets')
-        .where('id', '=', id)
-        .returning('portfolio_id')
-        .executeTakeFirst()
-      if (row === undefined) return false
-      await this.touchPortfolio(trx, row.portfolio_id, now())
-      announce.portfolio(row.portfolio_id)
-      return true
-    })
-  }
-
-  /**
-   * Inside a write: reads the asset, locking its row (PostgreSQL; on SQLite the store's one
-   * connection runs one transaction at a time), and throws PreconditionFailedError unless `precondition` holds
-   * for the tag of the asset as `GET /portfolio-assets/:id` answers it now. A missing asset
-   * passes: the write then finds nothing (not found). The locks follow the order of the write they
-   * precede (a delete takes the transactions first), so that they add no deadlock.
-   */
-  private async check (trx: Trx, id: string, precondition: Precondition, deleting = false): Promise<void> {
-    const query = trx.selectFrom('portfolio_assets').selectAll().where('id', '=', id)
-    const postgres = this.handle.engine === 'postgres'
-    if (postgres && deleting) {
-      await trx.selectFrom('asset_transactions').select('id').where('asset_id', '=', id).forUpdate().execute()
-    }
-    const row = await (postgres ? query.forUpdate() : query).executeTakeFirst()
-    if (row !== undefined && !precondition(versionTag(id, row.version))) throw new PreconditionFailedError()
+  /** The assets' rows of the write `trx`, whose rows are stamped `now`. */
+  rowsIn (trx: Transaction<Database>, now: string): AssetRows {
+    return new AssetRows(trx, this.handle.engine, now)
   }
 
   /** The assets of several portfolios in one statement, each portfolio's oldest first. */
@@ -240,14 +134,86 @@ export class AssetRepository {
   }
 }
 
-/** An asset row as answered, with its tag. */
-function tagged (row: AssetRow): Tagged<Asset> {
-  return { value: toAsset(row), etag: versionTag(row.id, row.version) }
-}
-
 /** Asset rows with their transactions (in the order they count) as holdings. */
 function withTransactions (assets: readonly AssetRow[], rows: readonly TransactionRow[]): Holding[] {
   const transactionsOf = new Map<string, AssetTransaction[]>(assets.map(asset => [asset.id, []]))
   for (const row of rows) transactionsOf.get(row.asset_id)?.push(toTransaction(row))
   return assets.map(asset => ({ asset: toAsset(asset), transactions: transactionsOf.get(asset.id) ?? [] }))
+}
+
+/**
+ * Assets' rows inside a write of the domain (the `assets` of its unit of work: src/domain/ports.ts): what they read
+ * and write, and no rule. A read for a write locks the asset's row on PostgreSQL (SQLite's one connection runs one
+ * transaction at a time), after what a delete takes first: the locks of every write are taken in one order —
+ * transactions, then assets, then portfolios (which the domain touches last) — so that no two writes deadlock.
+ */
+export class AssetRows {
+  constructor (
+    private readonly trx: Transaction<Database>,
+    private readonly engine: StoreEngine,
+    private readonly now: string
+  ) {}
+
+  /** The asset, its version and its portfolio's owner; undefined when there is no such asset. */
+  async lockForWrite (id: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+    const query = this.trx.selectFrom('portfolio_assets').selectAll('portfolio_assets')
+      // A subquery, not a join: PostgreSQL's `for update` then locks the asset's row alone.
+      .select(eb => eb.selectFrom('portfolios').select('user_id')
+        .whereRef('portfolios.id', '=', 'portfolio_assets.portfolio_id').$asScalar().$notNull().as('user_id'))
+      .where('portfolio_assets.id', '=', id)
+    const row = await (this.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+    return row === undefined ? undefined : { value: toAsset(row), version: row.version, userId: row.user_id }
+  }
+
+  /** As {@link lockForWrite}, for the asset's delete: its transactions locked first. */
+  async lockForDelete (id: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+    if (this.engine === 'postgres') {
+      await this.trx.selectFrom('asset_transactions').select('id').where('asset_id', '=', id).forUpdate().execute()
+    }
+    return await this.lockForWrite(id)
+  }
+
+  /** As {@link lockForWrite}, for the removal of its transaction `tradeId`: that one locked first. */
+  async lockForRemoval (id: string, tradeId: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+    if (this.engine === 'postgres') {
+      await this.trx.selectFrom('asset_transactions').select('id').where('id', '=', tradeId)
+        .where('asset_id', '=', id).forUpdate().execute()
+    }
+    return await this.lockForWrite(id)
+  }
+
+  async insert (asset: NewAsset): Promise<Asset> {
+    const row = {
+      id: randomUUID(),
+      portfolio_id: asset.portfolioId,
+      name: asset.name,
+      symbol: asset.symbol,
+      type: asset.type,
+      quantity: asset.quantity,
+      price: asset.price,
+      value_cents: asset.valueCents,
+      created_at: this.now,
+      updated_at: this.now,
+      version: 1
+    }
+    await this.trx.insertInto('portfolio_assets').values(row).execute()
+    return toAsset(row)
+  }
+
+  /** Sets the asset's position columns and bumps its version: the asset after it. */
+  async setPosition (id: string, position: PositionColumns): Promise<Versioned<Asset>> {
+    const { quantity, price, valueCents } = position
+    const row = await this.trx.updateTable('portfolio_assets')
+      .set(eb => ({ quantity, price, value_cents: valueCents, updated_at: this.now, version: eb('version', '+', 1) }))
+      .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+    return { value: toAsset(row), version: row.version }
+  }
+
+  /** Deletes the asset and its transactions: its portfolio's id, undefined when there was no such asset. */
+  async delete (id: string): Promise<string | undefined> {
+    await this.trx.deleteFrom('asset_transactions').where('asset_id', '=', id).execute()
+    const row = await this.trx.deleteFrom('portfolio_assets').where('id', '=', id).returning('portfolio_id')
+      .executeTakeFirst()
+    return row?.portfolio_id
+  }
 }

@@ -3,8 +3,9 @@ import type { Transaction } from 'kysely'
 import type { Database } from './database.js'
 import { DEMO_PORTFOLIOS, type DemoAsset, type DemoPortfolio } from './demo-data.js'
 import { now, type StoreHandle } from './handle.js'
-import { positionColumns, transactionRow, valueCents, type TransactionRow } from './trades.js'
+import type { TransactionRow } from './rows.js'
 import type { Trade } from '../schemas/average-cost.js'
+import { positionValue, toCents } from '../schemas/money.js'
 
 const DEMO_LOADED_KEY = 'demo_data_loaded_at'
 
@@ -21,7 +22,8 @@ function transactionsOf (asset: DemoAsset, assetId: string, seededAt: Date, time
     ...(asset.sales ?? []).map(sale => ({ type: 'SELL' as const, ...sale }))
   ].map(({ monthsAgo, fee = 0, ...trade }) => ({ ...trade, fee, date: monthsBefore(seededAt, monthsAgo) }))
     .sort((a, b) => a.date.localeCompare(b.date) || (a.type === b.type ? 0 : a.type === 'BUY' ? -1 : 1))
-  return trades.map((trade, index) => transactionRow(assetId, trade, index + 1, timestamp))
+  return trades.map((trade, index) =>
+    ({ id: randomUUID(), asset_id: assetId, seq: index + 1, created_at: timestamp, ...trade }))
 }
 
 async function insertPortfolios (trx: Transaction<Database>, portfolios: readonly DemoPortfolio[]): Promise<void> {
@@ -40,9 +42,9 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
     for (const asset of portfolio.assets) {
       const assetId = randomUUID()
       const transactions = transactionsOf(asset, assetId, seededAt, timestamp)
-      const { quantity, price: averagePrice } = positionColumns(transactions)
-      // A last known price is the asset's own, as a PATCH of price sets it; else the average price.
-      const price = asset.price ?? averagePrice
+      // The position the data states; a last known price is the asset's own, as a PATCH of price sets it.
+      const { quantity } = asset
+      const price = asset.price ?? asset.averagePrice
       await trx.insertInto('portfolio_assets').values({
         id: assetId,
         portfolio_id: portfolioId,
@@ -51,7 +53,7 @@ async function insertPortfolios (trx: Transaction<Database>, portfolios: readonl
         type: asset.type,
         quantity,
         price,
-        value_cents: valueCents(quantity, price),
+        value_cents: toCents(positionValue(quantity, price)),
         created_at: timestamp,
         updated_at: timestamp
       }).execute()

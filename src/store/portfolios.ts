@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Selectable } from 'kysely'
+import { sql, type Selectable, type Transaction } from 'kysely'
 import type { StoreEngine } from './connect.js'
-import type { PortfoliosTable } from './database.js'
+import type { Database, PortfoliosTable } from './database.js'
 import { GroupCommit } from './group-commit.js'
-import { now, type Executor, type StoreHandle } from './handle.js'
+import { now, type Announce, type StoreHandle } from './handle.js'
 import { fieldsOf, type Page } from '../schemas/common.js'
 import { fromCents } from '../schemas/money.js'
 import type { Asset } from '../schemas/asset.js'
 import { ASSET_COLUMNS, toAsset, type AssetRow } from './rows.js'
 import { columnOf, columnsOf, rowReader, storedFields } from './columns.js'
-import { versionTag, type Precondition, type Tagged } from '../http/entity-tag.js'
-import { PreconditionFailedError } from '../errors.js'
+import type { Versioned } from '../http/entity-tag.js'
 import {
   PortfolioAssetSummarySchema,
   PortfolioDetailSchema,
@@ -72,19 +71,19 @@ const STORED_FIELDS = storedFields(PortfolioSchema, ['totalValue'])
 const INSERT_SQL = `insert into portfolios (${STORED_FIELDS.map(columnOf).join(', ')}) ` +
   `values (${STORED_FIELDS.map(() => '?').join(', ')})`
 
-const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ?'
+const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ? returning user_id'
 
 /** The assets' ids of a portfolio, for the statements on their transactions. */
 const ASSET_IDS_SQL = 'select id from portfolio_assets where portfolio_id = ?'
 
-/** The version a checked write compares (see `check`). */
-const VERSION_SQL = 'select version from portfolios where id = ?'
+/** What a write decides on: the owner and the version (see `PortfolioRows`). */
+const LOCKED_SQL = 'select user_id, version from portfolios where id = ?'
 
-/** PostgreSQL's row locks of a checked write (see `check`), in the order every write takes them (SQLite has none). */
+/** PostgreSQL's row locks of a write (see `PortfolioRows`), in the order every write takes them (SQLite has none). */
 const LOCK_SQL = {
   transactions: `select id from asset_transactions where asset_id in (${ASSET_IDS_SQL}) for update`,
   assets: `${ASSET_IDS_SQL} for update`,
-  portfolio: `${VERSION_SQL} for update`
+  portfolio: `${LOCKED_SQL} for update`
 }
 
 const DELETE_SQL = {
@@ -105,28 +104,16 @@ const toPortfolio = rowReader(PortfolioSchema, (row: Pick<PortfolioRow, 'total_v
 }))
 
 /** REST's detail, from a row of the detail statement. */
-const toDetailValue = rowReader(PortfolioDetailSchema, (row: Pick<DetailRow<DetailAsset>, 'total_value' | 'assets'>) =>
+const toDetail = rowReader(PortfolioDetailSchema, (row: Pick<DetailRow<DetailAsset>, 'total_value' | 'assets'>) =>
   ({ totalValue: fromCents(row.total_value), assets: itemsOf(row) }))
 
-/** A changed portfolio, and the tag its detail (`GET /portfolios/:id`) now has. */
-interface Changed {
-  portfolio: Portfolio
-  etag: string
+/** A portfolio's row as a write decides on it. */
+interface Locked {
+  user_id: string
+  version: number
 }
 
-/** REST's detail with its tag, from a row of the detail statement: what `GET /portfolios/:id` answers. */
-function toDetail (row: DetailRow<DetailAsset>): Tagged<PortfolioDetail> {
-  return { value: toDetailValue(row), etag: versionTag(row.id, row.version) }
-}
-
-/** Sets a portfolio's `updated_at` (and, on PostgreSQL, locks its row) inside a write; false when it does not exist. */
-export type TouchPortfolio = (executor: Executor, id: string, timestamp: string) => Promise<boolean>
-
-/** {@link TouchPortfolio} as a statement of `handle`, for the asset writes. */
-export function touchPortfolioStatement (handle: StoreHandle): TouchPortfolio {
-  const touch = handle.changes(TOUCH_SQL)
-  return async (executor, id, timestamp) => await touch([timestamp, id], executor) > 0
-}
+type Statements = ReturnType<typeof statements>
 
 /** Every statement of the repository, compiled once for the store's engine. */
 function statements (handle: StoreHandle) {
@@ -135,14 +122,15 @@ function statements (handle: StoreHandle) {
     detail: handle.statement<DetailRow<DetailAsset>>(detailSql(handle.engine, DETAIL_ASSET_FIELDS)),
     withAssets: handle.statement<DetailRow<AssetRow>>(detailSql(handle.engine, ASSET_ROW_FIELDS)),
     owners: handle.statement<{ id: string, user_id: string }>(ownersSql(handle.engine)),
-    version: handle.statement<{ version: number }>(VERSION_SQL),
+    locked: handle.statement<Locked>(LOCKED_SQL),
+    touch: handle.statement<{ user_id: string }>(TOUCH_SQL),
     list: handle.statement<PortfolioRow>(LIST_SQL),
     listOfUser: handle.statement<PortfolioRow>(LIST_OF_USER_SQL),
     insert: handle.statement(INSERT_SQL),
     lock: {
       transactions: handle.statement(LOCK_SQL.transactions),
       assets: handle.statement(LOCK_SQL.assets),
-      portfolio: handle.statement<{ version: number }>(LOCK_SQL.portfolio)
+      portfolio: handle.statement<Locked>(LOCK_SQL.portfolio)
     },
     delete: {
       transactions: handle.changes(DELETE_SQL.transactions),
@@ -155,11 +143,11 @@ function statements (handle: StoreHandle) {
 /**
  * Portfolios (docs/api.md#resources), their totals summed by the database. Inputs arrive validated and trimmed.
  * Every query is a statement compiled once (docs/style.md#query-style): the detail read and the create are the
- * busiest routes, and asset writes touch the portfolio through {@link touchPortfolioStatement}. The change is
- * built, its `set` from the fields it was given; columns and rows follow from the schemas (columns.ts).
+ * busiest routes, and every asset write touches the portfolio. The change is built, its `set` from the fields it
+ * was given; columns and rows follow from the schemas (columns.ts).
  */
 export class PortfolioRepository {
-  private readonly run: ReturnType<typeof statements>
+  private readonly run: Statements
   /** Creates of one event-loop turn, committed together on SQLite. */
   private readonly creates: GroupCommit
 
@@ -181,10 +169,10 @@ export class PortfolioRepository {
     return row === undefined ? undefined : toPortfolio(row)
   }
 
-  /** The portfolio, its total and its assets (REST's detail) with its tag, in one statement. */
-  async taggedDetail (id: string): Promise<Tagged<PortfolioDetail> | undefined> {
+  /** The portfolio, its total and its assets (REST's detail), and the version its row has, in one statement. */
+  async versionedDetail (id: string): Promise<Versioned<PortfolioDetail> | undefined> {
     const row = (await this.run.detail([id]))[0]
-    return row === undefined ? undefined : toDetail(row)
+    return row === undefined ? undefined : { value: toDetail(row), version: row.version }
   }
 
   /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
@@ -215,56 +203,74 @@ export class PortfolioRepository {
     return portfolio
   }
 
+  /** The portfolios' rows of the write `trx`, whose rows are stamped `now` and whose changes `announce` tells. */
+  rowsIn (trx: Transaction<Database>, now: string, announce: Announce): PortfolioRows {
+    return new PortfolioRows(this.run, this.handle.engine, trx, now, announce)
+  }
+}
+
+/**
+ * Portfolios' rows inside a write of the domain (the `portfolios` of its unit of work: src/domain/ports.ts): what
+ * they read and write, and no rule; each change of a portfolio is announced (told once the write commits). A read
+ * for a write locks the portfolio's row on PostgreSQL (SQLite's one connection runs one transaction at a time):
+ * asset writes touch the same row, so nothing changes it between the read and the write. A delete first locks what
+ * it deletes, in the order every delete takes (transactions, assets, then the portfolio, which asset writes touch
+ * last): locking the portfolio first could deadlock against an asset's write.
+ */
+export class PortfolioRows {
+  constructor (
+    private readonly run: Statements,
+    private readonly engine: StoreEngine,
+    private readonly trx: Transaction<Database>,
+    private readonly now: string,
+    private readonly announce: Announce
+  ) {}
+
+  /** The portfolio's owner and version; undefined when there is no such portfolio. */
+  async lockForWrite (id: string): Promise<{ userId: string, version: number } | undefined> {
+    const row = (await (this.engine === 'postgres' ? this.run.lock.portfolio : this.run.locked)([id], this.trx))[0]
+    return row === undefined ? undefined : { userId: row.user_id, version: row.version }
+  }
+
+  /** As {@link lockForWrite}, for the portfolio's delete: its assets' transactions and its assets locked first. */
+  async lockForDelete (id: string): Promise<{ userId: string, version: number } | undefined> {
+    if (this.engine === 'postgres') {
+      await this.run.lock.transactions([id], this.trx)
+      await this.run.lock.assets([id], this.trx)
+    }
+    return await this.lockForWrite(id)
+  }
+
+  /** Sets `updated_at` and bumps the version (locking the row on PostgreSQL): the owner, or undefined for none. */
+  async touch (id: string): Promise<string | undefined> {
+    const row = (await this.run.touch([this.now, id], this.trx))[0]
+    if (row !== undefined) this.announce.portfolio(id)
+    return row?.user_id
+  }
+
   /**
-   * Renames or describes a portfolio, when `precondition` (an If-Match) holds for its detail's
-   * tag; answers it and its detail's tag after the change, read in the same transaction. Its `set` is built
-   * from the fields given (a statement per combination was 2ⁿ texts no type checked). The cost, measured with
-   * `bench/portfolio-repository.ts` (CPU, statements → built, four runs each): the change alone 20–22 → 26–28 µs
-   * on SQLite, 103–130 → 139–165 µs on PostgreSQL; a whole `PATCH /portfolios/:id` 116–167 → 128–136 µs on
+   * Renames or describes the portfolio; answers it after the change, read in the same transaction. Its `set` is
+   * built from the fields given (a statement per combination was 2ⁿ texts no type checked). The cost, measured
+   * with `bench/portfolio-repository.ts` (CPU, statements → built, four runs each): the change alone 20–22 → 26–28
+   * µs on SQLite, 103–130 → 139–165 µs on PostgreSQL; a whole `PATCH /portfolios/:id` 116–167 → 128–136 µs on
    * SQLite, 413–500 → 428–520 µs on PostgreSQL, within the runs' spread. PATCH is not a busy route.
    */
-  async change (id: string, input: UpdatePortfolioInput, precondition?: Precondition): Promise<Changed | undefined> {
-    return await this.handle.write(async (trx, announce) => {
-      if (precondition !== undefined) await this.check(trx, id, precondition)
-      const { numUpdatedRows } = await trx.updateTable('portfolios')
-        .set({ ...columnsOf(input), updated_at: now(), version: sql<number>`version + 1` })
-        .where('id', '=', id).executeTakeFirstOrThrow()
-      if (numUpdatedRows === 0n) return undefined
-      const row = (await this.run.byId([id], trx))[0]
-      /* c8 ignore next -- updated in this transaction */
-      if (row === undefined) return undefined
-      announce.portfolio(id)
-      return { portfolio: toPortfolio(row), etag: versionTag(row.id, row.version) }
-    })
+  async change (id: string, input: UpdatePortfolioInput): Promise<Versioned<Portfolio> | undefined> {
+    await this.trx.updateTable('portfolios')
+      .set({ ...columnsOf(input), updated_at: this.now, version: sql<number>`version + 1` })
+      .where('id', '=', id).execute()
+    const row = (await this.run.byId([id], this.trx))[0]
+    if (row === undefined) return undefined
+    this.announce.portfolio(id)
+    return { value: toPortfolio(row), version: row.version }
   }
 
-  /**
-   * Inside a write: locks the portfolio (PostgreSQL; on SQLite the store's one connection runs one
-   * transaction at a time) and throws PreconditionFailedError unless `precondition` holds for its detail's tag as
-   * it is now (only its version is read) — asset writes lock the same row, so nothing changes it between the
-   * check and the write. A missing portfolio passes: the write then finds nothing (not found). A delete first locks
-   * what it will delete, in the order every delete takes (transactions, assets, then the portfolio, which
-   * asset writes lock last): locking the portfolio first could deadlock against an asset write.
-   */
-  private async check (trx: Executor, id: string, precondition: Precondition, deleting = false): Promise<void> {
-    if (this.handle.engine === 'postgres' && deleting) {
-      await this.run.lock.transactions([id], trx)
-      await this.run.lock.assets([id], trx)
-    }
-    const lock = this.handle.engine === 'postgres' ? this.run.lock.portfolio : this.run.version
-    const row = (await lock([id], trx))[0]
-    if (row !== undefined && !precondition(versionTag(id, row.version))) throw new PreconditionFailedError()
-  }
-
-  /** Deletes the portfolio, its assets and their transactions atomically, when `precondition` holds (see change). */
-  async delete (id: string, precondition?: Precondition): Promise<boolean> {
-    return await this.handle.write(async (trx, announce) => {
-      if (precondition !== undefined) await this.check(trx, id, precondition, true)
-      await this.run.delete.transactions([id], trx)
-      await this.run.delete.assets([id], trx)
-      const deleted = await this.run.delete.portfolio([id], trx) > 0
-      if (deleted) announce.portfolio(id, true)
-      return deleted
-    })
+  /** Deletes the portfolio, its assets and their transactions; false when there was no such portfolio. */
+  async delete (id: string): Promise<boolean> {
+    await this.run.delete.transactions([id], this.trx)
+    await this.run.delete.assets([id], this.trx)
+    const deleted = await this.run.delete.portfolio([id], this.trx) > 0
+    if (deleted) this.announce.portfolio(id, true)
+    return deleted
   }
 }

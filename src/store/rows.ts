@@ -1,11 +1,13 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely'
-import type { PortfolioAssetsTable } from './database.js'
+import type { AssetTransactionsTable, PortfolioAssetsTable } from './database.js'
 import { columnOf, rowReader, storedFields } from './columns.js'
 import type { StoreHandle } from './handle.js'
 import { AssetSchema } from '../schemas/asset.js'
-import { fromCents } from '../schemas/money.js'
+import { fromCents, money, positionValue } from '../schemas/money.js'
+import type { AssetTransaction } from '../schemas/transaction.js'
 
 export type AssetRow = Selectable<PortfolioAssetsTable>
+export type TransactionRow = Selectable<AssetTransactionsTable>
 
 /**
  * An asset as answered, each field from its column; its `totalValue` is the stored cents every sum adds, so the
@@ -14,6 +16,21 @@ export type AssetRow = Selectable<PortfolioAssetsTable>
 export const toAsset = rowReader(AssetSchema, (row: Pick<AssetRow, 'value_cents'>) => ({
   totalValue: fromCents(row.value_cents)
 }))
+
+/** A transaction as answered: its `totalValue` is quantity × price to the cent. */
+export function toTransaction (row: TransactionRow): AssetTransaction {
+  return {
+    id: row.id,
+    assetId: row.asset_id,
+    type: row.type,
+    date: row.date,
+    quantity: row.quantity,
+    price: row.price,
+    fee: row.fee,
+    totalValue: money(positionValue(row.quantity, row.price)),
+    createdAt: row.created_at
+  }
+}
 
 /** The columns {@link toAsset} reads. */
 export const ASSET_COLUMNS = [...storedFields(AssetSchema, ['totalValue']).map(columnOf), 'value_cents'] as const

@@ -9,10 +9,10 @@ import { storeFault } from '../errors.js'
 import { isPostgresConnectionFailure } from './outage.js'
 import { isPostgresUrl } from './database-url.js'
 import { poolerHint } from './postgres-schema.js'
-import { StoreHandle } from './handle.js'
-import { PortfolioRepository } from './portfolios.js'
-import { AssetRepository } from './assets.js'
-import { TransactionRepository } from './transactions.js'
+import { now, StoreHandle } from './handle.js'
+import { PortfolioRepository, type PortfolioRows } from './portfolios.js'
+import { AssetRepository, type AssetRows } from './assets.js'
+import { TransactionRepository, type TradeRows } from './transactions.js'
 import { ExclusionRepository } from './exclusions.js'
 import { AggregatorEventRepository } from './aggregator-events.js'
 import { ItemVerificationRepository } from './item-verifications.js'
@@ -51,9 +51,22 @@ function openFailure (url: string, error: unknown): StoreOpenError {
 }
 
 /**
+ * A write of the domain, open: its instant, and the rows of portfolios, assets and transactions it reads and writes,
+ * all in its transaction (the domain's unit of work: src/domain/ports.ts).
+ */
+interface Work {
+  readonly now: string
+  readonly portfolios: PortfolioRows
+  readonly assets: AssetRows
+  readonly trades: TradeRows
+}
+
+/**
  * The service's data on SQLite or PostgreSQL: one repository per domain over one shared
  * connection. Aggregates (totals, statistics) are computed by the database; multi-row writes
- * are transactions. The connection itself stays private: callers go through the repositories.
+ * are transactions, those of portfolios, assets and transactions each a unit of work of the
+ * domain ({@link write}), which decides what they write. The connection itself stays private:
+ * callers go through the repositories.
  */
 export class Store {
   readonly portfolios: PortfolioRepository
@@ -192,6 +205,23 @@ export class Store {
 
   get engine (): StoreEngine {
     return this.handle.engine
+  }
+
+  /**
+   * A write of the domain in one transaction: `work` reads and writes rows through the unit of work, and the
+   * transaction commits when it settles (an error it throws rolls it back). The portfolios it changed are
+   * announced inside the transaction and told once it has committed ({@link onPortfolioChange}).
+   */
+  async write<T> (work: (work: Work) => Promise<T>): Promise<T> {
+    return await this.handle.write(async (trx, announce) => {
+      const instant = now()
+      return await work({
+        now: instant,
+        portfolios: this.portfolios.rowsIn(trx, instant, announce),
+        assets: this.assets.rowsIn(trx, instant),
+        trades: this.transactions.rowsIn(trx, instant)
+      })
+    })
   }
 
   /**

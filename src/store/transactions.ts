@@ -1,34 +1,19 @@
+import { randomUUID } from 'node:crypto'
 import type { Transaction } from 'kysely'
 import type { Database } from './database.js'
-import { now, type StoreHandle } from './handle.js'
-import { touchPortfolioStatement, type TouchPortfolio } from './portfolios.js'
-import { among } from './rows.js'
-import { lastSeq, positionColumns, reconciledRows, setPosition, toTransaction, transactionRow } from './trades.js'
+import type { StoreHandle } from './handle.js'
+import { among, toTransaction } from './rows.js'
 import type { Trade } from '../schemas/average-cost.js'
 import type { Page } from '../schemas/common.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
 
-/** What removing a transaction found. */
-export type Removal = 'removed' | 'no asset' | 'no transaction'
-
 /**
- * The dated buys and sales of assets (docs/api.md#transactions). Each write holds its asset's row
- * (locked on PostgreSQL; SQLite's one connection runs one transaction at a time), replays every
- * transaction of the asset in the order they count, refuses one that would sell more than is held
- * at some date (INSUFFICIENT_QUANTITY: nothing written), sets the asset's quantity, average price
- * and value, and touches its portfolio; once committed, the portfolio's change is told. Queries
- * are built with Kysely (docs/style.md#query-style). So a write reads all of its asset's
- * transactions: measured in process on SQLite, a transaction on an asset holding 100 takes about
- * 1.2 ms of CPU, on one holding 1 000 about 4 ms (a PATCH of quantity 0.7 and 2.3 ms; 0.5 ms before
- * transactions existed).
+ * The dated buys and sales of assets (docs/api.md#transactions), read in the order they count: by date, then as
+ * recorded (`seq`). They are written inside the domain's writes ({@link TradeRows}), which decide what is recorded.
+ * Queries are built with Kysely (docs/style.md#query-style).
  */
 export class TransactionRepository {
-  /** The portfolio's write every asset write makes: the portfolios' own statement (docs/style.md#query-style). */
-  private readonly touchPortfolio: TouchPortfolio
-
-  constructor (private readonly handle: StoreHandle) {
-    this.touchPortfolio = touchPortfolioStatement(handle)
-  }
+  constructor (private readonly handle: StoreHandle) {}
 
   /** A page of the asset's transactions in the order they count; `undefined` when there is no such asset. */
   async list (assetId: string, page: Page): Promise<AssetTransaction[] | undefined> {
@@ -51,55 +36,34 @@ export class TransactionRepository {
     return byAsset
   }
 
-  /** Records `trade` for the asset; `undefined` (nothing written) when there is no such asset. */
-  async add (assetId: string, trade: Trade): Promise<AssetTransaction | undefined> {
-    return await this.handle.write(async (trx, announce) => {
-      const asset = await this.lockAsset(trx, assetId)
-      if (asset === undefined) return undefined
-      const timestamp = now()
-      const rows = await reconciledRows(trx, assetId, asset.quantity, asset.price, timestamp)
-      const row = transactionRow(assetId, trade, lastSeq(rows) + 1, timestamp)
-      const columns = positionColumns([...rows, row])
-      await trx.insertInto('asset_transactions').values(row).execute()
-      await setPosition(trx, assetId, columns, timestamp)
-      await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
-      announce.portfolio(asset.portfolio_id)
-      return toTransaction(row)
-    })
+  /** The transactions' rows of the write `trx`, whose rows are stamped `now`. */
+  rowsIn (trx: Transaction<Database>, now: string): TradeRows {
+    return new TradeRows(trx, now)
+  }
+}
+
+/**
+ * Transactions' rows inside a write of the domain (the `trades` of its unit of work: src/domain/ports.ts), whose
+ * asset's row the write holds: what they read and write, and no rule.
+ */
+export class TradeRows {
+  constructor (private readonly trx: Transaction<Database>, private readonly now: string) {}
+
+  /** The asset's transactions in the order they count, each with its place in the order recorded. */
+  async of (assetId: string): Promise<Array<Trade & { id: string, seq: number }>> {
+    return await this.trx.selectFrom('asset_transactions')
+      .select(['id', 'seq', 'type', 'date', 'quantity', 'price', 'fee'])
+      .where('asset_id', '=', assetId).orderBy('date').orderBy('seq').execute()
   }
 
-  /** Undoes one transaction of the asset, unless that would leave less than nothing held at some date. */
-  async remove (assetId: string, transactionId: string): Promise<Removal> {
-    return await this.handle.write(async (trx, announce) => {
-      // What a delete locks first, in the order every delete takes: the transaction, its asset, the portfolio.
-      if (this.handle.engine === 'postgres') {
-        await trx.selectFrom('asset_transactions').select('id').where('id', '=', transactionId)
-          .where('asset_id', '=', assetId).forUpdate().execute()
-      }
-      const asset = await this.lockAsset(trx, assetId)
-      if (asset === undefined) return 'no asset'
-      const timestamp = now()
-      const rows = await reconciledRows(trx, assetId, asset.quantity, asset.price, timestamp)
-      const kept = rows.filter(row => row.id !== transactionId)
-      if (kept.length === rows.length) return 'no transaction'
-      const columns = positionColumns(kept)
-      await trx.deleteFrom('asset_transactions').where('id', '=', transactionId).execute()
-      await setPosition(trx, assetId, columns, timestamp)
-      await this.touchPortfolio(trx, asset.portfolio_id, timestamp)
-      announce.portfolio(asset.portfolio_id)
-      return 'removed'
-    })
+  async insert (assetId: string, trade: Trade, seq: number): Promise<AssetTransaction> {
+    const { type, date, quantity, price, fee } = trade
+    const row = { id: randomUUID(), asset_id: assetId, type, date, seq, quantity, price, fee, created_at: this.now }
+    await this.trx.insertInto('asset_transactions').values(row).execute()
+    return toTransaction(row)
   }
 
-  /**
-   * Inside a write: the asset's portfolio, quantity and price, its row locked (PostgreSQL) so that
-   * the asset's transactions read next stay as read until the write commits; `undefined` for no such asset.
-   */
-  private async lockAsset (
-    trx: Transaction<Database>, assetId: string
-  ): Promise<{ portfolio_id: string, quantity: number, price: number } | undefined> {
-    const query = trx.selectFrom('portfolio_assets').select(['portfolio_id', 'quantity', 'price'])
-      .where('id', '=', assetId)
-    return await (this.handle.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
+  async delete (id: string): Promise<void> {
+    await this.trx.deleteFrom('asset_transactions').where('id', '=', id).execute()
   }
 }

@@ -5,8 +5,7 @@ import auth, { requestAccess } from '../../src/plugins/auth.js'
 import { EVERY_PORTFOLIO, type Access } from '../../src/domain/access.js'
 import { PortfolioService } from '../../src/domain/portfolios.js'
 import { ExclusionService } from '../../src/domain/exclusions.js'
-import type { PortfolioRepository } from '../../src/store/portfolios.js'
-import type { ExclusionRepository } from '../../src/store/exclusions.js'
+import type { DataStore, ExclusionStore } from '../../src/domain/ports.js'
 import { providerConfig } from '../../src/schemas/tokens.js'
 import { bearer, clientToken, tymon, userToken } from '../helper.js'
 
@@ -81,11 +80,11 @@ function recordingAccess (granted: boolean): Access & { asked: string[] } {
 
 t.test('a service checks the credential before the store; an id over 64 characters is never looked up', async t => {
   const reads: string[] = []
-  const repository = {
-    portfolioOnly: async (id: string) => { reads.push(id); return undefined },
-    delete: async (id: string) => { reads.push(id); return false }
-  } as unknown as PortfolioRepository
-  const portfolios = new PortfolioService(repository)
+  const store = {
+    portfolios: { portfolioOnly: async (id: string) => { reads.push(id); return undefined } },
+    write: async () => { reads.push('a write'); return false }
+  } as unknown as DataStore
+  const portfolios = new PortfolioService(store)
 
   const refused = recordingAccess(false)
   await t.rejects(portfolios.portfolioOnly(refused, 'p-1'), { code: 'REFUSED' })
@@ -106,7 +105,7 @@ t.test('a service checks the credential before the store; an id over 64 characte
   const exclusions = new ExclusionService({
     get: async () => ({ id: 'e-1', client_id: 'client-b' }),
     delete: async () => { t.fail('another client\'s record must not be deleted'); return true }
-  } as unknown as ExclusionRepository)
+  } as unknown as ExclusionStore)
   await t.rejects(exclusions.delete(granted, 'e-1'), { code: 'BFF_FORBIDDEN' })
   t.same(granted.asked.at(-1), 'principal', 'the exclusion service asks for the principal')
 })

@@ -13,6 +13,7 @@ import {
   UpdatePortfolioInputSchema, type CreatePortfolioInput, type UpdatePortfolioInput
 } from '../../src/schemas/portfolio.js'
 import { forEachEngine, freshDatabase, freshStore, type Engine } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 // A field of a portfolio or an asset is declared once, in its schema: the table, every read, the insert, the
 // update and the domain's inputs follow from it (src/store/columns.ts). These tests fail for a field added to a
@@ -71,7 +72,7 @@ forEachEngine(t, 'every read and write of a portfolio answers every field of its
   t.teardown(() => store.close())
   const created = await store.portfolios.create({ name: 'Fields', description: 'All of them', userId: 'u1' })
   answers(t, PortfolioSchema, created, 'create')
-  const asset = await store.assets.create({
+  const asset = await domainOver(store).assets.create(TRUSTED, {
     name: 'Petrobras PN', symbol: 'PETR4', type: 'STOCK', quantity: 3, price: 10.5, portfolioId: created.id
   })
   answers(t, AssetSchema, asset, 'asset create')
@@ -85,11 +86,11 @@ forEachEngine(t, 'every read and write of a portfolio answers every field of its
   t.equal(withAssets?.assets.length, 1)
   answers(t, AssetSchema, withAssets?.assets[0], 'portfolioAndAssets\'s asset')
   t.same(withAssets?.assets[0], asset, 'an asset read as JSON is the asset stored')
-  answers(t, AssetSchema, (await store.assets.get(String(asset?.id)))?.value, 'asset get')
+  answers(t, AssetSchema, (await store.assets.versioned(asset.id))?.value, 'asset versioned')
   answers(t, AssetSchema, (await store.assets.list({ portfolioId: created.id }, page))[0], 'asset list')
 
-  const detail = (await store.portfolios.taggedDetail(created.id))?.value
-  answers(t, PortfolioDetailSchema, detail, 'taggedDetail')
+  const detail = (await store.portfolios.versionedDetail(created.id))?.value
+  answers(t, PortfolioDetailSchema, detail, 'versionedDetail')
   answers(t, PortfolioAssetSummarySchema, detail?.assets[0], 'detail\'s asset')
   t.equal(detail?.totalValue, 31.5, 'the total summed from the assets\' cents')
 })
@@ -102,9 +103,9 @@ forEachEngine(t, 'a change stores each field of UpdatePortfolioInputSchema it is
   const values: Required<UpdatePortfolioInput> = { name: 'After', description: 'After' }
   t.same(Object.keys(values), fieldsOf(UpdatePortfolioInputSchema), 'a value for every editable field')
   for (const field of fieldsOf(UpdatePortfolioInputSchema)) {
-    const changed = await store.portfolios.change(id, { [field]: values[field] })
-    answers(t, PortfolioSchema, changed?.portfolio, `change of ${field}`)
-    t.equal(changed?.portfolio[field], values[field], `${field}: answered`)
+    const changed = await store.write(async work => await work.portfolios.change(id, { [field]: values[field] }))
+    answers(t, PortfolioSchema, changed?.value, `change of ${field}`)
+    t.equal(changed?.value[field], values[field], `${field}: answered`)
     t.equal((await store.portfolios.portfolioOnly(id))?.[field], values[field], `${field}: stored`)
   }
 })

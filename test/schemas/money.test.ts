@@ -164,7 +164,7 @@ t.test('migration 0004 rounds stored amounts to 8 decimals and computes each val
 
   const store = await Store.open(url)
   t.teardown(() => store.close())
-  t.match((await store.assets.get('a'))?.value, { quantity: 0.3, price: 1.005, totalValue: 0.3 })
+  t.match((await store.assets.versioned('a'))?.value, { quantity: 0.3, price: 1.005, totalValue: 0.3 })
   t.same((await store.transactions.list('a', { limit: 10, offset: 0 }))?.map(lot => lot.quantity), [0.3])
-  t.equal((await store.portfolios.taggedDetail('p'))?.value.totalValue, 0.6)
+  t.equal((await store.portfolios.versionedDetail('p'))?.value.totalValue, 0.6)
 })

@@ -1,11 +1,9 @@
 import t, { type Test } from 'tap'
 import { Store } from '../../src/store/store.js'
-import { PreconditionFailedError } from '../../src/errors.js'
 import { forEachEngine, freshStore, type Engine } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 const page = { limit: 1000, offset: 0 }
-const never = (): boolean => false
-const always = (): boolean => true
 
 async function openStore (t: Test, engine: Engine): Promise<Store> {
   const store = await Store.open(...await freshStore(t, engine))
@@ -20,67 +18,62 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
     const portfolio = await store.portfolios.portfolioOnly(id)
     return [String(portfolio?.name), portfolio?.description ?? null]
   }
+  const change = async (input: { name?: string, description?: string | null }) =>
+    await store.write(async work => await work.portfolios.change(id, input))
 
-  const renamed = await store.portfolios.change(id, { name: 'N1' })
+  const renamed = await change({ name: 'N1' })
   t.same(await fields(), ['N1', 'D0'], 'the name alone')
-  t.equal(renamed?.portfolio.name, 'N1', 'the answer is the row after the change')
-  await store.portfolios.change(id, { description: 'D1' })
+  t.equal(renamed?.value.name, 'N1', 'the answer is the row after the change')
+  await change({ description: 'D1' })
   t.same(await fields(), ['N1', 'D1'], 'the description alone')
-  await store.portfolios.change(id, { description: null })
+  await change({ description: null })
   t.same(await fields(), ['N1', null], 'a null description clears it')
-  const both = await store.portfolios.change(id, { name: 'N2', description: 'D2' })
+  const both = await change({ name: 'N2', description: 'D2' })
   t.same(await fields(), ['N2', 'D2'], 'both')
   const after = await store.portfolios.portfolioOnly(id)
-  t.equal(after?.updatedAt, both?.portfolio.updatedAt, 'updated_at is the change\'s')
-  t.equal(both?.etag, (await store.portfolios.taggedDetail(id))?.etag, 'the tag read in the transaction')
-
-  t.equal(await store.portfolios.change('nope', { name: 'x' }), undefined, 'no such portfolio')
-  t.equal(await store.portfolios.change('nope', { name: 'x' }, never), undefined, 'a missing one passes the check')
-  await t.rejects(store.portfolios.change(id, { name: 'N3' }, never), PreconditionFailedError)
-  t.same(await fields(), ['N2', 'D2'], 'a failed precondition changes nothing')
+  t.equal(after?.updatedAt, both?.value.updatedAt, 'updated_at is the change\'s')
+  t.equal(both?.version, (await store.portfolios.versionedDetail(id))?.version, 'the version read in the transaction')
+  t.equal(both?.version, 5, 'each change bumps it')
+  t.equal(await store.write(async work => await work.portfolios.change('nope', { name: 'x' })), undefined,
+    'no such portfolio')
 })
 
-forEachEngine(t, 'a delete takes the transactions, assets and portfolio if its precondition holds', async (
-  t, engine
-) => {
+forEachEngine(t, 'a write reads a portfolio\'s owner and version under its lock; a touch bumps the version and ' +
+  'answers the owner', async (t, engine) => {
   const store = await openStore(t, engine)
+  const { id } = await store.portfolios.create({ name: 'P', userId: 'ana' })
+  t.same(await store.write(async work => await work.portfolios.lockForWrite(id)), { userId: 'ana', version: 1 })
+  t.same(await store.write(async work => await work.portfolios.lockForDelete(id)), { userId: 'ana', version: 1 })
+  t.equal(await store.write(async work => await work.portfolios.lockForWrite('nope')), undefined)
+  t.equal(await store.write(async work => await work.portfolios.lockForDelete('nope')), undefined)
+
+  const touched = await store.write(async work => ({ owner: await work.portfolios.touch(id), now: work.now }))
+  t.equal(touched.owner, 'ana')
+  t.equal((await store.portfolios.portfolioOnly(id))?.updatedAt, touched.now, 'updated_at is the write\'s instant')
+  t.equal((await store.portfolios.versionedDetail(id))?.version, 2, 'its detail\'s version bumped')
+  t.equal(await store.write(async work => await work.portfolios.touch('nope')), undefined, 'no such portfolio')
+})
+
+forEachEngine(t, 'a delete takes the portfolio\'s transactions and assets, and no other\'s', async (t, engine) => {
+  const store = await openStore(t, engine)
+  const domain = domainOver(store)
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
   const kept = await store.portfolios.create({ name: 'Kept', userId: 'u' })
   const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 2, price: 3 }
-  const asset = await store.assets.create({ ...input, portfolioId: portfolio.id })
-  const other = await store.assets.create({ ...input, portfolioId: kept.id })
-  t.ok(asset !== undefined && other !== undefined)
-  const assetId = String(asset?.id)
+  const asset = await domain.assets.create(TRUSTED, { ...input, portfolioId: portfolio.id })
+  const other = await domain.assets.create(TRUSTED, { ...input, portfolioId: kept.id })
   const transactionsOf = async (id: string): Promise<unknown[] | undefined> =>
     await store.transactions.list(id, { limit: 10, offset: 0 })
-  t.equal((await transactionsOf(assetId))?.length, 1)
+  t.equal((await transactionsOf(asset.id))?.length, 1)
   t.equal((await store.stats.get()).totalPortfolios, 2)
 
-  await t.rejects(store.portfolios.delete(portfolio.id, never), PreconditionFailedError)
-  t.equal((await transactionsOf(assetId))?.length, 1, 'a failed precondition deletes nothing')
-  t.equal((await store.portfolios.taggedDetail(portfolio.id))?.value.assets.length, 1)
-
-  t.equal(await store.portfolios.delete(portfolio.id, always), true)
+  t.equal(await store.write(async work => await work.portfolios.delete(portfolio.id)), true)
+  t.equal(await store.write(async work => await work.portfolios.delete(portfolio.id)), false, 'gone already')
   t.equal(await store.portfolios.portfolioOnly(portfolio.id), undefined)
-  t.equal(await store.assets.get(assetId), undefined)
-  t.same(await store.transactions.ofAssets([assetId]), new Map([[assetId, []]]), 'its transactions went with it')
-  t.equal((await transactionsOf(String(other?.id)))?.length, 1, 'another portfolio\'s transactions stay')
+  t.equal(await store.assets.versioned(asset.id), undefined)
+  t.same(await store.transactions.ofAssets([asset.id]), new Map([[asset.id, []]]), 'its transactions went with it')
+  t.equal((await transactionsOf(other.id))?.length, 1, 'another portfolio\'s transactions stay')
   t.equal((await store.stats.get()).totalPortfolios, 1, 'a delete refreshes the statistics at once')
-  t.equal(await store.portfolios.delete(portfolio.id), false, 'gone already')
-})
-
-forEachEngine(t, 'asset writes touch their portfolio; an asset of no portfolio is not stored', async (t, engine) => {
-  const store = await openStore(t, engine)
-  const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 1, price: 10 }
-  t.equal(await store.assets.create({ ...input, portfolioId: 'nope' }), undefined)
-  t.same(await store.assets.list({}, page), [])
-  const asset = await store.assets.create({ ...input, portfolioId: portfolio.id })
-  t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.updatedAt, asset?.updatedAt, 'the create touched it')
-  const updated = await store.assets.update(String(asset?.id), { quantity: 3 })
-  const after = await store.portfolios.portfolioOnly(portfolio.id)
-  t.equal(after?.updatedAt, updated?.value.updatedAt, 'the update touched it')
-  t.equal(after?.totalValue, 30)
 })
 
 forEachEngine(t, 'lists: every portfolio or a user\'s, oldest first, paged', async (t, engine) => {

@@ -6,6 +6,7 @@ import { qualifiedTables } from '../../src/store/database.js'
 import { poolerHint, searchPathOf } from '../../src/store/postgres-schema.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
 import { freshDatabase, NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 /*
  * DATABASE_SCHEMA (docs/deploy.md#poolers): every statement names the schema, so the store is in it
@@ -50,16 +51,22 @@ testNeeding(t, 'a store in DATABASE_SCHEMA works whatever the session\'s search_
   const store = await Store.open(url.href, { schema })
   t.teardown(() => store.close())
   t.same(await store.appliedMigrations(), MIGRATION_NAMES)
+  const domain = domainOver(store)
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const asset = await store.assets.create({
-    name: 'A', symbol: 'A', type: 'STOCK', quantity: 2, price: 3, portfolioId: portfolio.id
-  })
-  t.equal((await store.portfolios.taggedDetail(portfolio.id))?.value.totalValue, 6)
+  const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 2, price: 3, portfolioId: portfolio.id }
+  const asset = await domain.assets.create(TRUSTED, input)
+  t.equal((await store.portfolios.versionedDetail(portfolio.id))?.value.totalValue, 6)
   t.equal((await store.assets.list({ portfolioId: portfolio.id }, page)).length, 1)
-  t.ok(await store.assets.update(asset?.id ?? '', { quantity: 1 }))
+  t.match(await domain.assets.update(TRUSTED, asset.id, { quantity: 1 }), { value: { quantity: 1 } })
+  const sale = { type: 'SELL' as const, date: asset.createdAt.slice(0, 10), quantity: 1, price: 4 }
+  const { id } = await domain.transactions.add(TRUSTED, asset.id, sale)
+  await domain.transactions.remove(TRUSTED, asset.id, id)
+  await domain.portfolios.update(TRUSTED, portfolio.id, { name: 'Q' })
   t.equal((await store.stats.get()).totalAssets, 1)
   t.equal(await store.idempotency.count(), 0)
-  t.ok(await store.portfolios.delete(portfolio.id))
+  await domain.assets.delete(TRUSTED, asset.id)
+  await domain.portfolios.delete(TRUSTED, portfolio.id)
+  t.equal(await store.portfolios.portfolioOnly(portfolio.id), undefined)
   const admin = new pg.Client({ connectionString: POSTGRES_URL })
   await admin.connect()
   t.teardown(async () => { await admin.end() })

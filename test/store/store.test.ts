@@ -10,7 +10,11 @@ import { DETAIL_ASSET_FIELDS, detailSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
+import type { PortfolioChange } from '../../src/store/change-events.js'
+import { replay } from '../../src/domain/replay.js'
+import { averagePrice } from '../../src/schemas/average-cost.js'
 import { forEachEngine, freshDatabase } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 const page = { limit: 1000, offset: 0 }
 
@@ -30,6 +34,23 @@ t.test('a SQLite file keeps its data across restarts and migrates once', async t
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
   t.teardown(() => raw.close())
   t.equal(raw.pragma('journal_mode', { simple: true }), 'wal')
+})
+
+t.test('the demo data states the positions the domain replays from its lots and sales', async t => {
+  const store = await Store.open('sqlite::memory:', { demoData: true })
+  t.teardown(() => store.close())
+  const portfolioIds = (await store.portfolios.list({}, page)).map(portfolio => portfolio.id)
+  const holdings = [...(await store.assets.holdingsOfPortfolios(portfolioIds)).values()].flat()
+  const declared = new Map(DEMO_PORTFOLIOS.flatMap(portfolio => portfolio.assets).map(asset => [asset.symbol, asset]))
+  t.equal(holdings.length, declared.size, 'every demo asset, each of its own symbol')
+  for (const { asset, transactions } of holdings) {
+    const { after, shortAt } = replay(transactions)
+    const average = averagePrice(after).toNumber()
+    const stated = declared.get(asset.symbol)
+    t.same([shortAt, after.quantity.toNumber(), average], [undefined, asset.quantity, stated?.averagePrice],
+      `${asset.symbol}: its quantity and average price`)
+    t.equal(asset.price, stated?.price ?? average, `${asset.symbol}: its price`)
+  }
 })
 
 t.test('an unknown DATABASE_URL scheme is refused', async t => {
@@ -82,7 +103,8 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
   const store = await Store.open(url, { schema })
   t.teardown(() => store.close())
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
-  const asset = await store.assets.create({
+  const domain = domainOver(store)
+  const asset = await domain.assets.create(TRUSTED, {
     name: 'A',
     symbol: 'A',
     type: 'STOCK',
@@ -91,14 +113,42 @@ forEachEngine(t, 'deleting a portfolio is atomic: a failure keeps it and its ass
     portfolioId: portfolio.id
   })
   await refusePortfolioDeletes(searchPathUrl)
-  await t.rejects(store.portfolios.delete(portfolio.id), /refused by the test/)
+  await t.rejects(domain.portfolios.delete(TRUSTED, portfolio.id), /refused by the test/)
   t.same(
     (await store.assets.list({ portfolioId: portfolio.id }, page)).map(a => a.id),
-    [asset?.id],
+    [asset.id],
     'the rolled-back delete removed no asset'
   )
-  t.same((await store.transactions.list(asset?.id ?? '', page))?.length, 1, '…and no transaction')
+  t.same((await store.transactions.list(asset.id, page))?.length, 1, '…and no transaction')
   t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.totalValue, 1)
+})
+
+forEachEngine(t, 'a write of the domain commits its rows together or not at all, and tells its changes once ' +
+  'committed', async (t, engine) => {
+  const { url, schema } = await freshDatabase(t, engine)
+  const store = await Store.open(url, { schema })
+  t.teardown(() => store.close())
+  const told: PortfolioChange[] = []
+  store.onPortfolioChange(change => { told.push(change) })
+  const { id } = await store.portfolios.create({ name: 'P', userId: 'u' })
+  const asset = { portfolioId: id, name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 2, price: 3 }
+  await t.rejects(store.write(async work => {
+    await work.portfolios.touch(id)
+    await work.assets.insert({ ...asset, valueCents: 600 })
+    throw new Error('refused by the test')
+  }), /refused by the test/)
+  t.same(await store.assets.list({ portfolioId: id }, page), [], 'the insert rolled back')
+  t.equal((await store.portfolios.versionedDetail(id))?.version, 1, 'and the touch')
+  t.same(told, [], 'nothing told')
+
+  const inserted = await store.write(async work => {
+    await work.portfolios.touch(id)
+    const written = await work.assets.insert({ ...asset, valueCents: 600 })
+    t.same(told, [], 'nothing told before the commit')
+    return written
+  })
+  t.same(told, [{ kind: 'portfolio', portfolioId: id, deleted: false }], 'its portfolio\'s change, once committed')
+  t.same((await store.portfolios.versionedDetail(id))?.value.assets.map(a => a.id), [inserted.id])
 })
 
 t.test('the store plugin accepts a store opened by the host and leaves it open', async t => {
@@ -137,7 +187,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   const portfolio = await store.portfolios.create({ name: 'Ordered', userId: 'o' })
   const names = ['c', 'a', 'b']
   for (const name of names) {
-    await store.assets.create({
+    await domainOver(store).assets.create(TRUSTED, {
       name,
       symbol: 'PETR4',
       type: 'STOCK',
@@ -150,7 +200,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
   t.same(
-    (await store.portfolios.taggedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
+    (await store.portfolios.versionedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
     names,
     'in the order they were added'
   )

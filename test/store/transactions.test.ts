@@ -1,86 +1,19 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import t, { type Test } from 'tap'
-import { sql } from 'kysely'
-import { connect } from '../../src/store/connect.js'
+import t from 'tap'
 import { Store } from '../../src/store/store.js'
-import { forEachEngine, freshDatabase, type Engine } from '../helper.js'
+import { forEachEngine, freshDatabase } from '../helper.js'
+import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
 
 const page = { limit: 1000, offset: 0 }
-const today = (): string => new Date().toISOString().slice(0, 10)
-
-/** A store, and a connection of its own to the same database: the previous version's, writing lots. */
-async function storeAndPreviousVersion (t: Test, engine: Engine): Promise<{
-  store: Store
-  previous: (statement: ReturnType<typeof sql>) => Promise<void>
-}> {
-  const url = engine === 'sqlite'
-    ? `sqlite:${join(mkdtempSync(join(tmpdir(), 'bff-transactions-')), 'bff.sqlite')}`
-    : (await freshDatabase(t, engine)).searchPathUrl
-  const store = await Store.open(url)
-  t.teardown(() => store.close())
-  const { db, release } = await connect(url)
-  t.teardown(async () => {
-    await db.destroy()
-    await release?.()
-  })
-  return { store, previous: async statement => { await statement.execute(db) } }
-}
-
-forEachEngine(t, 'what the previous version wrote during a rolling deployment is recorded at the next write, ' +
-  'as a PATCH of quantity records it now', async (t, engine) => {
-  const { store, previous } = await storeAndPreviousVersion(t, engine)
-  const portfolio = await store.portfolios.create({ name: 'Rolling', userId: 'u' })
-  const input = {
-    name: 'A', symbol: 'PETR4', type: 'STOCK' as const, quantity: 100, price: 32, portfolioId: portfolio.id
-  }
-  const asset = await store.assets.create({ ...input, date: '2025-01-10' })
-  const assetId = String(asset?.id)
-  const stamp = new Date().toISOString()
-
-  // The previous version's PATCH {quantity: 130, price: 35}: the asset's row, and a lot.
-  await previous(sql`update portfolio_assets set quantity = 130, price = 35, value_cents = 455000
-    where id = ${assetId}`)
-  await previous(sql`insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
-    values ('lot-1', ${assetId}, ${today()}, 2, 30, 35, ${stamp})`)
-  const sale = await store.transactions.add(assetId, { type: 'SELL', date: today(), quantity: 10, price: 40, fee: 0 })
-  const listed = await store.transactions.list(assetId, page)
-  t.same(listed?.map(tx => [tx.type, tx.date, tx.quantity, tx.price]), [
-    ['BUY', '2025-01-10', 100, 32], ['BUY', today(), 30, 35], ['SELL', today(), 10, 40]
-  ], 'the 30 bought meanwhile, at the asset\'s price, before the sale')
-  t.equal(listed?.at(-1)?.id, sale?.id)
-  // (3200 + 1050) / 130 = 32.69230769
-  t.match((await store.assets.get(assetId))?.value, { quantity: 120, price: 32.69230769 })
-
-  // The previous version's PATCH {quantity: 50}: FIFO on its lots, the asset's row.
-  await previous(sql`update portfolio_assets set quantity = 50, value_cents = 163462 where id = ${assetId}`)
-  t.equal(await store.transactions.remove(assetId, String(sale?.id)), 'removed')
-  t.same((await store.transactions.list(assetId, page))?.map(tx => [tx.type, tx.quantity, tx.price]), [
-    ['BUY', 100, 32], ['BUY', 30, 35], ['SELL', 70, 32.69230769]
-  ], 'the 70 sold meanwhile, at the asset\'s price; the sale undone')
-  t.match((await store.assets.get(assetId))?.value, { quantity: 60, price: 32.69230769 })
-
-  // The previous version's create: an asset and its lot, no transaction; then this version's PATCH.
-  await previous(sql`insert into portfolio_assets
-    (id, portfolio_id, name, symbol, type, quantity, price, value_cents, created_at, updated_at, version)
-    values ('old-asset', ${portfolio.id}, 'B', 'VALE3', 'STOCK', 5, 10, 5000, ${stamp}, ${stamp}, 1)`)
-  await previous(sql`insert into asset_lots (id, asset_id, date, seq, quantity, price, created_at)
-    values ('lot-2', 'old-asset', ${today()}, 1, 5, 10, ${stamp})`)
-  t.match((await store.assets.update('old-asset', { quantity: 3, price: 12 }))?.value, { quantity: 3, price: 12 })
-  t.same((await store.transactions.list('old-asset', page))?.map(tx => [tx.type, tx.quantity, tx.price]), [
-    ['BUY', 5, 10], ['SELL', 2, 12]
-  ], 'the create, at the price the asset had, then the PATCH\'s sale at its own price')
-})
 
 forEachEngine(t, 'the assets\' transactions in one read, each asset\'s in order', async (t, engine) => {
   const store = await Store.open((await freshDatabase(t, engine)).searchPathUrl)
   t.teardown(() => store.close())
+  const domain = domainOver(store)
   const portfolio = await store.portfolios.create({ name: 'Many', userId: 'u' })
   const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 1, price: 1, portfolioId: portfolio.id }
-  const first = String((await store.assets.create({ ...input, date: '2024-05-01' }))?.id)
-  const second = String((await store.assets.create(input))?.id)
-  await store.transactions.add(first, { type: 'BUY', date: '2024-01-01', quantity: 2, price: 3, fee: 0.5 })
+  const first = (await domain.assets.create(TRUSTED, { ...input, date: '2024-05-01' })).id
+  const second = (await domain.assets.create(TRUSTED, input)).id
+  await domain.transactions.add(TRUSTED, first, { type: 'BUY', date: '2024-01-01', quantity: 2, price: 3, fee: 0.5 })
   const read = await store.transactions.ofAssets([first, second, 'none'])
   t.same([...read.keys()], [first, second, 'none'])
   t.same(read.get(first)?.map(tx => tx.date), ['2024-01-01', '2024-05-01'])
@@ -88,7 +21,27 @@ forEachEngine(t, 'the assets\' transactions in one read, each asset\'s in order'
   t.same(read.get('none'), [])
   t.same(await store.transactions.ofAssets([]), new Map())
   t.equal(await store.transactions.list('none', page), undefined)
-  const trade = { type: 'BUY' as const, date: today(), quantity: 1, price: 1, fee: 0 }
-  t.equal(await store.transactions.add('none', trade), undefined)
-  t.equal(await store.transactions.remove('none', 'x'), 'no asset')
+})
+
+forEachEngine(t, 'a write reads an asset\'s transactions in the order they count, each with its place as recorded, ' +
+  'and records and deletes rows as it is told', async (t, engine) => {
+  const store = await Store.open((await freshDatabase(t, engine)).searchPathUrl)
+  t.teardown(() => store.close())
+  const portfolio = await store.portfolios.create({ name: 'Rows', userId: 'u' })
+  const asset = await domainOver(store).assets.create(TRUSTED, {
+    name: 'A', symbol: 'A', type: 'STOCK', quantity: 10, price: 2, portfolioId: portfolio.id, date: '2024-03-01'
+  })
+  const trade = (date: string, quantity: number) => ({ type: 'SELL' as const, date, quantity, price: 3, fee: 0.25 })
+  const recorded = await store.write(async work => {
+    const sale = await work.trades.insert(asset.id, trade('2024-02-01', 1), 2)
+    await work.trades.insert(asset.id, trade('2024-03-01', 2), 3)
+    t.same(sale, { ...trade('2024-02-01', 1), id: sale.id, assetId: asset.id, totalValue: 3, createdAt: work.now },
+      'the transaction as answered: the write\'s instant, quantity × price')
+    return await work.trades.of(asset.id)
+  })
+  t.same(recorded.map(({ date, seq, quantity }) => [date, seq, quantity]),
+    [['2024-02-01', 2, 1], ['2024-03-01', 1, 10], ['2024-03-01', 3, 2]], 'by date, then as recorded: no rule applied')
+  t.match(recorded[0], { type: 'SELL', price: 3, fee: 0.25 })
+  await store.write(async work => { await work.trades.delete(String(recorded[0]?.id)) })
+  t.same((await store.transactions.list(asset.id, page))?.map(tx => tx.date), ['2024-03-01', '2024-03-01'])
 })
