@@ -76,7 +76,7 @@ const portfolio = fc.record({
   benchmark: fc.option(fc.record({ lastQuote: price, closes }), { nil: undefined })
 })
 type GeneratedAsset = typeof asset extends fc.Arbitrary<infer T> ? T : never
-type Benchmark = NonNullable<typeof portfolio extends fc.Arbitrary<infer T> ? T['benchmark'] : never>
+type Benchmark = NonNullable<(typeof portfolio extends fc.Arbitrary<infer T> ? T : never)['benchmark']>
 
 /** The generated trades as transactions in the order they count; a sale sells its share of what is held then. */
 function transactionsOf (trades: GeneratedAsset['trades'], index: number): DashboardTransaction[] {

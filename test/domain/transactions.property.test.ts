@@ -85,9 +85,11 @@ class Position {
   async apply (action: Step): Promise<Outcome> {
     let outcome: Outcome = 'accepted'
     if (action.kind === 'buy' || action.kind === 'sell' || action.kind === 'same date') {
-      const sale = action.kind === 'same date' ? action.sale : action.kind === 'sell'
       const held = referencePosition(inOrder(this.transactions))?.quantity ?? 0
-      const amount = sale ? Math.floor(held * action.share / 1_000_000 * 1e8) / 1e8 : action.quantity
+      const sale = action.kind === 'sell' || (action.kind === 'same date' && action.sale)
+      const amount = action.kind === 'buy' || !sale
+        ? action.quantity
+        : Math.floor(held * action.share / 1_000_000 * 1e8) / 1e8
       const date = action.kind === 'same date'
         ? this.transactions[action.index % this.transactions.length]?.date
         : dateOf(action.days)
