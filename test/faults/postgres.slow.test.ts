@@ -88,7 +88,7 @@ testNeeding(t, 'PostgreSQL stopped and started under 20 writers through nginx: b
   const balancer = await startNginx(t, ports)
 
   let writing = true
-  const results: WriteResults = { acknowledged: [], failures: new Map(), codes: new Map(), retried: 0 }
+  const results: WriteResults = { acknowledged: [], failures: new Map(), codes: new Map(), retried: 0, mostSends: 0 }
   const writers = writeWhile(balancer, () => writing, 'outage', results)
   const progress = (): unknown => ({ acknowledged: results.acknowledged.length, refused: [...results.failures] })
   await until('writes acknowledged before the stop', () => results.acknowledged.length > 200, progress)
