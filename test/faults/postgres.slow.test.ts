@@ -17,6 +17,10 @@ import {
  * test stops and starts it, so it is never the cluster DATABASE_URL names.
  */
 
+// Four clusters of its own, each made by initdb, and the instances they serve: about a minute on an
+// idle machine, past tap's 120 s with both cores kept busy by other processes.
+t.setTimeout(300_000)
+
 const PRODUCTION = { NODE_ENV: 'production', QUOTES_PROVIDER: 'offline', SHUTDOWN_DRAIN_MS: '0' }
 const sleep = async (ms: number): Promise<void> => { await new Promise(resolve => setTimeout(resolve, ms)) }
 
