@@ -7,6 +7,7 @@ import type { PortfolioRepository } from '../../src/store/portfolios.js'
 import { Listeners, type PortfolioChange } from '../../src/store/change-events.js'
 import type { Asset } from '../../src/schemas/asset.js'
 import { capturedLog } from '../fixtures/captured-log.js'
+import { until } from '../fixtures/until.js'
 
 const access: Access = {
   apiKey: async () => {},
@@ -117,9 +118,7 @@ t.test('live valuations: a first read that fails refuses the stream and leaves n
   failing = true
   changes.emit({ kind: 'portfolio', portfolioId: 'p1', deleted: false })
   const logged = (): boolean => lines.some(line => line.msg === 'valuation not refreshed after a change')
-  for (let attempt = 0; attempt < 200 && !logged(); attempt++) {
-    await new Promise(resolve => setTimeout(resolve, 10))
-  }
+  await until('the failed read logged', logged, () => lines)
   t.match(lines, [{ msg: 'valuation not refreshed after a change', portfolioId: 'p1' }])
   failing = false
   changes.emit({ kind: 'all' })
@@ -142,9 +141,11 @@ t.test('while the change feed is unproven each watched portfolio is read again a
   } as unknown as PortfolioRepository
   const changes = new Listeners<PortfolioChange>()
   let proven = false
+  /** How often the rereads' timer asked the feed: nothing else here asks it. */
+  let asked = 0
   const feed = {
     onPortfolioChange: (listener: (change: PortfolioChange) => void) => changes.add(listener),
-    proven: () => proven
+    proven: () => { asked++; return proven }
   }
   // The rereads' timer does not hold the process open (an app's server does): this does here.
   const alive = setInterval(() => {}, 1000)
@@ -158,10 +159,16 @@ t.test('while the change feed is unproven each watched portfolio is read again a
   const next = await stream.next()
   t.match(next.value, { kind: 'valuation', valuation: { bookValue: 30 } }, 'moved without any change told')
   proven = true
-  await new Promise(resolve => setTimeout(resolve, 60))
+  // A read the timer started is counted as it starts and done within its tick (nothing here waits
+  // on I/O): once the timer has asked the proven feed, the reads are settled.
+  const ticks = async (count: number): Promise<void> => {
+    const from = asked
+    await until(`${count} ticks of the rereads' timer`, () => asked >= from + count, () => ({ asked, from, reads }))
+  }
+  await ticks(1)
   const settled = reads
-  await new Promise(resolve => setTimeout(resolve, 100))
-  t.equal(reads, settled, 'proven: no reads on a timer')
+  await ticks(3)
+  t.equal(reads, settled, 'proven: three ticks of the timer read nothing')
   await stream.return?.()
   t.same(live.watched, { portfolios: 0, symbols: 0 })
 })

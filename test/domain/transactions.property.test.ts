@@ -34,6 +34,16 @@ const step = fc.oneof(
     price,
     fee
   }),
+  // A buy or a sale dated as a transaction already recorded: of one date, the order recorded decides.
+  fc.record({
+    kind: fc.constant('same date' as const),
+    index: fc.nat(),
+    sale: fc.boolean(),
+    quantity,
+    share: fc.integer({ min: 1, max: 1_200_000 }),
+    price,
+    fee
+  }),
   fc.record({ kind: fc.constant('remove' as const), index: fc.nat() }),
   fc.record({ kind: fc.constant('quantity' as const), quantity, price: fc.option(price, { nil: undefined }) }),
   fc.record({ kind: fc.constant('price' as const), price })
@@ -41,6 +51,15 @@ const step = fc.oneof(
 type Step = typeof step extends fc.Arbitrary<infer T> ? T : never
 
 interface Recorded extends ReferenceTrade { id: string }
+
+/** What a step came to: a write accepted, one refused with INSUFFICIENT_QUANTITY, or nothing sent. */
+type Outcome = 'accepted' | 'refused' | 'nothing'
+
+/** A BUY and a SELL of one date among `transactions`: their order recorded decides the position. */
+function sameDateBuyAndSale (transactions: readonly Recorded[]): boolean {
+  return transactions.some(sale => sale.type === 'SELL' &&
+    transactions.some(buy => buy.type === 'BUY' && buy.date === sale.date))
+}
 
 /** The client's side: what it sent and what it expects, checked against what the service answers. */
 class Position {
@@ -62,22 +81,28 @@ class Position {
     return `/portfolio-assets/${this.assetId}`
   }
 
-  async apply (action: Step): Promise<void> {
-    if (action.kind === 'buy' || action.kind === 'sell') {
+  /** Sends `action`; what it came to, once the asset, its transactions and its dashboard are checked. */
+  async apply (action: Step): Promise<Outcome> {
+    let outcome: Outcome = 'accepted'
+    if (action.kind === 'buy' || action.kind === 'sell' || action.kind === 'same date') {
       const held = referencePosition(inOrder(this.transactions))?.quantity ?? 0
-      const amount = action.kind === 'buy'
+      const sale = action.kind === 'sell' || (action.kind === 'same date' && action.sale)
+      const amount = action.kind === 'buy' || !sale
         ? action.quantity
         : Math.floor(held * action.share / 1_000_000 * 1e8) / 1e8
-      if (amount <= 0) return
-      const type = action.kind === 'buy' ? 'BUY' as const : 'SELL' as const
-      const sent = { type, date: dateOf(action.days), quantity: amount, price: action.price, fee: action.fee }
+      const date = action.kind === 'same date'
+        ? this.transactions[action.index % this.transactions.length]?.date
+        : dateOf(action.days)
+      if (amount <= 0 || date === undefined) return 'nothing'
+      const type = sale ? 'SELL' as const : 'BUY' as const
+      const sent = { type, date, quantity: amount, price: action.price, fee: action.fee }
       const res = await this.send('POST', `${this.url}/transactions`, sent)
-      await this.expect(res, [...this.transactions, { ...sent, id: '' }])
+      outcome = await this.expect(res, [...this.transactions, { ...sent, id: '' }])
     } else if (action.kind === 'remove') {
       const removed = this.transactions[action.index % Math.max(1, this.transactions.length)]
-      if (removed === undefined) return
+      if (removed === undefined) return 'nothing'
       const res = await this.send('DELETE', `${this.url}/transactions/${removed.id}`)
-      await this.expect(res, this.transactions.filter(transaction => transaction !== removed))
+      outcome = await this.expect(res, this.transactions.filter(transaction => transaction !== removed))
     } else {
       const body = action.kind === 'price'
         ? { price: action.price }
@@ -97,18 +122,21 @@ class Position {
       this.price = action.price ?? this.price
     }
     await this.check()
+    return outcome
   }
 
   /** A write's answer: refused exactly when the recomputation finds a sale of more than was held. */
-  private async expect (res: { status: number, body: any }, candidate: Recorded[]): Promise<void> {
+  private async expect (res: { status: number, body: any }, candidate: Recorded[]): Promise<Outcome> {
     const position = referencePosition(inOrder(candidate))
     if (position === undefined) {
-      check(res.status === 422 && res.body.code === 'INSUFFICIENT_QUANTITY', `refused: ${res.status}`)
-      return
+      check(res.status === 422 && res.body.code === 'INSUFFICIENT_QUANTITY',
+        `refused: ${res.status} ${JSON.stringify(res.body)}`)
+      return 'refused'
     }
     check(res.status === 201 || res.status === 200, `accepted: ${res.status} ${JSON.stringify(res.body)}`)
     this.transactions = candidate.map(transaction => transaction.id === '' ? res.body as Recorded : transaction)
     this.price = position.averagePrice
+    return 'accepted'
   }
 
   /** The asset, its transactions and its dashboard, as recomputed. */
@@ -140,8 +168,9 @@ t.test('quantity, cost, average price and realized result always equal a recompu
       method: 'POST', url: '/portfolios', headers: apiKey(), payload: { name: 'Random', userId: 'fc' }
     })
     const portfolioId = portfolio.json().id as string
-    let accepted = 0
-    let refused = 0
+    // What the generated steps reached, counted from their outcomes: the property holds of nothing
+    // it never reached.
+    const reached = { accepted: 0, refused: 0, refusedRemovals: 0, sameDate: 0 }
     await fc.assert(fc.asyncProperty(
       quantity, price, fc.integer({ min: 0, max: 1500 }), fc.array(step, { minLength: 1, maxLength: 12 }),
       async (first, firstPrice, days, steps) => {
@@ -159,12 +188,17 @@ t.test('quantity, cost, average price and realized result always equal a recompu
         position.price = firstPrice
         await position.check()
         for (const action of steps) {
-          const before = position.transactions.length
-          await position.apply(action)
-          if (position.transactions.length !== before || action.kind === 'price') accepted++
-          else refused++
+          const outcome = await position.apply(action)
+          if (outcome === 'nothing') continue
+          reached[outcome]++
+          if (outcome === 'refused' && action.kind === 'remove') reached.refusedRemovals++
+          if (outcome === 'accepted' && sameDateBuyAndSale(position.transactions)) reached.sameDate++
         }
         await position.send('DELETE', position.url)
       }), { numRuns: 120 })
-    t.ok(accepted > 100 && refused > 10, `${accepted} steps that changed something, ${refused} refused or empty`)
+    t.comment(JSON.stringify(reached))
+    t.ok(reached.accepted > 100, `${reached.accepted} writes accepted`)
+    t.ok(reached.refused - reached.refusedRemovals > 0, 'sales of more than was held at their date refused')
+    t.ok(reached.refusedRemovals > 0, 'removals that would leave less than nothing refused')
+    t.ok(reached.sameDate > 0, 'positions holding a buy and a sale of one date, counted in the order recorded')
   })

@@ -2,6 +2,7 @@ import t, { type Test } from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
 import type { App } from '../../src/app.js'
 import { apiKey, buildDataApp, buildTestApp, freshDatabase, NEEDS_POSTGRES, testNeeding } from '../helper.js'
+import { until } from '../fixtures/until.js'
 
 async function create (app: App, key: string, name = 'Stormed'): Promise<LightMyRequestResponse> {
   const headers = { ...apiKey(), 'idempotency-key': key }
@@ -40,20 +41,33 @@ t.test('a retry storm on one SQLite instance creates exactly one portfolio', asy
   await retryStorm(t, [await buildDataApp(t, 'sqlite')])
 })
 
-t.test('a key expires after IDEMPOTENCY_TTL_SECONDS: it then runs anew; expired keys are swept', async t => {
-  const app = await buildDataApp(t, 'sqlite', { IDEMPOTENCY_TTL_SECONDS: '1' })
+t.test('a key is kept IDEMPOTENCY_TTL_SECONDS: another body under it is refused until then, runs anew after; ' +
+  'expired keys are swept', async t => {
+  const ttlMs = 2000
+  const app = await buildDataApp(t, 'sqlite', { IDEMPOTENCY_TTL_SECONDS: String(ttlMs / 1000) })
+  const keys = app.store.idempotency
+  const sentAt = Date.now()
   const first = await create(app, 'short-lived', 'First')
   t.equal(first.statusCode, 201)
-  // Polled, not timed: until the key has expired the repeat of another body is refused.
-  let later = await create(app, 'short-lived', 'Second')
-  while (later.statusCode === 422) {
-    await new Promise(resolve => setTimeout(resolve, 100))
-    later = await create(app, 'short-lived', 'Second')
-  }
-  t.equal(later.statusCode, 201, 'the expired key took a new request')
-  t.equal(later.json().name, 'Second')
-  t.equal((await app.inject({ method: 'GET', url: '/portfolios?userId=storm', headers: apiKey() })).json().length, 2)
-  // Nothing else is sent: the instance's sweep deletes the expired key by itself.
-  while (await app.store.idempotency.count() > 0) await new Promise(resolve => setTimeout(resolve, 100))
-  t.pass('swept')
+  // The key expires a TTL after it was claimed, which was after `sentAt`: a repeat answered before
+  // `sentAt` + TTL was claimed while the key was kept, and must be refused (a key never stored, or
+  // kept too briefly, would run it anew). The TTL is the subject here: the answers are sorted by it.
+  const young = (): boolean => Date.now() < sentAt + ttlMs
+  const stored = await keys.count()
+  if (young()) t.equal(stored, 1, 'the key is stored with the first answer')
+  const answers: Array<{ status: number, code: unknown, young: boolean }> = []
+  await until('a repeat under the expired key runs anew', async () => {
+    const later = await create(app, 'short-lived', 'Second')
+    answers.push({ status: later.statusCode, code: later.json().code, young: young() })
+    return later.statusCode === 201
+  }, () => answers.slice(-3))
+  const whileKept = answers.filter(answer => answer.young)
+  t.same(whileKept, whileKept.map(() => ({ status: 422, code: 'IDEMPOTENCY_KEY_REUSED', young: true })),
+    `the ${whileKept.length} repeats answered while the key was kept were refused`)
+  t.match(answers.at(-1), { status: 201, young: false }, 'the expired key took the other body')
+  const listed = (await app.inject({ method: 'GET', url: '/portfolios?userId=storm', headers: apiKey() })).json()
+  t.same(listed.map((portfolio: { name: string }) => portfolio.name).sort(), ['First', 'Second'])
+  // Nothing else is sent: the instance's sweep deletes the key, expired a TTL after the second claim, by itself.
+  let left = await keys.count()
+  await until('the expired key swept', async () => (left = await keys.count()) === 0, () => ({ left }))
 })

@@ -5,6 +5,7 @@ import { GuardedPool } from '../../src/store/postgres-pool.js'
 import { NEEDS_POSTGRES, POSTGRES_URL, testNeeding } from '../helper.js'
 import { closedPort } from '../fixtures/fake-server.js'
 import { capturedLog } from '../fixtures/captured-log.js'
+import { until } from '../fixtures/until.js'
 
 /*
  * The pool against a real server: sessions are ended with pg_terminate_backend, as a restart or a
@@ -25,22 +26,32 @@ function poolOn (t: Test, name: string, size = 2): { pool: GuardedPool, lines: A
   return { pool, lines }
 }
 
-/** Ends this test's sessions (running `like` when given); how many. */
+/** Ends this test's sessions (running `like` when given), waiting until there is one; how many. */
 async function terminate (name: string, like?: string): Promise<number> {
   const admin = new pg.Client({ connectionString: POSTGRES_URL })
   await admin.connect()
   try {
-    for (let attempt = 0; attempt < 200; attempt++) {
+    let ended = 0
+    await until(`a session of ${name}${like === undefined ? '' : ` running ${like}`}`, async () => {
       const { rows } = await admin.query(
         'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1 and ' +
         '($2::text is null or (state = \'active\' and query like $2))', [name, like ?? null])
-      if (rows.length > 0) return rows.length
-      await new Promise(resolve => setTimeout(resolve, 20))
-    }
-    return 0
+      ended = rows.length
+      return ended > 0
+    })
+    return ended
   } finally {
     await admin.end()
   }
+}
+
+/** An advisory lock of a session of the test's own: the statements that ask for it wait until it is let go. */
+async function heldLock (t: Test, key: number): Promise<{ release: () => Promise<void> }> {
+  const holder = new pg.Client({ connectionString: POSTGRES_URL })
+  await holder.connect()
+  t.teardown(async () => { await holder.end() })
+  await holder.query('select pg_advisory_lock($1)', [key])
+  return { release: async () => { await holder.query('select pg_advisory_unlock($1)', [key]) } }
 }
 
 async function settled (promise: Promise<unknown>): Promise<unknown> {
@@ -60,10 +71,7 @@ testNeeding(t, 'an idle connection ended by the server is dropped without an unh
     await client.query('select 1', [])
     client.release()
     t.equal(await terminate('bff-idle-ended'), 1)
-    for (let attempt = 0; attempt < 200 && pool.state().total > 0; attempt++) {
-      await new Promise(resolve => setTimeout(resolve, 10))
-    }
-    t.equal(pool.state().total, 0, 'the ended connection left the pool')
+    await until('the ended connection out of the pool', () => pool.state().total === 0, () => pool.state())
     const again = await pool.connect()
     t.match((await again.query<{ one: number }>('select 1 as one', [])).rows, [{ one: 1 }])
     again.release()
@@ -73,22 +81,32 @@ testNeeding(t, 'an idle connection ended by the server is dropped without an unh
 testNeeding(t, 'a read whose connection is ended under it runs once more on a fresh one; a write is refused 503',
   [NEEDS_POSTGRES], async t => {
     const { pool } = poolOn(t, 'bff-ended-under', 4)
+    // Each statement below waits on the test's lock, so it is in flight when its session is ended;
+    // the lock is let go before its answer is awaited, so a statement sent again would succeed.
+    const KEY = 5454
+    const waiting = `select pg_advisory_xact_lock_shared(${KEY})`
+    let lock = await heldLock(t, KEY)
     const reader = await pool.connect()
-    const read = reader.query<{ done: string }>('select pg_sleep(0.4)::text as done', [])
-    await terminate('bff-ended-under', 'select pg_sleep(0.4)%')
-    t.match((await read).rows, [{ done: '' }], 'the read answered, from a fresh connection')
+    const read = settled(reader.query<{ done: string }>(`${waiting}::text as done`, []))
+    t.equal(await terminate('bff-ended-under', `${waiting}%`), 1, 'the read\'s session ended while it waited')
+    await lock.release()
+    t.match(await read, { rows: [{ done: '' }] }, 'the read answered, from a fresh connection')
     reader.release()
 
+    lock = await heldLock(t, KEY)
     const writer = await pool.connect()
-    const write = settled(writer.query('do $$ begin perform pg_sleep(0.4); end $$', []))
-    await terminate('bff-ended-under', 'do $$%')
+    const write = settled(writer.query(`do $$ begin perform pg_advisory_xact_lock_shared(${KEY}); end $$`, []))
+    t.equal(await terminate('bff-ended-under', 'do $$%'), 1, 'the write\'s session ended while it waited')
+    await lock.release()
     t.match(await write, unavailable, 'a write is never sent twice: 503')
     writer.release()
 
+    lock = await heldLock(t, KEY)
     const inTransaction = await pool.connect()
     await inTransaction.query('begin', [])
-    const readInTransaction = settled(inTransaction.query('select pg_sleep(0.4)', []))
-    await terminate('bff-ended-under', 'select pg_sleep(0.4)')
+    const readInTransaction = settled(inTransaction.query(waiting, []))
+    t.equal(await terminate('bff-ended-under', waiting), 1, 'the session in a transaction ended while it waited')
+    await lock.release()
     t.match(await readInTransaction, unavailable, 'a read inside a transaction is not repeated either')
     t.match(await settled(inTransaction.query('rollback', [])), unavailable)
     inTransaction.release()

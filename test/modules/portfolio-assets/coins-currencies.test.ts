@@ -132,6 +132,14 @@ t.test('npm start\'s offline provider prices the demo\'s coins and converts its 
   })).json()
   const rate = dashboard.basicInfo.lastQuote / dollars.price
   t.ok(rate > 4 && rate < 7, `the share in reais at a simulated dollar of about R$ 5.30: ${rate}`)
+  // Every month from its first buy's to this one, counted here: an empty history would pass the `every`.
+  const [firstBuy] = (await app.inject({
+    method: 'GET', url: `/portfolio-assets/${apple?.id ?? ''}/transactions`, headers: apiKey()
+  })).json() as Array<{ date: string }>
+  const [year, month] = (firstBuy?.date ?? '').split('-').map(Number) as [number, number]
+  const today = new Date()
+  t.equal(dashboard.monthlyHistory.length, (today.getUTCFullYear() - year) * 12 + today.getUTCMonth() + 2 - month,
+    `a month of history from ${firstBuy?.date ?? 'no buy'} to this one`)
   t.ok(dashboard.monthlyHistory.every((month: { estimated: boolean }) => !month.estimated),
     'every month has its simulated close and rate')
   const valuation = (await app.inject({

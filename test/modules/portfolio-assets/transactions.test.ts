@@ -5,6 +5,7 @@ import {
 } from '../../helper.js'
 import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
 import { openEventStream } from '../../fixtures/event-stream.js'
+import { until } from '../../fixtures/until.js'
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -285,15 +286,6 @@ t.test('the live valuation follows every transaction', async t => {
   stream.close()
 })
 
-/** `read` again until `done` says its answer is the one awaited: a change reaches another instance when it does. */
-async function until<T> (read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    await new Promise(resolve => setTimeout(resolve, 20))
-  }
-}
-
 testNeeding(t, 'another instance\'s reads, cached or live, follow a transaction (PostgreSQL LISTEN/NOTIFY)',
   [NEEDS_POSTGRES], async (t: Test) => {
     const { env } = await freshDatabase(t, 'postgres')
@@ -301,20 +293,27 @@ testNeeding(t, 'another instance\'s reads, cached or live, follow a transaction 
     brapi.prices.set('PETR4', 40)
     const config = { ...env, QUOTES_PROVIDER: 'brapi', BRAPI_URL: brapi.url, VALUATION_MIN_INTERVAL_MS: '0' }
     const writer = apiOf(await buildTestApp(t, config))
-    const readerApp = await buildTestApp(t, config)
+    // The reader keeps a read longer than any wait below: only the feed can make it answer the
+    // change (polled: past the default rate limit).
+    const readerApp = await buildTestApp(t, { ...config, PORTFOLIO_CACHE_TTL_MS: '60000', RATE_LIMIT_MAX: '1000000' })
     const reader = apiOf(readerApp)
     const portfolioId = await writer.portfolio()
     const id = await writer.asset(portfolioId, { quantity: 10, price: 30 })
     const base = await readerApp.listen({ port: 0, host: '127.0.0.1' })
     const stream = await openEventStream(t, `${base}/portfolios/${portfolioId}/valuation/stream`, apiKey())
     t.match(JSON.parse((await stream.next(1))[0]?.data ?? ''), { bookValue: 300 })
-    // The reader keeps the portfolio's detail in memory from here.
+    // The reader keeps the portfolio's detail in memory from here, once its feed is proven.
+    await until('the reader\'s feed proven', () => readerApp.changeFeed.proven())
     t.equal((await reader.send('GET', `/portfolios/${portfolioId}`)).body.totalValue, 300)
     await writer.send('POST', `/portfolio-assets/${id}/transactions`,
       { type: 'SELL', date: daysAgo(0), quantity: 4, price: 35 })
     t.match(JSON.parse((await stream.next(2))[1]?.data ?? ''), { bookValue: 180, marketValue: 240 })
-    const detail = await until(async () => await reader.send('GET', `/portfolios/${portfolioId}`),
-      answer => answer.body.totalValue !== 300)
+    // A change reaches another instance's memory when the feed delivers it.
+    let detail = await reader.send('GET', `/portfolios/${portfolioId}`)
+    await until('the reader answers the sale', async () => {
+      detail = await reader.send('GET', `/portfolios/${portfolioId}`)
+      return detail.status === 200 && detail.body.totalValue !== 300
+    }, () => [detail.status, detail.body])
     t.match(detail.body, { totalValue: 180, assets: [{ quantity: 6, price: 30 }] })
     stream.close()
   })
