@@ -29,12 +29,14 @@ function credentialOf (app: FastifyInstance, scope: Scope): Credential {
 function handlerOf (app: FastifyInstance, operation: Operation, rest: RestRoute, status: number) {
   const { domain } = app
   const run = operation.run as NonNullable<Operation['run']>
-  const callOf = rest.ifMatch === true
-    ? (request: FastifyRequest): Call => ({ access: request.access, log: request.log, ifMatch: ifMatchOf(request) })
-    : (request: FastifyRequest): Call => request
+  const { ifMatch, preventCache } = rest
   return async (request: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
-    if (rest.preventCache === true) reply.preventCache()
-    const answer = await run(domain, callOf(request), request)
+    if (preventCache === true) reply.preventCache()
+    // The request is the call (its `access`, its `log`), but for a write that honours If-Match.
+    const call: Call = ifMatch === true
+      ? { access: request.access, log: request.log, ifMatch: ifMatchOf(request) }
+      : request
+    const answer = await run(domain, call, request)
     if (status !== 200) reply.code(status)
     if (!(answer instanceof Answer)) return answer
     if (answer.etag !== undefined) reply.header('etag', answer.etag)
