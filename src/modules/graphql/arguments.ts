@@ -2,11 +2,6 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import { compileCheck } from '../../plugins/schema-compilers.js'
 import type { InputSchemas, OperationInput } from '../../operations/operation.js'
 
-/** Arguments a nullable GraphQL argument may leave `null`: the filter is then absent, as in REST. */
-function present (args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== undefined))
-}
-
 type Args = Record<string, unknown>
 type Part = 'params' | 'query' | 'args'
 
@@ -41,7 +36,11 @@ export function inputReader (
     const whole = keys.length === Object.keys(schema.properties).length
     const check = keys.length === 0 ? undefined : compileCheck(whole ? schema : Type.Pick(schema, keys), part)
     checks.push((read, args) => {
-      const value = present(Object.fromEntries(entries.map(([name, key]) => [key, args[name]])))
+      const value: Args = {}
+      for (const [name, key] of entries) {
+        // A nullable argument left null is absent, as a filter REST was not sent.
+        if (args[name] !== null && args[name] !== undefined) value[key] = args[name]
+      }
       read[part] = check === undefined ? value : check(value)
     })
   }

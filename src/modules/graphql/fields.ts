@@ -50,13 +50,6 @@ function selects (info: GraphQLResolveInfo, name: string): boolean {
   return info.fieldNodes.some(node => node.selectionSet !== undefined && within(node.selectionSet.selections))
 }
 
-/** The answer's value (an ETag or status is REST's); a removal is `true`, or `false` when nothing had the id. */
-async function answered (operation: Operation, field: GraphqlField, answer: Promise<unknown>): Promise<unknown> {
-  const value = answer.then(result => result instanceof Answer ? result.value : result)
-  if (operation.output === DeletedSchema) return await orFalse(value)
-  return field.nullable === true ? await orNull(value) : await value
-}
-
 function outputType (types: TypeBoxToGraphql<GraphqlContext>, schema: TSchema, nullable: boolean): GraphQLOutputType {
   if (schema === DeletedSchema) return new GraphQLNonNull(GraphQLBoolean)
   const { type, items } = schema as { type?: string, items?: TObject }
@@ -180,7 +173,11 @@ function resolverOf (
       // A field of an object type is asked of its parent: its id is the input's path parameter.
       const input = inputOf(args)
       if (field.of !== undefined) input.params = { ...input.params as object, id: (parent as Parent).id }
-      return await answered(operation, field, run(ctx.domain, call, input))
+      const answer = run(ctx.domain, call, input)
+      // A removal is `true`, or `false` when nothing had the id; an answer's value (its ETag or status are REST's).
+      if (operation.output === DeletedSchema) return await orFalse(answer)
+      const result = field.nullable === true ? await orNull(answer) : await answer
+      return result instanceof Answer ? result.value : result
     }
   }
 }
