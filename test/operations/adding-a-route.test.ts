@@ -80,6 +80,9 @@ t.test('its GraphQL field and type are in the schema; the service\'s schema does
   t.match(sdl, /type Portfolio \{[^}]*\n {2}allocation\(type: AssetType!\): PortfolioTypeAllocation!\n\}/)
   t.match(sdl, /"""What a portfolio holds of one asset type"""\ntype PortfolioTypeAllocation \{/)
   t.notMatch(printSchema(buildGraphql().schema), /allocation/)
+  const queriesOnly = buildGraphql(OPERATIONS.filter(({ graphql }) => graphql?.query !== undefined)).schema
+  t.equal(queriesOnly.getMutationType(), undefined, 'a root type without a declared field is left out')
+  t.equal(queriesOnly.getSubscriptionType(), undefined)
 })
 
 t.test('every declared operation is served: its route by its module, its field by GraphQL', async t => {
