@@ -107,10 +107,10 @@ export function operationFields (
     const name = (field.field ?? field.query ?? field.mutation ?? field.subscription) as string
     const typeName = field.of === undefined ? root : types.objectType(field.of).name
     const { args, read, checked } = argumentsOf(types, operation, field)
-    const inputOf = (args: Args): OperationInput => read?.(args) ?? {}
+    const inputOf = (values: Args): OperationInput => read?.(values) ?? {}
     if (checked) {
-      const rule = (args: Args): void => {
-        const input = inputOf(args)
+      const rule = (values: Args): void => {
+        const input = inputOf(values)
         field.check?.(input)
       }
       built.rules[typeName] = { ...built.rules[typeName], [name]: rule }
@@ -169,7 +169,7 @@ function resolverOf (
   }
   return {
     resolve: async (parent, args: Args, ctx, info) => {
-      const call: Call = { access: ctx.access, log: ctx.log, selects: name => selects(info, name) }
+      const call: Call = { access: ctx.access, log: ctx.log, selects: child => selects(info, child) }
       // A field of an object type is asked of its parent: its id is the input's path parameter.
       const input = inputOf(args)
       if (field.of !== undefined) input.params = { ...input.params as object, id: (parent as Parent).id }
