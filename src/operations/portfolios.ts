@@ -93,11 +93,10 @@ export const portfolioOperations = [
   batched({
     output: Type.Array(AssetSchema),
     scope: 'portfolio',
-    batch: async (domain, call, portfolios) => {
-      const read = (portfolio: PortfolioRead): Asset[] | undefined => portfolio[READ_ASSETS]
-      const unread = portfolios.filter(portfolio => read(portfolio) === undefined).map(portfolio => portfolio.id)
+    batch: async (domain, call, portfolios: PortfolioRead[]) => {
+      const unread = portfolios.filter(portfolio => portfolio[READ_ASSETS] === undefined).map(portfolio => portfolio.id)
       const byPortfolio = unread.length === 0 ? undefined : await domain.assets.ofPortfolios(call.access, unread)
-      return portfolios.map(portfolio => read(portfolio) ?? byPortfolio?.get(portfolio.id) ?? [])
+      return portfolios.map(portfolio => portfolio[READ_ASSETS] ?? byPortfolio?.get(portfolio.id) ?? [])
     },
     graphql: {
       field: 'assets',

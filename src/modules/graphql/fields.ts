@@ -30,7 +30,8 @@ const GRAPHQL_PAGE_SIZE = 100
 
 type Field = GraphQLFieldConfig<unknown, GraphqlContext>
 type Args = Record<string, unknown>
-type Parent = { id: string }
+/** A loader's query: the field's parent, and its arguments. */
+type Query = { obj: unknown, params: Args }
 
 /** What the schema, Mercurius and the operation guard take of the declarations. */
 export interface OperationFields {
@@ -41,13 +42,15 @@ export interface OperationFields {
 
 /** Whether the query selects `name` on the field being resolved, directly or through fragments. */
 function selects (info: GraphQLResolveInfo, name: string): boolean {
-  const within = (selections: readonly SelectionNode[]): boolean => selections.some(selection => {
+  return info.fieldNodes.some(node => within(info, name, node.selectionSet?.selections))
+}
+
+function within (info: GraphQLResolveInfo, name: string, selections: readonly SelectionNode[] = []): boolean {
+  return selections.some(selection => {
     if (selection.kind === Kind.FIELD) return selection.name.value === name
-    if (selection.kind === Kind.INLINE_FRAGMENT) return within(selection.selectionSet.selections)
-    const fragment = info.fragments[selection.name.value]
-    return fragment !== undefined && within(fragment.selectionSet.selections)
+    if (selection.kind === Kind.INLINE_FRAGMENT) return within(info, name, selection.selectionSet.selections)
+    return within(info, name, info.fragments[selection.name.value]?.selectionSet.selections)
   })
-  return info.fieldNodes.some(node => node.selectionSet !== undefined && within(node.selectionSet.selections))
 }
 
 function outputType (types: TypeBoxToGraphql<GraphqlContext>, schema: TSchema, nullable: boolean): GraphQLOutputType {
@@ -136,11 +139,11 @@ export function operationFields (
 function loaderOf (operation: Operation, inputOf: (args: Args) => OperationInput) {
   const batch = operation.batch as NonNullable<Operation['batch']>
   const { of, nullable } = operation.graphql as GraphqlField
+  const itemOf = of === undefined ? ({ params }: Query) => inputOf(params) : ({ obj }: Query) => obj
   return {
-    loader: async (queries: Array<{ obj: unknown, params: Args }>, ctx: GraphqlContext) => {
-      const items = queries.map(({ obj, params }) => of === undefined ? inputOf(params) : obj)
-      const answers = await batch(ctx.domain, ctx, items)
-      return nullable === true ? eachOrNull(answers) : answers
+    loader: async (queries: Query[], ctx: GraphqlContext) => {
+      const answers = batch(ctx.domain, ctx, queries.map(itemOf))
+      return nullable === true ? eachOrNull(await answers) : await answers
     },
     opts: { cache: false }
   }
@@ -169,10 +172,10 @@ function resolverOf (
   }
   return {
     resolve: async (parent, args: Args, ctx, info) => {
-      const call: Call = { access: ctx.access, log: ctx.log, selects: child => selects(info, child) }
+      const call: Call = { access: ctx.access, log: ctx.log, selects: selects.bind(undefined, info) }
       // A field of an object type is asked of its parent: its id is the input's path parameter.
       const input = inputOf(args)
-      if (field.of !== undefined) input.params = { ...input.params as object, id: (parent as Parent).id }
+      if (field.of !== undefined) input.params = { ...input.params as object, id: (parent as { id: string }).id }
       const answer = run(ctx.domain, call, input)
       // A removal is `true`, or `false` when nothing had the id; an answer's value (its ETag or status are REST's).
       if (operation.output === DeletedSchema) return await orFalse(answer)
