@@ -6,14 +6,16 @@ import neostandard from 'neostandard'
 
 /*
  * The layers (docs/style.md#layers), from the ground up: values (src/schemas, src/http,
- * src/errors.ts) → adapters (store, quotes, upstream, observability) → domain → plugins →
- * modules → the app (app.ts, index.ts, serve.ts, server.ts, config/, cli/). A file imports only
- * from its own layer or below; these rules name, per folder, what lies above it.
+ * src/errors.ts) → adapters (store, quotes, upstream, observability) → domain → operations →
+ * plugins → modules → the app (app.ts, index.ts, serve.ts, server.ts, config/, cli/). A file
+ * imports only from its own layer or below; these rules name, per folder, what lies above it.
  */
 const ABOVE = {
-  values: ['store', 'quotes', 'upstream', 'observability', 'domain', 'plugins', 'modules', 'config', 'cli'],
-  adapters: ['domain', 'plugins', 'modules', 'config', 'cli'],
-  domain: ['plugins', 'modules', 'config', 'cli'],
+  values: ['store', 'quotes', 'upstream', 'observability', 'domain', 'operations', 'plugins', 'modules', 'config',
+    'cli'],
+  adapters: ['domain', 'operations', 'plugins', 'modules', 'config', 'cli'],
+  domain: ['operations', 'plugins', 'modules', 'config', 'cli'],
+  operations: ['plugins', 'modules', 'config', 'cli'],
   plugins: ['modules', 'config', 'cli'],
   modules: ['config', 'cli']
 }
@@ -28,10 +30,22 @@ function above (layer, depth) {
   }
 }
 
-/** The domain knows nothing of Fastify: it defines Access and its ports, and the plugins implement them. */
+/**
+ * The domain knows nothing of Fastify: it defines Access and its ports, and the plugins implement
+ * them; nor do the operations, which the plugins build into routes.
+ */
 const NO_FASTIFY = {
   regex: '^(fastify|fastify-plugin|@fastify/.*)$',
-  message: 'the domain imports nothing of Fastify (docs/style.md#layers)'
+  message: 'the domain and the operations import nothing of Fastify (docs/style.md#layers)'
+}
+
+/**
+ * The declarations are imported at start and built into routes there; GraphQL is built from them
+ * only when its engine loads, on the first GraphQL request (docs/style.md, "Start-up").
+ */
+const NO_GRAPHQL = {
+  regex: '^(graphql|mercurius|graphql-.*)$',
+  message: 'the operations import nothing of GraphQL, which loads on its first request (docs/style.md#layers)'
 }
 
 /**
@@ -72,6 +86,7 @@ export default [
   layer('values', ['src/errors.ts'], [above('values', 0)]),
   layer('adapters', ['src/{store,quotes,upstream,observability}/**/*.ts'], [above('adapters', 1)]),
   layer('domain', ['src/domain/**/*.ts'], [above('domain', 1), NO_FASTIFY, NO_STORE_REPOSITORY]),
+  layer('operations', ['src/operations/**/*.ts'], [above('operations', 1), NO_FASTIFY, NO_GRAPHQL]),
   layer('plugins', ['src/plugins/**/*.ts'], [above('plugins', 1)]),
   layer('modules', ['src/modules/**/*.ts'], [above('modules', 2), NO_OTHER_MODULE]),
   {

@@ -1,13 +1,13 @@
 import { writeFileSync } from 'node:fs'
 import { printSchema } from 'graphql'
-import { buildGraphqlSchema } from '../modules/graphql/schema.js'
+import { buildGraphql } from '../modules/graphql/schema.js'
 
 /** Where `npm run graphql:schema` writes the SDL (checked by a test, so a schema change shows in review). */
 export const SCHEMA_FILE = new URL('../../schema.graphql', import.meta.url)
 
 /** The SDL of the service's GraphQL schema, as committed. */
 export function schemaSdl (): string {
-  return `${printSchema(buildGraphqlSchema())}\n`
+  return `${printSchema(buildGraphql().schema)}\n`
 }
 
 if (import.meta.url === `file://${process.argv[1] ?? ''}`) {

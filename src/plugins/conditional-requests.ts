@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, preSerializationHookHandler } from 'fastify'
-import { entityTag, ifMatch, noneMatch, type Precondition, type Tagged } from '../http/entity-tag.js'
+import { entityTag, ifMatch, noneMatch, type Precondition } from '../http/entity-tag.js'
 import { PRIVATE_REVALIDATE } from '../http/cache-control.js'
 import { errorSchemas } from './error-responses.js'
 import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './route-schema.js'
@@ -8,8 +8,9 @@ import { addRequestHeaders, addResponses, addSuccessHeaders, withHook } from './
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * The route's 200 answers carry a strong `ETag` — the one the handler set ({@link answerTagged}),
-     * else a hash of their content — and `Cache-Control: private, no-cache`; a GET or HEAD whose
+     * The route's 200 answers carry a strong `ETag` — the one the handler set (a declared
+     * operation's Answer: src/plugins/operation-routes.ts), else a hash of their content — and
+     * `Cache-Control: private, no-cache`; a GET or HEAD whose
      * `If-None-Match` lists the tag is answered 304 without a body.
      */
     entityTag?: boolean
@@ -24,12 +25,6 @@ declare module 'fastify' {
 /** The `If-Match` of a request as a condition on the resource's current tag; undefined without one. */
 export function ifMatchOf (request: FastifyRequest): Precondition | undefined {
   return ifMatch(request.headers['if-match'])
-}
-
-/** A value read with its tag, answered: the tag as `ETag`, the value as the body. */
-export function answerTagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
-  reply.header('etag', etag)
-  return value
 }
 
 /** A strong tag as src/http/entity-tag.ts makes it: a SHA-256 in base64url, quoted. */

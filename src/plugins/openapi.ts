@@ -22,13 +22,19 @@ export const SECURITY_SCHEMES = {
 
 export type SecurityScheme = keyof typeof SECURITY_SCHEMES
 
+/** A route's OpenAPI `security`: one scheme, or several (any one of them); `null` for an open route. */
+export function securityRequirements (security: SecurityScheme | readonly SecurityScheme[] | null) {
+  return security === null ? [] : [security].flat().map(scheme => ({ [scheme]: [] }))
+}
+
 /**
  * An onRoute hook for a module: its tag, and the credential its routes need unless a route
  * says otherwise (`security: []` for an open one; several schemes: any one of them). It only
- * fills the OpenAPI document.
+ * fills the OpenAPI document. A module of declared operations names no credential: each route
+ * documents its own (src/plugins/operation-routes.ts).
  */
-export function documentRoutes (tag: string, security: SecurityScheme | readonly SecurityScheme[] | null) {
-  const requirements = security === null ? [] : [security].flat().map(scheme => ({ [scheme]: [] }))
+export function documentRoutes (tag: string, security?: SecurityScheme | readonly SecurityScheme[] | null) {
+  const requirements = security === undefined ? undefined : securityRequirements(security)
   return (route: RouteOptions): void => {
     const schema = route.schema ?? {}
     route.schema = { ...schema, tags: schema.tags ?? [tag], security: schema.security ?? requirements }
@@ -36,7 +42,7 @@ export function documentRoutes (tag: string, security: SecurityScheme | readonly
 }
 
 /** The credentials of the portfolio routes under each PORTFOLIO_ACCESS; under `both` either one. */
-const PORTFOLIO_SCHEMES: Record<PortfolioAccess, readonly SecurityScheme[]> = {
+export const PORTFOLIO_SCHEMES: Record<PortfolioAccess, readonly SecurityScheme[]> = {
   'api-key': ['apiKey'],
   user: ['bearerAuth'],
   both: ['apiKey', 'bearerAuth']

@@ -2,6 +2,8 @@ import SerializerSelector from '@fastify/fast-json-stringify-compiler'
 import AjvCompiler from '@fastify/ajv-compiler'
 import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { ValidationError, type ValidationIssue } from '../errors.js'
 
 type ValidatorOptions = Parameters<ReturnType<typeof AjvCompiler>>[1]
 type Serializer = (data: unknown) => string
@@ -36,10 +38,15 @@ export type Validator = ((value: unknown) => boolean) & { errors?: Array<Record<
 
 /**
  * Compiles `schema` as the app compiles a body's schema (same Ajv instance, same options), for an
- * input that does not arrive as a route's body: a GraphQL argument.
+ * input that does not arrive as a route's body: a GraphQL argument. The check answers the value,
+ * or throws the ValidationError a route's body would, its phrases under `root` (`input.name …`).
  */
-export function compileValidator (schema: object): Validator {
-  return exact({ schema, httpPart: 'body' } as never) as unknown as Validator
+export function compileCheck<S extends TSchema> (schema: S, root: string): (value: unknown) => Static<S> {
+  const validate = exact({ schema, httpPart: 'body' } as never) as unknown as Validator
+  return value => {
+    if (!validate(value)) throw new ValidationError(root, (validate.errors ?? []) as unknown as ValidationIssue[])
+    return value as Static<S>
+  }
 }
 
 /**

@@ -83,9 +83,21 @@ function enumValues (schema: JsonSchema): string[] | undefined {
  */
 export class TypeBoxToGraphql<Context = unknown> {
   private readonly named = new Map<string, GraphQLNullableType>()
+  /** Object types by their schema: one named otherwise than its title (`Principal` for `Me`) is found by it. */
+  private readonly ofSchema = new WeakMap<TObject, GraphQLObjectType>()
+  private readonly enumNames: Record<string, readonly string[]>
 
-  /** `enumNames`: the GraphQL name of each enum, by its values (JSON Schema enums have no name of their own). */
-  constructor (private readonly enumNames: Record<string, readonly string[]> = {}) {}
+  /**
+   * `enumNames`: the GraphQL name of each enum, by its values (JSON Schema enums have no name of
+   * their own); `enums`: enums made beforehand, whose GraphQL names differ from their values.
+   */
+  constructor (enumNames: Record<string, readonly string[]> = {}, enums: readonly GraphQLEnumType[] = []) {
+    this.enumNames = { ...enumNames }
+    for (const type of enums) {
+      this.named.set(type.name, type)
+      this.enumNames[type.name] = type.getValues().map(value => String(value.value))
+    }
+  }
 
   /** An object type from an object schema, with extra fields (relations, computed values) added. */
   objectType<Source = unknown> (
@@ -94,7 +106,7 @@ export class TypeBoxToGraphql<Context = unknown> {
     name = schema.title
   ): GraphQLObjectType<Source, Context> {
     if (name === undefined) throw new Error('an object type needs a title')
-    const known = this.named.get(name)
+    const known = this.ofSchema.get(schema) ?? this.named.get(name)
     if (known !== undefined) return known as GraphQLObjectType<Source, Context>
     const type = new GraphQLObjectType<Source, Context>({
       name,
@@ -105,7 +117,15 @@ export class TypeBoxToGraphql<Context = unknown> {
       })
     })
     this.named.set(name, type)
+    this.ofSchema.set(schema, type as GraphQLObjectType)
     return type
+  }
+
+  /** An argument's type from the schema of what it fills (a path parameter, a query parameter, a body). */
+  argumentType (schema: TSchema, name: string, required: boolean): GraphQLInputType {
+    const { schema: inner, nullable } = withoutNull(schema as JsonSchema)
+    const base = this.input(inner, capitalized(name), name)
+    return required && !nullable ? new GraphQLNonNull(base) : base
   }
 
   /** An input type from a body schema (`CreatePortfolioInput`…): optional properties are nullable. */
@@ -131,15 +151,6 @@ export class TypeBoxToGraphql<Context = unknown> {
     })
     this.named.set(name, type)
     return type
-  }
-
-  /** The GraphQL enum of a named string enum schema (`AssetType`), for arguments. */
-  enumOf (schema: TSchema): GraphQLEnumType {
-    const json = schema as JsonSchema
-    const values = enumValues(json)
-    const name = values === undefined ? undefined : this.enumName(values)
-    if (values === undefined || name === undefined) throw new Error('an enum needs a name in enumNames')
-    return this.enumType(name, values, json.description)
   }
 
   private enumName (values: readonly string[]): string | undefined {

@@ -2,7 +2,8 @@ import { reusableModule } from '../../plugins/reusable-module.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { ensureDomain } from '../../plugins/domain.js'
-import { MeSchema } from '../../schemas/auth.js'
+import { operationRoutes } from '../../plugins/operation-routes.js'
+import { authOperations } from '../../operations/auth.js'
 import { errorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
 import { formatDuration } from '../../domain/time.js'
@@ -64,19 +65,7 @@ const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, opt
     return { message: 'Perfil acessado com sucesso', user: await principals.summary(request.access) }
   })
 
-  app.get('/me', {
-    schema: {
-      operationId: 'getMe',
-      summary: 'The calling principal with its claims',
-      description: 'The principal of the Bearer token with the claims the service verified (iss, iat, exp, nbf, ' +
-        'sub, jti, prv and any custom claim), never the raw token (docs/api.md#tokens).',
-      response: { 200: MeSchema, ...unauthorized }
-    },
-    onRequest: bearer
-  }, async (request, reply) => {
-    reply.preventCache()
-    return await principals.me(request.access)
-  })
+  operationRoutes(app, authOperations)
 
   app.get('/user/dashboard', {
     schema: {

@@ -1,64 +1,52 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-import { ValidationError, type ValidationIssue } from '../../errors.js'
-import { compileValidator } from '../../plugins/schema-compilers.js'
-import {
-  AssetTypeSchema, CreateAssetInputSchema, ListAssetsQuerySchema, UpdateAssetInputSchema
-} from '../../schemas/asset.js'
-import { CreateExclusionInputSchema, ListExclusionsQuerySchema } from '../../schemas/excluded-transaction.js'
-import {
-  CreatePortfolioInputSchema, ListPortfoliosQuerySchema, UpdatePortfolioInputSchema
-} from '../../schemas/portfolio.js'
-import { SymbolParamsSchema } from '../../schemas/quote.js'
-import { CreateTransactionInputSchema } from '../../schemas/transaction.js'
-import { ItemIdSchema } from '../../schemas/common.js'
-
-/**
- * A REST schema as a GraphQL argument's validator, compiled by the app's own Ajv pool with its
- * options: the same rules (bounds, blank texts, formats), failing with the same phrases.
- */
-function validator<S extends TSchema> (schema: S, root = 'input'): (value: unknown) => Static<S> {
-  const validate = compileValidator(schema)
-  return value => {
-    if (!validate(value)) throw new ValidationError(root, (validate.errors ?? []) as unknown as ValidationIssue[])
-    return value as Static<S>
-  }
-}
-
-/** Arguments a nullable GraphQL argument may leave `null`: the filter is then absent, as in REST. */
-function present (args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).filter(([, value]) => value !== null && value !== undefined))
-}
-
-const checkPortfolioList = validator(ListPortfoliosQuerySchema, 'query')
-const checkAssetList = validator(Type.Composite([
-  ListAssetsQuerySchema,
-  Type.Object({ type: Type.Optional(AssetTypeSchema) })
-]), 'query')
-const checkSymbol = validator(SymbolParamsSchema, 'params')
-const checkExclusionList = validator(ListExclusionsQuerySchema, 'query')
-const checkCreatePortfolio = validator(CreatePortfolioInputSchema)
-const checkUpdatePortfolio = validator(UpdatePortfolioInputSchema)
-const checkCreateAsset = validator(CreateAssetInputSchema)
-const checkUpdateAsset = validator(UpdateAssetInputSchema)
-const checkTransaction = validator(CreateTransactionInputSchema)
-const checkExclusion = validator(CreateExclusionInputSchema)
+import { Type, type TObject, type TSchema } from '@sinclair/typebox'
+import { compileCheck } from '../../plugins/schema-compilers.js'
+import type { InputSchemas, OperationInput } from '../../operations/operation.js'
 
 type Args = Record<string, unknown>
+type Part = 'params' | 'query' | 'args'
+
+/** Where a GraphQL argument goes: the whole body, or one property of a part. */
+export type ArgumentPath = { name: string, part: 'body' } | { name: string, part: Part, key: string }
 
 /**
- * Each field's arguments read with the schemas of the matching REST route; the resolvers hand
- * what these answer to the domain services, which normalise it (trim, upper-case) as for REST.
+ * Reads a field's arguments into its operation's input, each part checked with the REST route's
+ * schema: the body under the argument's name (`input.name must…`), a query string as `query` with
+ * a null argument absent, as in REST. A path parameter that is an id (`unchecked`) is the
+ * domain's to find: one that names nothing is NOT_FOUND, answered null or false, as REST's is 404.
+ * Undefined when the field has no argument.
  */
-export const readArguments = {
-  portfolios: (args: Args) => checkPortfolioList(present(args)),
-  assets: (args: Args) => checkAssetList(present(args)),
-  quoteSymbol: (args: Args) => checkSymbol(args).symbol,
-  excludedTransactions: ({ clientId, ...page }: Args) => checkExclusionList(present({ client_id: clientId, ...page })),
-  createPortfolio: ({ input }: Args) => checkCreatePortfolio(input),
-  updatePortfolio: ({ input }: Args) => checkUpdatePortfolio(input),
-  createAsset: ({ input }: Args) => checkCreateAsset(input),
-  updateAsset: ({ input }: Args) => checkUpdateAsset(input),
-  addTransaction: ({ input }: Args) => checkTransaction(input),
-  excludeTransaction: ({ input }: Args) => checkExclusion(input),
-  aggregatorItem: validator(Type.Object({ itemId: ItemIdSchema }), 'args')
+export function inputReader (
+  input: InputSchemas, paths: readonly ArgumentPath[], unchecked: ReadonlySet<string>
+): ((args: Args) => OperationInput) | undefined {
+  if (paths.length === 0) return undefined
+  const checks: Array<(read: OperationInput, args: Args) => void> = []
+  const parts = new Map<Part, Array<[name: string, key: string]>>()
+  for (const path of paths) {
+    if (path.part === 'body') {
+      const check = compileCheck(input.body as TSchema, path.name)
+      checks.push((read, args) => { read.body = check(args[path.name]) })
+      continue
+    }
+    parts.set(path.part, [...parts.get(path.part) ?? [], [path.name, path.key]])
+  }
+  for (const [part, entries] of parts) {
+    const schema = input[part] as TObject
+    // What its arguments fill, a path's ids left out; a field of a type has its id from its parent.
+    const keys = entries.map(([, key]) => key).filter(key => part !== 'params' || !unchecked.has(key))
+    const whole = keys.length === Object.keys(schema.properties).length
+    const check = keys.length === 0 ? undefined : compileCheck(whole ? schema : Type.Pick(schema, keys), part)
+    checks.push((read, args) => {
+      const value: Args = {}
+      for (const [name, key] of entries) {
+        // A nullable argument left null is absent, as a filter REST was not sent.
+        if (args[name] !== null && args[name] !== undefined) value[key] = args[name]
+      }
+      read[part] = check === undefined ? value : check(value)
+    })
+  }
+  return args => {
+    const read: OperationInput = {}
+    for (const check of checks) check(read, args)
+    return read
+  }
 }

@@ -11,6 +11,7 @@ import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth'
 import { answerError } from '../../plugins/error-responses.js'
 import schemaCompilers from '../../plugins/schema-compilers.js'
 import strictInputs from '../../plugins/strict-inputs.js'
+import type { Operation } from '../../operations/operation.js'
 import type { GraphqlContext } from './context.js'
 import { OperationGuard } from './guard.js'
 import {
@@ -19,8 +20,7 @@ import {
 import {
   assertValidationAffordable, DocumentGuard, documentLimits, guardedWebSocket
 } from '../../plugins/graphql-limits.js'
-import { graphqlLoaders } from './loaders.js'
-import { buildGraphqlSchema } from './schema.js'
+import { buildGraphql } from './schema.js'
 import { admittedAccess, SubscriptionSession, type SessionSocket } from './session.js'
 
 /*
@@ -66,6 +66,8 @@ export interface GraphqlEngineOptions {
   maxDocumentBytes: number
   /** JWT_LEEWAY: a subscription connection closes when REST would refuse its token. */
   tokenLeewaySeconds: number
+  /** The declared operations it serves: the service's (src/operations), unless a host adds its own. */
+  operations?: readonly Operation[]
 }
 
 /** What the app hands the engine: the request as the app's routes saw it. */
@@ -148,8 +150,8 @@ async function registerMercurius (
   const { domain } = app
   const contextOf = (request: FastifyRequest): Pick<GraphqlContext, 'access' | 'domain' | 'log'> =>
     ({ access: appRequestOf(request.raw).access, domain, log: request.log })
-  const schema = buildGraphqlSchema()
-  const operationGuard = new OperationGuard(schema, options.maxCost)
+  const { schema, loaders, rules } = buildGraphql(options.operations)
+  const operationGuard = new OperationGuard(schema, options.maxCost, rules)
   const limits = documentLimits(options.maxDocumentBytes)
   const documentGuard = new DocumentGuard(limits)
   const hideSuggestions = !options.devTools
@@ -170,7 +172,7 @@ async function registerMercurius (
   })
   await engine.register(mercurius, {
     schema,
-    loaders: graphqlLoaders as never,
+    loaders: loaders as never,
     path: '/graphql',
     // The GraphiQL page is the module's own (./graphiql.ts): Mercurius's loads its scripts from a CDN.
     graphiql: false,

@@ -2,9 +2,6 @@ import { GraphQLError, Kind, visit, type DocumentNode, type GraphQLSchema } from
 import {
   fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator, type ComplexityEstimatorArgs
 } from 'graphql-query-complexity'
-import { createAssetInput, updateAssetInput } from '../../domain/assets.js'
-import { createTransactionInput } from '../../domain/transactions.js'
-import { readArguments } from './arguments.js'
 import { QueryRefusedError } from '../../plugins/graphql-errors.js'
 
 /**
@@ -17,33 +14,8 @@ export function listCost (items: number): (field: ComplexityEstimatorArgs) => nu
   return ({ args, childComplexity }) => 1 + (typeof args.limit === 'number' ? args.limit : items) * childComplexity
 }
 
-/**
- * A root `quote` names its ticker in the document, so each alias is one more ticker asked of the
- * provider (batched, but not free): it costs 100, so one document asks at most a few hundred
- * (about 490 at the default limit of 50 000), where a list's quotes are the stored assets' own.
- */
-export const QUERY_QUOTE_COST = 100
-
-/** The fields whose arguments have rules beyond their GraphQL types, by parent type. */
-const RULES: Record<string, Record<string, (args: Record<string, unknown>) => unknown>> = {
-  Query: {
-    portfolios: readArguments.portfolios,
-    assets: readArguments.assets,
-    quote: readArguments.quoteSymbol,
-    excludedTransactions: readArguments.excludedTransactions
-  },
-  Mutation: {
-    createPortfolio: readArguments.createPortfolio,
-    updatePortfolio: readArguments.updatePortfolio,
-    // The asset service's own input rules (decimals of an amount) too, so that they fail before anything runs.
-    createAsset: args => createAssetInput(readArguments.createAsset(args)),
-    updateAsset: args => updateAssetInput(readArguments.updateAsset(args)),
-    addTransaction: args => createTransactionInput(readArguments.addTransaction(args)),
-    excludeTransaction: readArguments.excludeTransaction
-  },
-  Subscription: { aggregatorItem: readArguments.aggregatorItem }
-}
-const RULED_NAMES = new Set(Object.values(RULES).flatMap(fields => Object.keys(fields)))
+/** Fields whose arguments have rules beyond their GraphQL types (fields.ts), by parent type: each throws if broken. */
+export type ArgumentRules = Record<string, Record<string, (args: Record<string, unknown>) => unknown>>
 
 /** What is known of a document: the variables its checks read, and the values that passed. */
 interface DocumentChecks {
@@ -68,8 +40,13 @@ const CHECKS_PER_DOCUMENT = 64
  */
 export class OperationGuard {
   private readonly checked = new WeakMap<DocumentNode, DocumentChecks>()
+  private readonly ruledNames: ReadonlySet<string>
 
-  constructor (private readonly schema: GraphQLSchema, private readonly maxCost: number) {}
+  constructor (
+    private readonly schema: GraphQLSchema, private readonly maxCost: number, private readonly rules: ArgumentRules
+  ) {
+    this.ruledNames = new Set(Object.values(rules).flatMap(fields => Object.keys(fields)))
+  }
 
   assertAllowed (document: DocumentNode, variables: Record<string, unknown> = {}, operationName?: string): void {
     let known = this.checked.get(document)
@@ -97,7 +74,7 @@ export class OperationGuard {
   private check (document: DocumentNode, variables: Record<string, unknown>, operationName?: string): number {
     const failures: GraphQLError[] = []
     const checkArguments: ComplexityEstimator = ({ type, field, node, args }) => {
-      const rule = RULES[type.name]?.[field.name]
+      const rule = this.rules[type.name]?.[field.name]
       try {
         rule?.(args)
       } catch (error) {
@@ -126,7 +103,7 @@ export class OperationGuard {
     visit(document, {
       Field: node => {
         for (const argument of node.arguments ?? []) {
-          if (RULED_NAMES.has(node.name.value)) visit(argument, collect)
+          if (this.ruledNames.has(node.name.value)) visit(argument, collect)
         }
       },
       Directive: node => { visit(node, collect) }

@@ -1,5 +1,3 @@
-import type { GraphQLFieldConfig, GraphQLFieldResolver } from 'graphql'
-import { isNonNullType } from 'graphql'
 import { errorCodeOf } from '../../errors.js'
 import type { Each } from '../../domain/common.js'
 
@@ -23,7 +21,7 @@ export async function orNull<T> (answer: Promise<T>): Promise<T | null> {
 }
 
 /** A delete: `true` once done, `false` when the service found nothing to delete. */
-export async function orFalse (done: Promise<void>): Promise<boolean> {
+export async function orFalse (done: Promise<unknown>): Promise<boolean> {
   return await orNull(done.then(() => true)) ?? false
 }
 
@@ -34,17 +32,4 @@ export function eachOrNull<T> (answers: ReadonlyArray<Each<T>>): Array<T | null>
     if (isNotFound(answer)) return null
     throw answer
   })
-}
-
-/** The fields with every nullable field's resolver answering `null` for NOT_FOUND ({@link orNull}). */
-export function nullWhereNotFound<Context> (
-  fields: Record<string, GraphQLFieldConfig<unknown, Context>>
-): Record<string, GraphQLFieldConfig<unknown, Context>> {
-  return Object.fromEntries(Object.entries(fields).map(([name, field]) => {
-    const resolve: GraphQLFieldResolver<unknown, Context> | undefined = field.resolve
-    if (resolve === undefined || isNonNullType(field.type)) return [name, field]
-    const nullable: GraphQLFieldResolver<unknown, Context> = async (source, args, context, info) =>
-      await orNull((async () => await resolve(source, args, context, info))())
-    return [name, { ...field, resolve: nullable }]
-  }))
 }

@@ -5,8 +5,9 @@ import { documentRoutes } from '../../plugins/openapi.js'
 import { DrainingError, isStoreUnavailable, storeUnavailable } from '../../errors.js'
 import type { FastifyBaseLogger } from 'fastify'
 import { ProviderConfigSchema } from '../../schemas/auth.js'
-import { StatsSchema } from '../../schemas/stats.js'
 import { ensureDomain } from '../../plugins/domain.js'
+import { operationRoutes } from '../../plugins/operation-routes.js'
+import { systemOperations } from '../../operations/system.js'
 import { ReadySchema, ResetSchema } from './schemas.js'
 
 export interface SystemModuleOptions {
@@ -19,7 +20,7 @@ export interface SystemModuleOptions {
 /** Balancers ask often; upstreams are probed at most this often per instance. */
 const UPSTREAM_PROBE_TTL_MS = 10_000
 
-/** Utility routes: provider hashes, readiness, statistics, the development reset. */
+/** Utility routes: provider hashes, readiness, statistics (src/operations/system.ts), the development reset. */
 const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('system', null))
   await ensureDomain(app)
@@ -87,17 +88,7 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     }
   })
 
-  app.get('/stats', {
-    schema: {
-      operationId: 'getStats',
-      summary: 'Counts and total value of the store',
-      description: 'Counts of portfolios, assets and distinct owners, and the total value of every portfolio in ' +
-        'BRL (docs/api.md#resources).',
-      security: [{ apiKey: [] }],
-      response: { 200: StatsSchema, ...errorSchemas(401) }
-    },
-    onRequest: [app.verifyApiKey]
-  }, async request => await app.domain.stats.get(request.access))
+  operationRoutes(app, systemOperations)
 
   if (!options.devRoutes) return
 
