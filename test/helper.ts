@@ -166,7 +166,7 @@ export function clientToken (options: ClaimOptions = {}): string {
 }
 
 /** The error codes (docs/api.md#error-codes), written out (a renamed code must fail a test). */
-export const ERROR_CODE = new RegExp(`^(${[
+const ERROR_CODE = new RegExp(`^(${[
   'VALIDATION_FAILED', 'BAD_REQUEST', 'TOKEN_INVALID', 'TOKEN_EXPIRED', 'SUBJECT_MISSING', 'API_KEY_INVALID',
   'WEBHOOK_SECRET_INVALID', 'FORBIDDEN_PRINCIPAL', 'FORBIDDEN', 'NOT_FOUND', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'OVERLOADED', 'NOT_CONFIGURED',

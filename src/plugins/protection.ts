@@ -35,7 +35,7 @@ function rateLimitKey (request: FastifyRequest): string {
 }
 
 /** HSTS for a year unless the operator says otherwise (HSTS_MAX_AGE, docs/deploy.md#security-headers). */
-export const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
+const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
 
 /**
  * The security headers of a JSON API, as OWASP's REST Security Cheat Sheet lists them, each for a
@@ -55,7 +55,7 @@ export const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
  * headers, never cookies a cross-origin embed could carry. Eleven headers were 3.5 µs a request
  * (BENCHMARKS.md, issue 36).
  */
-export function securityHeaders (hstsMaxAgeSeconds = DEFAULT_HSTS_MAX_AGE_SECONDS): Record<string, string> {
+function securityHeaders (hstsMaxAgeSeconds = DEFAULT_HSTS_MAX_AGE_SECONDS): Record<string, string> {
   return {
     'x-content-type-options': 'nosniff',
     'content-security-policy': "frame-ancestors 'none'",
