@@ -13,7 +13,7 @@ export interface FixtureToken {
   payload: Record<string, unknown>
 }
 
-/** Tokens minted by a real Laravel app with tymon/jwt-auth (copied from shared/fixtures). */
+/** Tokens minted by a real Laravel app with tymon/jwt-auth. */
 export const tymon = JSON.parse(readFileSync(new URL('./fixtures/tymon-tokens.json', import.meta.url), 'utf8')) as {
   secret: string
   userProviderHash: string

@@ -19,7 +19,7 @@ export function requestId (request: RawRequestDefaultExpression): string {
 /** Query parameters whose values are credentials wherever they appear (they are refused, but still logged). */
 const SENSITIVE_PARAMETER = /token|key|secret|password|passwd|auth|signature|session|cookie|jwt/i
 
-/** The URL as logged: the values of credential-like query parameters replaced (issue 13, OWASP API8). */
+/** The URL as logged: the values of credential-like query parameters replaced (OWASP API8). */
 function loggableUrl (url: string): string {
   const query = url.indexOf('?')
   if (query === -1) return url

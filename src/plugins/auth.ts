@@ -223,7 +223,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   /**
    * Keys that passed the constant-time check, so that a valid key is hashed once per process, not
-   * on every request (its SHA-256 was about 1 µs of a portfolio read: BENCHMARKS.md, issue 46). Only
+   * on every request (its SHA-256 was about 1 µs of a portfolio read: BENCHMARKS.md). Only
    * a configured key passes, so it never holds more entries than API_KEYS names: keys a client
    * makes up are never kept. A key not found here is checked in constant time as before; the
    * lookup compares a presented key's characters with a kept one only when their hashes are equal,
