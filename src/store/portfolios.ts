@@ -11,6 +11,7 @@ import { ASSET_COLUMNS, toAsset, type AssetRow } from './rows.js'
 import { columnOf, columnsOf, rowReader, storedFields } from './columns.js'
 import type { Versioned } from '../http/entity-tag.js'
 import {
+  CreatePortfolioInputSchema,
   PortfolioAssetSummarySchema,
   PortfolioDetailSchema,
   PortfolioSchema,
@@ -74,6 +75,24 @@ const LIST_OF_USER_SQL = `${WITH_TOTAL_SQL} where user_id = ? ${PAGE_SQL}`
 const STORED_FIELDS = storedFields(PortfolioSchema, ['totalValue'])
 const INSERT_SQL = `insert into portfolios (${STORED_FIELDS.map(columnOf).join(', ')}) ` +
   `values (${STORED_FIELDS.map(() => '?').join(', ')})`
+
+/**
+ * A create's input as a portfolio holds it: each field of its schema, one it left out null — so that a field added
+ * to the schemas needs no line here. A create's CPU on SQLite: 54.7–58.2 µs/call with the fields written out,
+ * 54.9–58.9 so (bench/portfolio-repository.ts, two alternated pairs).
+ */
+type StoredInput = {
+  [Field in keyof CreatePortfolioInput]-?: undefined extends CreatePortfolioInput[Field]
+    ? Exclude<CreatePortfolioInput[Field], undefined> | null
+    : CreatePortfolioInput[Field]
+}
+const CREATE_FIELDS = fieldsOf(CreatePortfolioInputSchema)
+
+function storedInput (input: CreatePortfolioInput): StoredInput {
+  const stored: Record<string, unknown> = {}
+  for (const field of CREATE_FIELDS) stored[field] = input[field] ?? null
+  return stored as StoredInput
+}
 
 const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ? returning user_id'
 
@@ -196,9 +215,7 @@ export class PortfolioRepository {
     const timestamp = now()
     const portfolio: Portfolio = {
       id: randomUUID(),
-      name: input.name,
-      description: input.description ?? null,
-      userId: input.userId,
+      ...storedInput(input),
       totalValue: 0,
       createdAt: timestamp,
       updatedAt: timestamp
