@@ -1,5 +1,5 @@
 /**
- * What naming the schema and announcing changes inside transactions cost (issue 42), on PostgreSQL
+ * What naming the schema and announcing changes inside transactions cost, on PostgreSQL
  * (DATABASE_URL, a schema of its own dropped afterwards), the store opened as the service opens it:
  *
  * - CPU µs per build of a builder query (the asset list's), plain and through Kysely's `withSchema`;

@@ -1,5 +1,5 @@
 /**
- * The regression guard (`npm run bench:guard`, issue 46): the CPU this process spends per request
+ * The regression guard (`npm run bench:guard`): the CPU this process spends per request
  * on the JWT route (`GET /auth/profile`) and the portfolio read (`GET /portfolios/:id`, the read
  * cache's hit) of the service as production runs it — every protection on, the access line at
  * `info` written through the service's own log destination — against bare Fastify's `GET /` in
@@ -11,7 +11,7 @@
  * either way, fails (exit 1); `npm test` runs it after the suites under CI=true (test/run.mjs).
  * Ratios, not times: a faster or slower machine moves the three alike.
  * `npm run bench:guard -- --update` writes the medians as the new baseline (after a change that
- * is meant to move them; say why in the commit). BENCHMARKS.md, issue 46, gives the noise this
+ * is meant to move them; say why in the commit). BENCHMARKS.md gives the noise this
  * was sized on.
  */
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'

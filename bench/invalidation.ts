@@ -1,5 +1,5 @@
 /**
- * The read cache across instances (issue 36): two built instances in production mode share one
+ * The read cache across instances: two built instances in production mode share one
  * PostgreSQL, their change feed through Redis, then through PostgreSQL's LISTEN/NOTIFY. For each of
  * BENCH_CHANGES renames written on A, it measures the time from A's answer to the first read of B
  * that answers the new name — B reads in a loop, so it holds the old state in its cache when the

@@ -1,4 +1,4 @@
-/** The rungs of the cost ladder, in the order they are stacked (issue 11). */
+/** The rungs of the cost ladder, in the order they are stacked. */
 export interface Rung {
   layer: string
   /** What the rung adds, for the report. */

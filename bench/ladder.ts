@@ -1,5 +1,5 @@
 /**
- * The cost ladder (issue 11): a bare Fastify route, then each layer of the production stack
+ * The cost ladder: a bare Fastify route, then each layer of the production stack
  * added in turn, then the full service — each rung a server of its own on core 0, loaded by
  * wrk (50 connections) on core 1, rounds interleaved, medians. With the server's core saturated,
  * 1 / throughput is the CPU a request costs, so the difference between two rungs is what the

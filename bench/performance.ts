@@ -1,5 +1,5 @@
 /**
- * The performance's cost (issue 47): CPU this process spends on `GET /portfolios/:id/performance?range=max`
+ * The performance's cost: CPU this process spends on `GET /portfolios/:id/performance?range=max`
  * of a portfolio of 20 assets with 240 dated buys and sales since 2006, in process (app.inject), quotes
  * from a fake brapi in another process (bench/fake-brapi-history.ts: daily closes of every weekday since
  * 2005, about 5 500 a symbol), on core 1 while this process runs on core 0. Three figures, medians of

@@ -1,5 +1,5 @@
 /**
- * Whose portfolios (issue 44): the CPU this process spends per `GET /portfolios/:id` read with a
+ * Whose portfolios: the CPU this process spends per `GET /portfolios/:id` read with a
  * user's token against the same read with the API key (docs/api.md#whose-portfolios), through the
  * whole app (`app.inject`: every hook, guard and serializer, no socket), the read cache hit as in
  * production. Two apps on one SQLite file: PORTFOLIO_ACCESS=both (the key and the token, each

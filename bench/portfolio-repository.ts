@@ -1,5 +1,5 @@
 /**
- * The portfolio repository's calls (issue 45: its columns, projections and update follow from the schemas):
+ * The portfolio repository's calls (its columns, projections and update follow from the schemas):
  * the CPU time this process spends per call of each read and write of `PortfolioRepository`, and per
  * `sameValuation`, through the store opened as the service opens it (`Store.open`): SQLite on a temporary
  * file, and PostgreSQL too when DATABASE_URL is a postgres URL (in a schema of its own, dropped afterwards).

@@ -1,5 +1,5 @@
 /**
- * Query styles (issue 24): the CPU time this process spends per call on the same read (a portfolio by id with
+ * Query styles: the CPU time this process spends per call on the same read (a portfolio by id with
  * its total) and the same insert (a portfolio), each written with the Kysely builder and as a
  * `StoreHandle.statement` (SQL text compiled once). The store is opened as the service opens it (connect, then
  * migrate, one StoreHandle): SQLite on a temporary file, and PostgreSQL too when DATABASE_URL is a postgres URL

@@ -1,5 +1,5 @@
 /**
- * Relay benchmark (issue 4): first each upstream client alone — got (the service's own calls)
+ * Relay benchmark: first each upstream client alone — got (the service's own calls)
  * and the undici pool (the relays) — in this process on one core; then GET
  * /backend-api/user/profile through the service against the same upstream fake called
  * directly, in the same run. `npm run bench:relay` (builds first).

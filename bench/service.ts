@@ -1,5 +1,5 @@
 /**
- * The service benchmark (issue 7): the service in production mode on SQLite, a bare Fastify
+ * The service benchmark: the service in production mode on SQLite, a bare Fastify
  * baseline and an upstream fake, measured in the same run, each figure with its ratio to the
  * baseline. Servers on core 0, the load generator and the fake on core 1. Medians of ROUNDS.
  */
@@ -31,7 +31,7 @@ const API_KEY = 'bench-key'
 const REST_TARGET = 'GET /portfolios/:id (API key + store)'
 const USER_TARGET = 'GET /portfolios/:id (user token + store)'
 const GRAPHQL_TARGET = 'POST /graphql portfolio(id) { … assets { … } }'
-/** The fields GET /portfolios/:id answers, asked of GraphQL (issue 15: within 2× of the REST route). */
+/** The fields GET /portfolios/:id answers, asked of GraphQL (asked to stay within 2× of the REST route). */
 const PORTFOLIO_QUERY = 'query ($id: ID!) { portfolio(id: $id) { ' +
   'id name description userId totalValue assets { id name symbol quantity price } } }'
 

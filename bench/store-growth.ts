@@ -1,5 +1,5 @@
 /**
- * Growth benchmark (issue 3): read latency of the store-backed routes with 1 000 and with
+ * Growth benchmark: read latency of the store-backed routes with 1 000 and with
  * 100 000 portfolios (10 assets each, so about a million at the top), on SQLite.
  * Run with `npm run bench:store` (builds first). Reads by id must stay flat as the store grows.
  */

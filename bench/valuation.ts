@@ -1,5 +1,5 @@
 /**
- * The live valuation benchmark (issue 35): the built service in production mode on SQLite holds
+ * The live valuation benchmark: the built service in production mode on SQLite holds
  * 10 000 open valuation streams (SSE) on 1 000 portfolios over 50 symbols, quotes from a fake
  * brapi that counts its requests. It reports the memory each open stream costs, the delay from an
  * asset change to the last of its portfolio's streams hearing of it, the provider requests per

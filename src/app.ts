@@ -33,7 +33,10 @@ import aggregatorModule from './modules/aggregator/index.js'
 import graphqlModule from './modules/graphql/index.js'
 import demoModule from './modules/demo/index.js'
 
-/** The API's version (docs/api.md#versioning); package.json carries the same (a test holds them together). */
+/**
+ * The API's version (docs/api.md#versioning); package.json carries the same (a test holds them together).
+ * @internal Test seam: a test holds it equal to package.json's version.
+ */
 export const SERVICE_VERSION = '1.0.0'
 
 /**

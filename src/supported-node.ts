@@ -7,10 +7,16 @@
  * graph; and its syntax is what any Node since 12 parses.
  */
 
-/** The oldest major version of Node.js the package supports: package.json's `engines` (a test holds them equal). */
+/**
+ * The oldest major version of Node.js the package supports: package.json's `engines` (a test holds them equal).
+ * @internal Test seam: a test holds it equal to package.json's engines.
+ */
 export const MINIMUM_NODE_MAJOR = 22
 
-/** The line an unsupported Node gets, or `undefined` on a supported one. */
+/**
+ * The line an unsupported Node gets, or `undefined` on a supported one.
+ * @internal Test seam: old versions are tested without running one.
+ */
 export function unsupportedNodeMessage (version: string, executable: string): string | undefined {
   const major = Number(/^v?(\d+)\./.exec(version)?.[1])
   if (major >= MINIMUM_NODE_MAJOR) return undefined

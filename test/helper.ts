@@ -13,7 +13,7 @@ export interface FixtureToken {
   payload: Record<string, unknown>
 }
 
-/** Tokens minted by a real Laravel app with tymon/jwt-auth (copied from shared/fixtures). */
+/** Tokens minted by a real Laravel app with tymon/jwt-auth. */
 export const tymon = JSON.parse(readFileSync(new URL('./fixtures/tymon-tokens.json', import.meta.url), 'utf8')) as {
   secret: string
   userProviderHash: string
@@ -166,7 +166,7 @@ export function clientToken (options: ClaimOptions = {}): string {
 }
 
 /** The error codes (docs/api.md#error-codes), written out (a renamed code must fail a test). */
-export const ERROR_CODE = new RegExp(`^(${[
+const ERROR_CODE = new RegExp(`^(${[
   'VALIDATION_FAILED', 'BAD_REQUEST', 'TOKEN_INVALID', 'TOKEN_EXPIRED', 'SUBJECT_MISSING', 'API_KEY_INVALID',
   'WEBHOOK_SECRET_INVALID', 'FORBIDDEN_PRINCIPAL', 'FORBIDDEN', 'NOT_FOUND', 'REQUEST_TIMEOUT', 'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE', 'RATE_LIMITED', 'UPSTREAM_UNAVAILABLE', 'UPSTREAM_TIMEOUT', 'OVERLOADED', 'NOT_CONFIGURED',

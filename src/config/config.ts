@@ -115,5 +115,5 @@ function validatedConfig (
   return pluginOptions({ ...values, JWT_SECRET, API_KEYS })
 }
 
-export { ConfigSchema, commaList }
-export type { AppConfig, Environment } from './plugin-options.js'
+export { ConfigSchema }
+export type { AppConfig } from './plugin-options.js'

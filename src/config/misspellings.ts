@@ -47,6 +47,7 @@ const SERVICE_LINK = /^(?:tcp|udp|sctp):\/\//
  * reaches back two rows but adds an edit). Measured at start-up (first call, 120 variables of a
  * real environment against the service's 60, a busy 2-core machine): 2–5 ms so, 7–19 ms with
  * every pair compared in full.
+ * @internal Test seam: its bound and its cases are tested on pairs of names directly.
  */
 export function editDistance (a: string, b: string, limit = Math.max(a.length, b.length)): number {
   const over = limit + 1

@@ -17,7 +17,7 @@ import type { DataStore } from './ports.js'
 const missing = (): Error => new NotFoundError('Ativo')
 
 /** Today's date (UTC), `YYYY-MM-DD`: the latest a transaction may have. */
-export function today (): string {
+function today (): string {
   return new Date().toISOString().slice(0, 10)
 }
 

@@ -8,7 +8,10 @@ import { Replay } from './replay.js'
 
 export type { Dashboard } from '../schemas/dashboard.js'
 
-/** What the dashboard reads of a transaction. */
+/**
+ * What the dashboard reads of a transaction.
+ * @internal Test seam: the property test generates them.
+ */
 export type DashboardTransaction = Pick<AssetTransaction, 'id' | 'type' | 'date' | 'quantity' | 'price' | 'fee'>
 
 /** One asset of the portfolio, with its transactions and what is known of its prices, all in reais. */
@@ -24,7 +27,7 @@ export interface AssetPrices {
 }
 
 /** Where a `lastQuote` came from: a provider's quote, or the asset's own stored price. */
-export interface QuoteOrigin {
+interface QuoteOrigin {
   /** The provider's name, as its quotes' `source` says it, or {@link STORED_PRICE_SOURCE}. */
   source: string
   /** When the provider last priced it; `null` for a stored price. */
@@ -47,13 +50,19 @@ const DESCRIPTIONS = { BUY: 'Compra', SELL: 'Venda' } as const
 
 const MONTHS = ['Jan', 'Fev', 'Mar', 'Abr', 'Mai', 'Jun', 'Jul', 'Ago', 'Set', 'Out', 'Nov', 'Dez']
 
-/** `2026-03` → `Mar.2026` (`monthlyHistory` labels `Mon.YYYY`, Portuguese month names). */
+/**
+ * `2026-03` → `Mar.2026` (`monthlyHistory` labels `Mon.YYYY`, Portuguese month names).
+ * @internal Test seam: every month's label is tested directly.
+ */
 export function longLabel (month: MonthKey): string {
   const [year, index] = month.split('-').map(Number) as [number, number]
   return `${MONTHS[index - 1] ?? ''}.${year}`
 }
 
-/** `2026-03` → `Mar/26` (`historicalChart` labels `Mon/YY`). */
+/**
+ * `2026-03` → `Mar/26` (`historicalChart` labels `Mon/YY`).
+ * @internal Test seam: every month's label is tested directly.
+ */
 export function shortLabel (month: MonthKey): string {
   const [year, index] = month.split('-').map(Number) as [number, number]
   return `${MONTHS[index - 1] ?? ''}/${String(year % 100).padStart(2, '0')}`

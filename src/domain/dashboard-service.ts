@@ -12,7 +12,7 @@ import { monthlyClosesInReais, quotesInReais, type MonthClose, type QuoteInReais
 const missing = (): Error => new NotFoundError('Ativo')
 
 /** Logos by ticker, from brapi's icon set. */
-export function imageUrlFor (symbol: string): string {
+function imageUrlFor (symbol: string): string {
   return `https://icons.brapi.dev/icons/${encodeURIComponent(symbol)}.svg`
 }
 

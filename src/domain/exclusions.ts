@@ -9,15 +9,15 @@ import type { ExclusionStore } from './ports.js'
 
 const missing = (): Error => new NotFoundFeminineError('Exclusão')
 
-export const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
+const OTHER_CLIENT_MESSAGE = 'Acesso negado às transações de outro client'
 
 /** A `client` acts only on its own `client_id`; a `user` on any (docs/api.md#credentials). */
-export function assertOwnClient (principal: Pick<Principal, 'type' | 'id'>, clientId: string): void {
+function assertOwnClient (principal: Pick<Principal, 'type' | 'id'>, clientId: string): void {
   if (principal.type === 'client' && principal.id !== clientId) throw new ForbiddenError(OTHER_CLIENT_MESSAGE)
 }
 
 /** A validated create input as the store takes it: texts trimmed, `excluded_at` in the service's timestamp form. */
-export function createExclusionInput (input: CreateExclusionInput): CreateExclusionInput {
+function createExclusionInput (input: CreateExclusionInput): CreateExclusionInput {
   return {
     client_id: input.client_id.trim(),
     transaction_id: input.transaction_id.trim(),

@@ -21,8 +21,8 @@ import {
   CachedPortfolioReads, READ_CACHE_DEFAULTS, type PortfolioReads, type ReadCacheOptions
 } from './portfolio-read-cache.js'
 
-export type { Access, PortfolioScope, Principal } from './access.js'
-export type { LiveValuationOptions, ValuationEvent } from './live-valuations.js'
+export type { Access } from './access.js'
+export type { LiveValuationOptions } from './live-valuations.js'
 export type { ReadCacheOptions } from './portfolio-read-cache.js'
 export type { PerformanceCacheOptions } from './performance-cache.js'
 

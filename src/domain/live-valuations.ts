@@ -41,7 +41,7 @@ export const LIVE_VALUATION_DEFAULTS: LiveValuationOptions = {
  * Without a proven feed a stream still moves within this (plus its read and VALUATION_MIN_INTERVAL_MS):
  * one read per watched portfolio every 2 s, the bound of the feed's own heartbeats.
  */
-export const UNPROVEN_REREAD_MS = 2000
+const UNPROVEN_REREAD_MS = 2000
 
 /** A stream over too many: try again once one of the caller's own streams has closed. */
 const STREAM_LIMIT_RETRY_SECONDS = 5

@@ -7,7 +7,7 @@ import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
 import type { ChangeFeed } from '../store/change-feed-core.js'
 
 /** At most this long an answer is kept: the daily histories it was made of are kept as long (src/quotes/cache.ts). */
-export const PERFORMANCE_TTL_MS = HISTORY_TTL_MS
+const PERFORMANCE_TTL_MS = HISTORY_TTL_MS
 
 export interface PerformanceCacheOptions {
   /** Answers kept (up to seven per portfolio, one per range), the least recently used dropped first; 0: none. */

@@ -7,7 +7,10 @@ import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, week
 import type { DayClose } from './reais.js'
 import { Replay } from './replay.js'
 
-/** One asset of the portfolio: its transactions and what is known of its daily closes, in reais. */
+/**
+ * One asset of the portfolio: its transactions and what is known of its daily closes, in reais.
+ * @internal Test seam: the property test generates them.
+ */
 export interface PerformanceHolding {
   /** In the order they count (by date, then as recorded). */
   transactions: readonly Trade[]

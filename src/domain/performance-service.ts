@@ -17,14 +17,14 @@ import { dailyClosesInReais, type DayClose } from './reais.js'
  * (a weekend, a holiday, the provider's last close), and its first day is the last trading day at
  * or before its start.
  */
-export const SINCE_MARGIN_DAYS = 14
+const SINCE_MARGIN_DAYS = 14
 
 /**
  * The first day whose closes a range needs, from today: its start (moved to the first transaction's
  * eve) less the margin, from the first of that month — so the portfolios whose ranges start in one
  * month share one history per symbol in the quote cache (it is kept by the day asked from).
  */
-export function sinceOf (range: PerformanceRange, today: string, firstTransaction: string | undefined): string {
+function sinceOf (range: PerformanceRange, today: string, firstTransaction: string | undefined): string {
   let start = nominalStart(range, today, firstTransaction)
   if (firstTransaction !== undefined && addDays(firstTransaction, -1) > start) start = addDays(firstTransaction, -1)
   return `${addDays(start < today ? start : today, -SINCE_MARGIN_DAYS).slice(0, 7)}-01`

@@ -14,12 +14,18 @@ import type { DataStore } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Portfolio')
 
-/** A validated create input as the store takes it: texts trimmed (docs/api.md#inputs). */
+/**
+ * A validated create input as the store takes it: texts trimmed (docs/api.md#inputs).
+ * @internal Test seam: test/schemas/fields.test.ts checks that every field of the input schema reaches the store.
+ */
 export function createPortfolioInput (input: CreatePortfolioInput): CreatePortfolioInput {
   return trimmedInput(CreatePortfolioInputSchema, input)
 }
 
-/** A validated update input as the store takes it: texts trimmed, absent fields left absent. */
+/**
+ * A validated update input as the store takes it: texts trimmed, absent fields left absent.
+ * @internal Test seam: test/schemas/fields.test.ts checks that every field of the input schema reaches the store.
+ */
 export function updatePortfolioInput (input: UpdatePortfolioInput): UpdatePortfolioInput {
   return trimmedInput(UpdatePortfolioInputSchema, input)
 }

@@ -7,7 +7,7 @@ import type { Access } from './access.js'
 import type { Each } from './common.js'
 
 /** A ticker as the providers know it: upper-cased (`petr4` is PETR4; docs/api.md#inputs). */
-export function tickerOf (symbol: string): string {
+function tickerOf (symbol: string): string {
   return symbol.toUpperCase()
 }
 

@@ -37,6 +37,7 @@ export interface MonthClose {
 /**
  * `price` (in a currency) × `rate` (reais per unit of it, exact decimal text), computed in exact
  * decimals and rounded half away from zero to 8 decimals, a unit price (docs/api.md#money).
+ * @internal Test seam: its exact decimals are tested on prices no provider serves.
  */
 export function inReais (price: number, rate: string): number {
   return unitAmount(decimal(price).times(rate))
@@ -49,6 +50,7 @@ function older (a: string, b: string): string {
 /**
  * The provider's current rates of `currencies`; none for a provider without rates or failing (its
  * client logged why): the symbols priced in them are then unquoted, never summed as reais.
+ * @internal Test seam: a provider without rates or failing is tested directly.
  */
 export async function ratesOrNone (
   provider: QuoteProvider, currencies: readonly string[], log: Log

@@ -8,7 +8,10 @@ export function formatDuration (totalSeconds: number): string {
   return parts.filter(Boolean).join(' ')
 }
 
-/** Node's timers wait at most this many milliseconds (a longer delay fires at once). */
+/**
+ * Node's timers wait at most this many milliseconds (a longer delay fires at once).
+ * @internal Test seam: a test waits past it on a fake clock.
+ */
 export const LONGEST_TIMER_MS = 2 ** 31 - 1
 
 /**

@@ -18,7 +18,7 @@ const FULL_PIPE_RETRY_MS = 10
 /**
  * Standard output for log lines: each line is encoded into one buffer as it is logged, and the
  * lines go out together in one `fs.writeSync` once 16 KiB wait or 10 ms after the first of them
- * (BENCHMARKS.md, issue 46: pino's destination joined a turn's lines and copied them again).
+ * (BENCHMARKS.md: pino's destination joined a turn's lines and copied them again).
  * The write is synchronous on purpose: the bytes written are then always known, so an exit or a
  * crash writes exactly the rest, whole lines in order. An asynchronous write on one of libuv's
  * threads cannot promise that: a full non-blocking pipe takes part of a chunk, and a process that

@@ -19,8 +19,8 @@ export function requestId (request: RawRequestDefaultExpression): string {
 /** Query parameters whose values are credentials wherever they appear (they are refused, but still logged). */
 const SENSITIVE_PARAMETER = /token|key|secret|password|passwd|auth|signature|session|cookie|jwt/i
 
-/** The URL as logged: the values of credential-like query parameters replaced (issue 13, OWASP API8). */
-export function loggableUrl (url: string): string {
+/** The URL as logged: the values of credential-like query parameters replaced (OWASP API8). */
+function loggableUrl (url: string): string {
   const query = url.indexOf('?')
   if (query === -1) return url
   const pairs = url.slice(query + 1).split('&').map(pair => {
@@ -46,7 +46,7 @@ interface LoggedError { [key: string]: unknown, type: string, message: string, s
  * credentials (headers, bodies, a got error's request options) can never reach a line; no
  * wildcard redaction runs on every line.
  */
-export const logSerializers = {
+const logSerializers = {
   req: (request: FastifyRequest) => ({
     method: request.method,
     url: loggableUrl(request.url),
@@ -77,7 +77,7 @@ declare module 'fastify' {
  * dropped): method, URL (credentials masked), status and time, at `info` (`debug` for a probe's
  * route), or at `error` with the error when the response failed.
  */
-export class AccessLog extends LogController {
+class AccessLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {

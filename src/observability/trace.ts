@@ -30,7 +30,10 @@ function randomHex (bytes: 8 | 16): string {
   return pool.toString('hex', used - bytes, used)
 }
 
-/** The trace a request belongs to, from its `traceparent` header when that is valid. */
+/**
+ * The trace a request belongs to, from its `traceparent` header when that is valid.
+ * @internal Test seam: headers of every form are tested directly, without a request.
+ */
 export function traceContextOf (header: string | string[] | undefined): TraceContext {
   const match = typeof header === 'string' ? TRACEPARENT.exec(header.trim().toLowerCase()) : null
   if (match !== null) {

@@ -26,11 +26,8 @@ import type { Principal } from '../domain/access.js'
 import { CREDENTIALS, Credentials, LEEWAY_MS, requestAccess, requirePrincipal, sha256 } from './credentials.js'
 import { VerifiedTokens, wellFormed } from './verified-tokens.js'
 
-export type {
-  JwtAlgorithm, JwtPayload, PortfolioAccess, PrincipalType, ProviderConfig, TokenData
-} from '../schemas/auth.js'
-export type { Access, PortfolioScope, Principal } from '../domain/access.js'
-export { Credentials, requestAccess, requirePrincipal } from './credentials.js'
+export type { Principal } from '../domain/access.js'
+export { requirePrincipal } from './credentials.js'
 
 export interface AuthPluginOptions {
   /** The HMAC secret shared with the upstream backend (tymon's `JWT_SECRET`, used as plain bytes). */
@@ -91,6 +88,7 @@ declare module 'fastify' {
 /** The token of `Authorization: Bearer <token>`: scheme in any case, one space, nothing else (docs/api.md#tokens). */
 const BEARER = /^bearer ([A-Za-z0-9_\-.=]+)$/i
 
+/** @internal Test seam: every malformed header is tested directly, without an app. */
 export function bearerToken (header: string | undefined): string | null {
   if (header === undefined) return null
   return BEARER.exec(header)?.[1] ?? null
@@ -225,7 +223,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
 
   /**
    * Keys that passed the constant-time check, so that a valid key is hashed once per process, not
-   * on every request (its SHA-256 was about 1 µs of a portfolio read: BENCHMARKS.md, issue 46). Only
+   * on every request (its SHA-256 was about 1 µs of a portfolio read: BENCHMARKS.md). Only
    * a configured key passes, so it never holds more entries than API_KEYS names: keys a client
    * makes up are never kept. A key not found here is checked in constant time as before; the
    * lookup compares a presented key's characters with a kept one only when their hashes are equal,

@@ -15,8 +15,9 @@ declare module 'fastify' {
      */
     entityTag?: boolean
     /**
-     * The route honours `If-Match`: its handler hands {@link ifMatchOf} to the store, which checks
-     * it in the write's transaction (412 `PRECONDITION_FAILED` when it no longer matches).
+     * The route honours `If-Match`: its handler hands {@link ifMatchOf} to the domain, which checks
+     * it on the row the write reads, locked, in its transaction (412 `PRECONDITION_FAILED` when it
+     * no longer matches: `assertMatches`, src/domain/common.ts).
      */
     ifMatch?: boolean
   }

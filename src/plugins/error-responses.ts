@@ -54,7 +54,7 @@ export const ErrorBodySchema = Type.Object({
 })
 export type ErrorBody = Static<typeof ErrorBodySchema>
 
-export function errorBody (
+function errorBody (
   request: FastifyRequest,
   statusCode: number,
   code: ErrorCode,
@@ -116,7 +116,10 @@ const CLIENT_ERRORS: Record<string, ClientError> = {
 
 const MALFORMED: ClientError = { status: 400, code: 'BAD_REQUEST', message: 'Requisição HTTP malformada' }
 
-/** The raw HTTP answer to a client error: the standard error body (no route, so `path` is empty), connection closed. */
+/**
+ * The raw HTTP answer to a client error: the standard error body (no route, so `path` is empty), connection closed.
+ * @internal Test seam: its bytes are tested directly, without a malformed request on a socket.
+ */
 export function clientErrorAnswer (errorCode: string | undefined, now = new Date()): string {
   const { status, code, message } = (errorCode === undefined ? undefined : CLIENT_ERRORS[errorCode]) ?? MALFORMED
   const body = JSON.stringify(errorBodyAt('', status, code, message, now))

@@ -6,7 +6,7 @@ import {
 import { validationMessages } from './error-responses.js'
 
 /** Codes beyond REST's (docs/api.md#error-codes): those the automatic-persisted-query protocol expects. */
-export type GraphqlErrorCode = ErrorCode | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_SUPPORTED'
+type GraphqlErrorCode = ErrorCode | 'PERSISTED_QUERY_NOT_FOUND' | 'PERSISTED_QUERY_NOT_SUPPORTED'
 
 /*
  * GraphQL's errors in the service's vocabulary, beside REST's (error-responses.ts): the same codes
@@ -32,7 +32,7 @@ const PERSISTED_QUERY_CODES: Record<string, GraphqlErrorCode> = {
 const SUGGESTION = / Did you mean (?:[a-z ]+ )?"[^"]*"(?:(?:, |,? or )"[^"]*")*\?/g
 
 /** A message without GraphQL's suggestions: where introspection is off, they would reveal the schema. */
-export function withoutSuggestions (message: string): string {
+function withoutSuggestions (message: string): string {
   return message.replace(SUGGESTION, '')
 }
 
@@ -98,7 +98,7 @@ export function formattedSubscriptionError (error: unknown, field: string, log: 
  * a document's validation errors in one error's `errors`; its other refusals (a mutation over
  * GET, an unknown persisted query) describe the request, not the service.
  */
-export function requestErrors (error: unknown): GraphQLError[] {
+function requestErrors (error: unknown): GraphQLError[] {
   if (error instanceof GraphQLError) {
     const nested = (error.originalError as { errors?: unknown } | undefined)?.errors
     return Array.isArray(nested) ? nested.flatMap(requestErrors) : [error]

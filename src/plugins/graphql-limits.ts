@@ -22,7 +22,7 @@ import { formatGraphqlError, MAX_QUERY_DEPTH, QueryRefusedError } from './graphq
  * Brackets (`{`, `[`, `(`) a document may nest before it is refused unparsed: a document within
  * the depth limit nests far less (ten selection levels, inline fragments and input objects included).
  */
-export const MAX_DOCUMENT_NESTING = 64
+const MAX_DOCUMENT_NESTING = 64
 
 /** What a document's text may be, checked before it is parsed. */
 export interface DocumentLimits {
@@ -46,7 +46,7 @@ const CLOSING = new Set<string>([TokenKind.BRACE_R, TokenKind.BRACKET_R, TokenKi
  * does not recurse), stopped at the first limit crossed. A lexical error is left to the parser,
  * which reports it in its own words.
  */
-export function assertDocumentWithinLimits (source: string, limits: DocumentLimits): void {
+function assertDocumentWithinLimits (source: string, limits: DocumentLimits): void {
   // A UTF-8 character takes at most 3 bytes per UTF-16 unit: most texts need no byte count.
   const bytes = source.length * 3 <= limits.maxBytes ? source.length : Buffer.byteLength(source, 'utf8')
   if (bytes > limits.maxBytes) {
@@ -92,14 +92,14 @@ export class DocumentGuard {
 }
 
 /** Field selections a document may stand for, each fragment counted again at every spread. */
-export const MAX_SPREAD_SELECTIONS = 5000
+const MAX_SPREAD_SELECTIONS = 5000
 
 /**
  * Pairs of field selections at one response path (`portfolios.assets.id`, by alias) a document
  * may hold. GraphQL's validation compares every such pair to prove they can be merged, so a few
  * hundred copies of one field cost it a few hundred milliseconds; an ordinary one has a handful.
  */
-export const MAX_SAME_PATH_PAIRS = 1000
+const MAX_SAME_PATH_PAIRS = 1000
 
 /**
  * Refuses, after parsing and before validation, a document whose validation would be costly:

@@ -30,7 +30,7 @@ declare module 'fastify' {
   }
 }
 
-export const IDEMPOTENCY_KEY_HEADER = {
+const IDEMPOTENCY_KEY_HEADER = {
   type: 'string',
   minLength: 1,
   maxLength: 128,

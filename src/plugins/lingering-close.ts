@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http'
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
 
-export interface LingeringCloseOptions {
+interface LingeringCloseOptions {
   /** The longest a closing connection keeps reading what its client still sends. */
   lingerMs?: number
   /** The most it reads (and drops) so. */

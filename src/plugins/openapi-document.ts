@@ -52,7 +52,7 @@ const RATE_LIMIT_WINDOW_MAX_SECONDS = 86_400
  * (docs/api.md#limits, docs/api.md#cors). Header values are written by the service, never read:
  * their integers are bounded by what the service writes.
  */
-export const RESPONSE_HEADERS = {
+const RESPONSE_HEADERS = {
   'X-RateLimit-Limit': {
     description: 'Requests allowed per window (RATE_LIMIT_MAX) to this principal, or to this client address when ' +
       'anonymous. On every answer the rate limit counted: once the credential and the input were accepted',

@@ -60,6 +60,7 @@ export function documentPortfolioRoutes (tag: string, access: PortfolioAccess) {
   }
 }
 
+/** @internal Test seam: what registeredRoutes answers. */
 export interface RegisteredRoute {
   method: string
   url: string
@@ -67,7 +68,10 @@ export interface RegisteredRoute {
 
 const registered = new WeakMap<FastifyInstance, RegisteredRoute[]>()
 
-/** Every route registered after the OpenAPI plugin (one entry per method), to check the document is whole. */
+/**
+ * Every route registered after the OpenAPI plugin (one entry per method), to check the document is whole.
+ * @internal Test seam: a test checks the document lists every route.
+ */
 export function registeredRoutes (app: FastifyInstance): readonly RegisteredRoute[] {
   return registered.get(app) ?? []
 }
@@ -195,7 +199,7 @@ function finishDocument (document: OpenApiDocument): OpenApiDocument {
   return withIntegerFormats(document) as OpenApiDocument
 }
 
-export interface OpenApiPluginOptions {
+interface OpenApiPluginOptions {
   version: string
   /** Where this instance runs (NODE_ENV), told in the document's `servers`. Default `production`. */
   environment?: string

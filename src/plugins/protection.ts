@@ -35,7 +35,7 @@ function rateLimitKey (request: FastifyRequest): string {
 }
 
 /** HSTS for a year unless the operator says otherwise (HSTS_MAX_AGE, docs/deploy.md#security-headers). */
-export const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
+const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
 
 /**
  * The security headers of a JSON API, as OWASP's REST Security Cheat Sheet lists them, each for a
@@ -53,9 +53,9 @@ export const DEFAULT_HSTS_MAX_AGE_SECONDS = 31_536_000
  * `X-Permitted-Cross-Domain-Policies` and `X-XSS-Protection` act on pages that link, load,
  * open windows or embed — an answer of this API does none of that, and its credentials are
  * headers, never cookies a cross-origin embed could carry. Eleven headers were 3.5 µs a request
- * (BENCHMARKS.md, issue 36).
+ * (BENCHMARKS.md).
  */
-export function securityHeaders (hstsMaxAgeSeconds = DEFAULT_HSTS_MAX_AGE_SECONDS): Record<string, string> {
+function securityHeaders (hstsMaxAgeSeconds = DEFAULT_HSTS_MAX_AGE_SECONDS): Record<string, string> {
   return {
     'x-content-type-options': 'nosniff',
     'content-security-policy': "frame-ancestors 'none'",
@@ -180,5 +180,5 @@ async function protection (app: FastifyInstance, options: ProtectionPluginOption
   await addShedding(app, options.maxEventLoopDelayMs)
 }
 
-/** Security headers, CORS, rate limit and load shedding (issue 6; OWASP API4, API8). */
+/** Security headers, CORS, rate limit and load shedding (OWASP API4, API8). */
 export default fp(protection, { name: 'bff-protection', fastify: '5.x', dependencies: ['bff-auth'] })

@@ -15,7 +15,7 @@ type Serializer = (data: unknown) => string
  * checked by the type checker and the tests: checking each one against JSON Schema's meta-schema
  * at start-up cost more CPU than compiling them all.
  */
-export const AJV_OPTIONS = {
+const AJV_OPTIONS = {
   customOptions: { allErrors: true, verbose: true, coerceTypes: false, validateSchema: false }
 } as const
 
@@ -34,7 +34,7 @@ const coercing = build({}, {
 } as unknown as ValidatorOptions)
 
 /** A validator of the app's own pool, with its options: what a route's body is checked with. */
-export type Validator = ((value: unknown) => boolean) & { errors?: Array<Record<string, unknown>> | null }
+type Validator = ((value: unknown) => boolean) & { errors?: Array<Record<string, unknown>> | null }
 
 /**
  * Compiles `schema` as the app compiles a body's schema (same Ajv instance, same options), for an
@@ -116,6 +116,7 @@ const notYetCompiled = new WeakMap<FastifyInstance, Array<() => unknown>>()
  * Compiles now every validator and serializer of the routes `app` has (after `ready()`), as their
  * first requests would: the tests prove with it that every schema of the service compiles.
  * Returns how many there are; throws as the first bad one does.
+ * @internal Test seam: the tests compile every schema with it.
  */
 export function compileEverySchema (app: FastifyInstance): number {
   const uncompiled = notYetCompiled.get(app) ?? []

@@ -11,7 +11,7 @@ function charsetOf (contentType: string | undefined): string | undefined {
 }
 
 /** JSON nested deeper than this is refused before any route sees it (docs/api.md#inputs). */
-export const MAX_JSON_DEPTH = 32
+const MAX_JSON_DEPTH = 32
 
 /** A UTF-16 surrogate without its pair: no character at all, and invalid in UTF-8 downstream. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
@@ -19,6 +19,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /**
  * Why a parsed JSON body is refused, or `undefined`. Iterative, so a body of 100 000 brackets
  * costs a loop, never the stack of whatever later walks it (storing, relaying, logging).
+ * @internal Test seam: depths at and past the limit are tested directly.
  */
 export function jsonBodyProblem (body: unknown): string | undefined {
   const pending: Array<[unknown, number]> = [[body, 1]]

@@ -3,9 +3,9 @@ import { UpstreamUnavailableError, upstreamQuotaSpent } from '../errors.js'
 import { retryAfterSecondsOf, type QueryValue, type UpstreamClient, type UpstreamResponse } from '../upstream/client.js'
 
 /** How long a spent quota keeps brapi alone when its answer names no `Retry-After`. */
-export const QUOTA_RETRY_SECONDS = 60
+const QUOTA_RETRY_SECONDS = 60
 /** At most one error line this often about a refused BRAPI_TOKEN, however many requests it fails. */
-export const TOKEN_LOG_INTERVAL_MS = 60_000
+const TOKEN_LOG_INTERVAL_MS = 60_000
 
 /**
  * brapi.dev's refusals, told apart once for every endpoint (docs/api.md#brapi-failures): the token

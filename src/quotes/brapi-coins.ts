@@ -3,9 +3,9 @@ import { jsonObject } from '../upstream/client.js'
 import type { BrapiClient } from './brapi-client.js'
 
 /** brapi adds coins seldom: its list is asked again once a day. */
-export const COIN_LIST_TTL_MS = 24 * 60 * 60 * 1000
+const COIN_LIST_TTL_MS = 24 * 60 * 60 * 1000
 /** A list brapi would not give (a plan without coins, brapi down) is asked again after this. */
-export const COIN_LIST_RETRY_MS = 10 * 60 * 1000
+const COIN_LIST_RETRY_MS = 10 * 60 * 1000
 /** Symbols told to be coins by assets of type CRYPTO, at most (a bound on what stored data can make it hold). */
 const MAX_DECLARED = 10_000
 

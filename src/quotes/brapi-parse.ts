@@ -6,7 +6,7 @@ import type { Close, ProviderQuote } from './provider.js'
 import { dayKey } from '../schemas/calendar.js'
 
 /** What brapi's answers must hold to be used: anything else is garbage, logged and answered 502. */
-export function isPrice (value: unknown): value is number {
+function isPrice (value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
 }
 

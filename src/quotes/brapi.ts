@@ -17,8 +17,6 @@ import {
   type RateObservation
 } from './provider.js'
 
-export { rangeCovering } from './brapi-ranges.js'
-
 /** One of brapi's price endpoints: B3 tickers and indexes at `/api/quote`, coins at `/api/v2/crypto` (in reais). */
 interface Endpoint {
   name: 'quote' | 'crypto'

@@ -21,7 +21,10 @@ type Entries<T> = LRUCache<string, Promise<T>>
  * history is also asked again at the next close (21:00 UTC), when the day's close is in.
  */
 export const HISTORY_TTL_MS = 60 * 60 * 1000
-/** Keys kept of each kind (quotes, rates, histories…), the least recently used dropped first. */
+/**
+ * Keys kept of each kind (quotes, rates, histories…), the least recently used dropped first.
+ * @internal Test seam: a test fills the cache to it.
+ */
 export const MAX_ENTRIES = 5_000
 
 /** An `lru-cache` of answers on `now`'s clock (milliseconds), read at each look-up. */

@@ -11,7 +11,7 @@ import { dayKey, monthEndOf, weekdaysBetween } from '../schemas/calendar.js'
 const FIRST_MONTH: MonthKey = '2000-01'
 
 /** A small seeded PRNG (mulberry32): the same seed always draws the same numbers. */
-export function random (seed: number): () => number {
+function random (seed: number): () => number {
   let state = seed >>> 0
   return () => {
     state = (state + 0x6d2b79f5) >>> 0
@@ -23,11 +23,11 @@ export function random (seed: number): () => number {
 }
 
 /** The PRNG seeded by the SHA-256 of `key`. */
-export function seeded (key: string): () => number {
+function seeded (key: string): () => number {
   return random(createHash('sha256').update(key).digest().readUInt32BE(0))
 }
 
-export function rounded (value: number, decimals: number): number {
+function rounded (value: number, decimals: number): number {
   const scale = 10 ** decimals
   return Math.round(value * scale) / scale
 }

@@ -11,10 +11,10 @@ import {
 } from '../schemas/quote.js'
 
 export type {
-  Close, ExchangeRate, HistoryInterval, HistoryQuery, MonthKey, PercentObservation, PriceHistory, ProviderQuote,
+  Close, ExchangeRate, HistoryQuery, MonthKey, PercentObservation, PriceHistory, ProviderQuote,
   RateObservation
 } from '../schemas/quote.js'
-export { REAIS, TICKER_PATTERN } from '../schemas/quote.js'
+export { REAIS } from '../schemas/quote.js'
 
 /**
  * Where prices come from (`QUOTES_PROVIDER`). `undefined` answers mean "no such ticker". Prices

@@ -39,7 +39,7 @@ interface JsonSchema {
 const MAX_GRAPHQL_INT = 2 ** 31 - 1
 
 /** An object GraphQL cannot type field by field (a token's claims): passed through as JSON. */
-export const JsonObjectScalar = new GraphQLScalarType({
+const JsonObjectScalar = new GraphQLScalarType({
   name: 'JSONObject',
   description: 'A JSON object, as the REST API answers it',
   serialize: value => value

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { createSigner } from 'fast-jwt'
 import type { JwtAlgorithm, PrincipalType, ProviderConfig } from './auth.js'
 
+/** @internal Test seam: a test checks it against the provider hashes tymon/jwt-auth writes. */
 export function sha1Hex (text: string): string {
   return createHash('sha1').update(text, 'utf8').digest('hex')
 }

@@ -41,7 +41,7 @@ const EventId = Type.String({ pattern: '^[0-9]{1,16}$', maxLength: 16, descripti
  * shape OpenAPI 3.2 gives a stream's items (`itemSchema`) and SSE client generators read from
  * `schema` in 3.1 (docs/api.md#valuation).
  */
-export const PortfolioValuationEventSchema = Type.Object({
+const PortfolioValuationEventSchema = Type.Object({
   event: Type.Literal('valuation'),
   id: EventId,
   data: PortfolioValuationSchema
@@ -50,7 +50,7 @@ export const PortfolioValuationEventSchema = Type.Object({
   description: 'The portfolio\'s valuation: at once, then after each change (at most one per VALUATION_MIN_INTERVAL_MS)'
 })
 
-export const PortfolioDeletedEventSchema = Type.Object({
+const PortfolioDeletedEventSchema = Type.Object({
   event: Type.Literal('deleted'),
   id: EventId,
   data: Type.Object({ portfolioId: RecordId('The deleted portfolio') })

@@ -14,7 +14,7 @@ export const PortfolioChangeSchema = Type.Union([
 export type PortfolioChange = Static<typeof PortfolioChangeSchema>
 
 /** A statement and its parameters: what tells other instances of changes inside a write's transaction. */
-export interface Announcement {
+interface Announcement {
   sql: string
   parameters: unknown[]
 }

@@ -35,12 +35,12 @@ export interface ExcludedTransactionsTable {
 }
 
 /** Facts about the store itself, such as when demo data was first loaded. */
-export interface StoreMetaTable {
+interface StoreMetaTable {
   key: string
   value: string
 }
 
-export interface AggregatorWebhookEventsTable {
+interface AggregatorWebhookEventsTable {
   id: string
   event_key: string
   event: string
@@ -50,7 +50,7 @@ export interface AggregatorWebhookEventsTable {
 }
 
 /** The state of each aggregator item as the aggregator reported it when a webhook named it. */
-export interface AggregatorItemsTable {
+interface AggregatorItemsTable {
   item_id: string
   status: string | null
   /** The aggregator's `clientUserId` of the item (migration 5). */
@@ -85,7 +85,7 @@ export interface AggregatorItemVerificationsTable {
  * A request made with an `Idempotency-Key` (migration 7): one row per credential and key, inserted
  * in flight before the request runs (`status_code` null) and completed with its answer after.
  */
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   /** Whose key: `apikey:<sha-256 of the API key>` or the principal, `user:42` / `client:7`. */
   scope: string
   key: string
@@ -137,16 +137,21 @@ export interface Database {
 
 /**
  * Every table of {@link Database}, as values: the statements written as text name their tables in the
- * schema of DATABASE_SCHEMA through this list ({@link qualifiedTables}). The type below fails to
- * compile while the list and the interface differ.
+ * schema of DATABASE_SCHEMA through this list ({@link qualifiedTables}). The record fails to compile
+ * while it and the interface differ: a table missing, or one more.
  */
-export const TABLES = [
-  'asset_transactions', 'aggregator_webhook_events', 'aggregator_items', 'aggregator_item_verifications', 'portfolios',
-  'portfolio_assets', 'excluded_transactions', 'bff_store_meta', 'idempotency_keys'
-] as const
-type Listed = typeof TABLES[number]
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never
-export const EVERY_TABLE_LISTED: Same<keyof Database, Listed> = true
+const LISTED: Record<keyof Database, true> = {
+  asset_transactions: true,
+  aggregator_webhook_events: true,
+  aggregator_items: true,
+  aggregator_item_verifications: true,
+  portfolios: true,
+  portfolio_assets: true,
+  excluded_transactions: true,
+  bff_store_meta: true,
+  idempotency_keys: true
+}
+export const TABLES = Object.keys(LISTED) as Array<keyof Database>
 
 /** A table name standing alone in SQL text: not part of a longer name, a quoted name or a string. */
 const TABLE_NAME = new RegExp(`(?<![\\w."'$])(${TABLES.join('|')})(?![\\w"'$])`, 'g')

@@ -1,7 +1,7 @@
 import type { AssetType } from '../schemas/asset.js'
 
 /** A buy (in `lots`) or a sale (in `sales`). */
-export interface DemoLot {
+interface DemoLot {
   /** Made this many months before the store was seeded. */
   monthsAgo: number
   quantity: number

@@ -3,7 +3,7 @@ import { qualifiedTables, type Database } from './database.js'
 import type { StoreEngine } from './connect.js'
 import { Listeners, type Announcer, type PortfolioChange } from './change-events.js'
 
-export type Executor = Kysely<Database> | Transaction<Database>
+type Executor = Kysely<Database> | Transaction<Database>
 
 /**
  * What a write tells of its changes, inside its transaction: each portfolio it changed (or deleted),

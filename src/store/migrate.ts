@@ -28,11 +28,12 @@ import { isPostgresConnectionFailure } from './outage.js'
  * The first key of the migrations' advisory lock, `pg_advisory_xact_lock(key, schema oid)`: any
  * number the database's other advisory locks do not use ('bfmg' in ASCII). The second is the oid of
  * the store's schema, so that stores in different schemas of one database do not wait for each other.
+ * @internal Test seam: the tests hold the lock as another instance would.
  */
 export const MIGRATION_LOCK_KEY = 0x62666d67
 
 /** The session holding the migrations' lock, as PostgreSQL knows it (`pg_locks`, `pg_stat_activity`). */
-export interface LockHolder {
+interface LockHolder {
   pid: number
   /** The instance's name for its migration connection (postgres-pool.ts), passed on by a pooler. */
   applicationName: string | null

@@ -160,7 +160,7 @@ export const MIGRATIONS: Record<string, Migration> = {
     }
   },
   '0005-verified-aggregator-items': {
-    /** Items are now what the aggregator reports (issue 13): its `clientUserId` too. */
+    /** Items are now what the aggregator reports: its `clientUserId` too. */
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('aggregator_items').addColumn('client_user_id', 'text').execute()
     }

@@ -11,6 +11,7 @@ import { ASSET_COLUMNS, toAsset, type AssetRow } from './rows.js'
 import { columnOf, columnsOf, rowReader, storedFields } from './columns.js'
 import type { Versioned } from '../http/entity-tag.js'
 import {
+  CreatePortfolioInputSchema,
   PortfolioAssetSummarySchema,
   PortfolioDetailSchema,
   PortfolioSchema,
@@ -31,7 +32,10 @@ interface DetailRow<Item> extends PortfolioRow {
   assets: string | Item[]
 }
 
-/** REST's portfolio detail (`GET /portfolios/:id`) lists each asset's fields of its summary, from their columns. */
+/**
+ * REST's portfolio detail (`GET /portfolios/:id`) lists each asset's fields of its summary, from their columns.
+ * @internal Test seam: a test reads the detail's query plan (with detailSql).
+ */
 export const DETAIL_ASSET_FIELDS = fieldsOf(PortfolioAssetSummarySchema).map(field => [field, columnOf(field)] as const)
 /** Whole asset rows, for answers that hold whole assets (GraphQL): each column under its name. */
 const ASSET_ROW_FIELDS = ASSET_COLUMNS.map(column => [column, column] as const)
@@ -42,6 +46,7 @@ const ASSET_ROW_FIELDS = ASSET_COLUMNS.map(column => [column, column] as const)
  * objects of `fields` (each key from its column). Correlated subqueries read the assets in the order of their
  * index (portfolio_id, created_at, id): SQLite sorts nothing, where an `order by` inside the aggregate
  * made it build a temporary B-tree on every read (8 µs against 29 µs for ten assets).
+ * @internal Test seam: a test reads its query plan on SQLite.
  */
 export function detailSql (engine: StoreEngine, fields: ReadonlyArray<readonly [string, string]>): string {
   const pairs = fields.map(([key, column]) => `'${key}', a.${column}`).join(', ')
@@ -70,6 +75,24 @@ const LIST_OF_USER_SQL = `${WITH_TOTAL_SQL} where user_id = ? ${PAGE_SQL}`
 const STORED_FIELDS = storedFields(PortfolioSchema, ['totalValue'])
 const INSERT_SQL = `insert into portfolios (${STORED_FIELDS.map(columnOf).join(', ')}) ` +
   `values (${STORED_FIELDS.map(() => '?').join(', ')})`
+
+/**
+ * A create's input as a portfolio holds it: each field of its schema, one it left out null — so that a field added
+ * to the schemas needs no line here. A create's CPU on SQLite: 54.7–58.2 µs/call with the fields written out,
+ * 54.9–58.9 so (bench/portfolio-repository.ts, two alternated pairs).
+ */
+type StoredInput = {
+  [Field in keyof CreatePortfolioInput]-?: undefined extends CreatePortfolioInput[Field]
+    ? Exclude<CreatePortfolioInput[Field], undefined> | null
+    : CreatePortfolioInput[Field]
+}
+const CREATE_FIELDS = fieldsOf(CreatePortfolioInputSchema)
+
+function storedInput (input: CreatePortfolioInput): StoredInput {
+  const stored: Record<string, unknown> = {}
+  for (const field of CREATE_FIELDS) stored[field] = input[field] ?? null
+  return stored as StoredInput
+}
 
 const TOUCH_SQL = 'update portfolios set updated_at = ?, version = version + 1 where id = ? returning user_id'
 
@@ -192,9 +215,7 @@ export class PortfolioRepository {
     const timestamp = now()
     const portfolio: Portfolio = {
       id: randomUUID(),
-      name: input.name,
-      description: input.description ?? null,
-      userId: input.userId,
+      ...storedInput(input),
       totalValue: 0,
       createdAt: timestamp,
       updatedAt: timestamp

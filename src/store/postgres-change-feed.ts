@@ -9,7 +9,7 @@ import { FeedProof, PROOF_DEFAULTS, type ProofOptions } from './feed-proof.js'
 const RECONNECT_BACKOFF = { initialDelay: 500, maxDelay: 5000 }
 
 /** The name the LISTEN connection gives itself (`pg_stat_activity.application_name`). */
-export const LISTEN_APPLICATION_NAME = 'bff-change-feed'
+const LISTEN_APPLICATION_NAME = 'bff-change-feed'
 
 export interface PostgresChangeFeedOptions {
   /** pg's settings of the LISTEN connection: a direct one, never through a pooler in transaction mode. */

@@ -41,7 +41,10 @@ export async function storeSchema (db: Kysely<Database>, url: string, schema: st
   return current
 }
 
-/** The first schema of `options=-c search_path=…` in a PostgreSQL URL, if it has one. */
+/**
+ * The first schema of `options=-c search_path=…` in a PostgreSQL URL, if it has one.
+ * @internal Test seam: URLs of every form are tested directly.
+ */
 export function searchPathOf (url: string): string | undefined {
   const options = new URL(url).searchParams.get('options') ?? ''
   const match = /(?:-c\s*|--)search_path=([^\s,]+)/.exec(options)

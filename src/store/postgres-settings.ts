@@ -1,7 +1,7 @@
 import type { PoolConfig } from 'pg'
 
 /** A new connection that takes longer is given up: the request is answered 503 rather than left hanging. */
-export const CONNECT_TIMEOUT_MS = 2000
+const CONNECT_TIMEOUT_MS = 2000
 
 /**
  * pg's connection settings for every connection of the service (the store's pool, the migration

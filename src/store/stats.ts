@@ -3,7 +3,7 @@ import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
 
 /** How long one statistics aggregate serves an instance that has not written since. */
-export const STATS_TTL_MS = 2_000
+const STATS_TTL_MS = 2_000
 
 /**
  * System statistics (docs/api.md#resources), aggregated by the database. The aggregate scans every asset,

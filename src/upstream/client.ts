@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { UpstreamTimeoutError, UpstreamUnavailableError } from '../errors.js'
 import { failureExcerpt } from './failure-excerpt.js'
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
 export type QueryValue = string | number | boolean
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue }
 export type JsonObject = { [key: string]: JsonValue }

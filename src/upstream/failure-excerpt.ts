@@ -6,7 +6,10 @@
  * this service's logs: never the whole body, and never a secret of the part that is kept.
  */
 
-/** Characters of the excerpt, after masking. */
+/**
+ * Characters of the excerpt, after masking.
+ * @internal Test seam: a test checks excerpts stay within it.
+ */
 export const EXCERPT_CHARACTERS = 200
 /** Characters of the body looked at: enough to find a page's first words, never all of a large one. */
 const SCANNED_CHARACTERS = 8192

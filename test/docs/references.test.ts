@@ -65,6 +65,18 @@ t.test('every src/ path a document names exists', async t => {
   t.ok(sourcePaths(read('docs/style.md')).includes('src/modules/graphql/index.ts'), 'the walk names GraphQL\'s entry')
 })
 
+t.test('each step of the walk in docs/style.md names the file that does it', async t => {
+  const style = prose(read('docs/style.md'))
+  const start = style.indexOf('\n## How a request crosses the layers')
+  const walk = style.slice(start, style.indexOf('\n## ', start + 1))
+  const requests = [...walk.matchAll(/^\*\*(?:A|The) (.+?)\*\*$/gm)].map(([, title = '']) => title)
+  t.match(requests, [/^REST read: `GET \/portfolios\/:id`/, /^dated SELL: `POST /, /^performance: `GET /])
+  // A step: its number, then its lines indented under it.
+  const steps = [...walk.matchAll(/^\d+\. .*(?:\n {3}.*)*/gm)].map(([step]) => step)
+  t.ok(steps.length >= 15, `${steps.length} steps`)
+  t.same(steps.filter(step => sourcePaths(step).length === 0), [], 'none without a src/ path')
+})
+
 t.test('every link between the documents reaches its file and heading', async t => {
   for (const file of DOCUMENTS) {
     const broken: string[] = []

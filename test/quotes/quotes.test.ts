@@ -2,7 +2,7 @@ import t from 'tap'
 import { NO_TELEMETRY } from '../../src/observability/telemetry.js'
 import { OfflineQuotes } from '../../src/quotes/offline.js'
 import { CachedQuotes, MAX_ENTRIES } from '../../src/quotes/cache.js'
-import { rangeCovering } from '../../src/quotes/brapi.js'
+import { rangeCovering } from '../../src/quotes/brapi-ranges.js'
 import { monthKey, monthsBetween, quotesOf, type QuoteProvider } from '../../src/quotes/provider.js'
 import { silentLog as log } from '../helper.js'
 

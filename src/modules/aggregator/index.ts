@@ -52,17 +52,19 @@ export interface AggregatorModuleOptions {
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
 const FORBIDDEN_PATHS = ['/auth', '/webhooks', '/connect_token']
 /** A connect token lives 30 minutes (Pluggy's documentation); the aggregator does not say so in its answer. */
-export const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
-export const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
+const CONNECT_TOKEN_LIFETIME_SECONDS = 1800
+const ENDPOINT_NOT_ALLOWED = 'Endpoint ou método não permitido no agregador'
 /**
  * A `transactions/updated|deleted` event lists every id it names (pluggy-node `webhook.ts`):
  * 39 bytes per UUID in the array, 294 around them. 1 MiB holds 26 879 ids; the largest
  * plausible event, a year of a busy business account (20 000 ids), is 780 KB (docs/aggregator.md).
+ * @internal Test seam: a test measures the largest plausible event against it.
  */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024
 /**
  * How long an event without `eventId` is taken for a redelivery of the same payload: the
  * sender's burst of immediate retries, not the hours it may retry later (docs/aggregator.md).
+ * @internal Test seam: a test records an event inside and past it.
  */
 export const DIGEST_WINDOW_MS = 5 * 60 * 1000
 
@@ -71,7 +73,7 @@ function sha256 (text: string): Buffer {
 }
 
 /** Idempotency key: the sender's `eventId` (Pluggy's id of a delivery), else a digest of the whole payload. */
-export function webhookEventKey (body: WebhookBody): string {
+function webhookEventKey (body: WebhookBody): string {
   return body.eventId !== undefined ? `id:${body.eventId}` : `sha256:${sha256(canonicalJson(body)).toString('hex')}`
 }
 

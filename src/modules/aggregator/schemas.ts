@@ -13,13 +13,11 @@ export const AggregatorRelayBodySchema = Type.Object({
   additionalProperties: true,
   maxProperties: 100
 })
-export type AggregatorRelayBody = Static<typeof AggregatorRelayBodySchema>
 
 /** Only `itemId` is read; options a caller sends (a webhookUrl…) are dropped (docs/api.md#aggregator). */
 export const ConnectTokenBodySchema = Type.Object({
   itemId: Type.Optional(ItemIdSchema)
 }, { title: 'ConnectTokenInput', examples: [{ itemId: 'f7d9e3f4-8a3b-4c43-9d5e-1f2b3c4d5e6f' }] })
-export type ConnectTokenBody = Static<typeof ConnectTokenBodySchema>
 
 export const ConnectTokenSchema = Type.Object({
   accessToken: Type.String({ description: 'Pluggy\'s connect token, as Pluggy made it' }),

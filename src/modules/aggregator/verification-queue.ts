@@ -15,10 +15,13 @@ export interface VerificationRetryOptions {
   leaseMs: number
 }
 
-export const DEFAULT_VERIFICATION_RETRY: VerificationRetryOptions = {
+const DEFAULT_VERIFICATION_RETRY: VerificationRetryOptions = {
   pollMs: 5000, retryMs: 5000, expiryMs: 24 * 60 * 60 * 1000, leaseMs: 60_000 + 4 * 10_000
 }
-/** The longest wait between two attempts (unless `retryMs` is longer, or the aggregator asks for more). */
+/**
+ * The longest wait between two attempts (unless `retryMs` is longer, or the aggregator asks for more).
+ * @internal Test seam: a test checks the backoff is capped at it.
+ */
 export const MAX_RETRY_DELAY_MS = 10 * 60 * 1000
 /** Entries one look at the queue works at most, so one instance does not hold on to a long queue. */
 const ENTRIES_PER_SWEEP = 100

@@ -27,7 +27,7 @@ export interface AuthModuleOptions {
   jwtAlgorithm: string
 }
 
-export const HEALTH_MESSAGE = 'BFF Service está funcionando!' as const
+const HEALTH_MESSAGE = 'BFF Service está funcionando!' as const
 
 const authModule: FastifyPluginAsyncTypebox<AuthModuleOptions> = async (app, options) => {
   app.addHook('onRoute', documentRoutes('auth', 'bearerAuth'))

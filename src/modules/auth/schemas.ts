@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { HeaderText, PrincipalTypeSchema, TokenClaimsSchema, TokenDataSchema } from '../../schemas/auth.js'
 import { DURATION_PATTERN, MAX_REQUEST_TEXT_LENGTH, Timestamp } from '../../schemas/common.js'
 
@@ -10,7 +10,7 @@ export const HealthSchema = Type.Object({
   message: Type.Literal('BFF Service está funcionando!')
 }, { title: 'Health' })
 
-export const PrincipalSummarySchema = Type.Object({
+const PrincipalSummarySchema = Type.Object({
   id: HeaderText(),
   type: PrincipalTypeSchema,
   expiresAt: Timestamp,
@@ -57,7 +57,6 @@ export const TokenDebugSchema = Type.Object({
 export const ValidateTokenBodySchema = Type.Object({
   token: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Null()]))
 }, { title: 'ValidateTokenInput', examples: [{ token: '<JWT>' }] })
-export type ValidateTokenBody = Static<typeof ValidateTokenBodySchema>
 
 export const ValidateTokenResponseSchema = Type.Union([
   Type.Object({ valid: Type.Literal(false), error: Type.Literal('Token não fornecido') }),

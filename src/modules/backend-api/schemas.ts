@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 import { DurationSchema, MillisecondsSchema } from '../../schemas/common.js'
 
 export const BackendHealthSchema = Type.Object({
@@ -7,7 +7,7 @@ export const BackendHealthSchema = Type.Object({
   token: Type.Object({ valid: Type.Boolean(), expiresIn: DurationSchema })
 }, { title: 'BackendHealth' })
 
-export const BackendUserSchema = Type.Object({
+const BackendUserSchema = Type.Object({
   id: Type.String(),
   email: Type.Union([Type.String(), Type.Null()]),
   name: Type.Union([Type.String(), Type.Null()])
@@ -41,6 +41,5 @@ export const ProxyBodySchema = Type.Object({
   params: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 100 })),
   headers: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), HeaderValue, { maxProperties: 20 }))
 }, { title: 'BackendProxyInput', examples: [{ method: 'GET', params: { page: 1 } }] })
-export type ProxyBody = Static<typeof ProxyBodySchema>
 
 export const ProxyParamsSchema = Type.Object({ '*': Type.String({ maxLength: 2048 }) })

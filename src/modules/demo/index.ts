@@ -12,7 +12,7 @@ export interface DemoModuleOptions {
 }
 
 /** The demo data's user (`src/store/demo-data.ts`): the page's token is this user's. */
-export const DEMO_USER = '1'
+const DEMO_USER = '1'
 
 /**
  * The page's own files only, scripts and styles from this origin, requests to this origin (the

@@ -2,7 +2,10 @@ import { TokenExpiredError, Messages } from '../../errors.js'
 import type { Access, Principal } from '../../domain/access.js'
 import { callAt } from '../../domain/time.js'
 
-/** The close code of a connection whose token expired (graphql-transport-ws: unauthorized). */
+/**
+ * The close code of a connection whose token expired (graphql-transport-ws: unauthorized).
+ * @internal Test seam: a test checks an expired token closes the connection with it.
+ */
 export const TOKEN_EXPIRED_CLOSE_CODE = 4401
 
 /** What a subscription session needs of its WebSocket. */

@@ -11,7 +11,7 @@ import { IdParamsSchema } from '../../schemas/common.js'
 import { PortfolioValuationStreamEventSchema, type PortfolioValuationStreamEvent } from '../../schemas/valuation.js'
 
 /** A comment line at least this often keeps proxies and browsers from taking a quiet stream for a dead one. */
-export const HEARTBEAT_MS = 15_000
+const HEARTBEAT_MS = 15_000
 
 /** The first `id:` of a stream: one more than the `Last-Event-ID` a reconnecting EventSource sends, else 1. */
 function firstEventId (lastEventId: string | undefined): number {
