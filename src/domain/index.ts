@@ -1,5 +1,5 @@
 import type { QuoteProvider } from '../quotes/provider.js'
-import type { ChangeFeed } from '../store/change-feed-core.js'
+import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import { AggregatorItemService } from './aggregator-items.js'

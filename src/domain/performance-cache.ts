@@ -3,8 +3,8 @@ import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import { HISTORY_TTL_MS } from '../quotes/cache.js'
 import { nextClose } from '../quotes/provider.js'
 import { PERFORMANCE_RANGES, type PerformanceRange, type PortfolioPerformance } from '../schemas/performance.js'
-import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
-import type { ChangeFeed } from '../store/change-feed-core.js'
+import type { PortfolioChange, Unsubscribe } from '../change-feed/change-events.js'
+import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 
 /** At most this long an answer is kept: the daily histories it was made of are kept as long (src/quotes/cache.ts). */
 export const PERFORMANCE_TTL_MS = HISTORY_TTL_MS

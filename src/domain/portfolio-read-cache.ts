@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache'
 import type { Versioned } from '../http/entity-tag.js'
 import type { Portfolio, PortfolioDetail } from '../schemas/portfolio.js'
-import type { PortfolioChange, Unsubscribe } from '../store/change-events.js'
-import type { ChangeFeed } from '../store/change-feed-core.js'
+import type { PortfolioChange, Unsubscribe } from '../change-feed/change-events.js'
+import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { PortfolioStore, PortfolioAndAssets } from './ports.js'
 
 /**
@@ -53,7 +53,7 @@ interface Flight {
  * Portfolio reads answered from memory (docs/api.md#caching), each kept until the change feed
  * says its portfolio changed — this instance's writes as they commit, other instances' as the
  * feed delivers them. Nothing is kept, and the database answers, while the feed is unproven (this
- * instance's heartbeats are not back within the bound: src/store/feed-proof.ts); proven again, the
+ * instance's heartbeats are not back within the bound: src/change-feed/feed-proof.ts); proven again, the
  * feed flushes everything (it tells `{ kind: 'all' }`). A read that
  * was on its way when its portfolio changed is answered but not kept: it may hold the state before
  * the change. A portfolio that does not exist is not kept either (its creation tells nothing).

@@ -19,7 +19,7 @@ import { ItemVerificationRepository } from './item-verifications.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
-import type { Announcer, PortfolioChange, Unsubscribe } from './change-events.js'
+import type { Announcer, PortfolioChange, Unsubscribe } from '../change-feed/change-events.js'
 
 /** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
 export class StoreOpenError extends Error {
