@@ -6,13 +6,13 @@ import neostandard from 'neostandard'
 
 /*
  * The layers (docs/style.md#layers), from the ground up: values (src/schemas, src/http,
- * src/errors.ts) → adapters (store, change-feed, quotes, upstream, observability) → domain → operations →
- * plugins → modules → the app (app.ts, index.ts, serve.ts, server.ts, config/, cli/). A file
+ * src/errors.ts) → adapters (store, change-feed, cache, quotes, upstream, observability) → domain →
+ * operations → plugins → modules → the app (app.ts, index.ts, serve.ts, server.ts, config/, cli/). A file
  * imports only from its own layer or below; these rules name, per folder, what lies above it.
  */
 const ABOVE = {
-  values: ['store', 'change-feed', 'quotes', 'upstream', 'observability', 'domain', 'operations', 'plugins',
-    'modules', 'config', 'cli'],
+  values: ['store', 'change-feed', 'cache', 'quotes', 'upstream', 'observability', 'domain', 'operations',
+    'plugins', 'modules', 'config', 'cli'],
   adapters: ['domain', 'operations', 'plugins', 'modules', 'config', 'cli'],
   domain: ['operations', 'plugins', 'modules', 'config', 'cli'],
   operations: ['plugins', 'modules', 'config', 'cli'],
@@ -83,7 +83,7 @@ export default [
   }),
   layer('values', ['src/schemas/**/*.ts', 'src/http/**/*.ts'], [above('values', 1)]),
   layer('values', ['src/errors.ts'], [above('values', 0)]),
-  layer('adapters', ['src/{store,change-feed,quotes,upstream,observability}/**/*.ts'], [above('adapters', 1)]),
+  layer('adapters', ['src/{store,change-feed,cache,quotes,upstream,observability}/**/*.ts'], [above('adapters', 1)]),
   layer('domain', ['src/domain/**/*.ts'], [above('domain', 1), NO_FASTIFY, NO_STORE]),
   layer('operations', ['src/operations/**/*.ts'], [above('operations', 1), NO_FASTIFY, NO_GRAPHQL]),
   layer('plugins', ['src/plugins/**/*.ts'], [above('plugins', 1)]),
