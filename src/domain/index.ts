@@ -82,7 +82,7 @@ export function createDomain (
     const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
     const off = readCache.maxEntries === 0 || readCache.ttlMs === 0
     if (feed === undefined || off) return adapters.store.portfolios
-    cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache)
+    cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache, adapters.telemetry)
     return cache
   }
   return {

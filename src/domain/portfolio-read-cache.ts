@@ -1,8 +1,7 @@
-import { LRUCache } from 'lru-cache'
+import { MemoryCache, type FollowedFeed } from '../cache/memory-cache.js'
 import type { Versioned } from '../http/entity-tag.js'
 import type { Portfolio, PortfolioDetail } from '../schemas/portfolio.js'
-import type { PortfolioChange, Unsubscribe } from '../change-feed/change-events.js'
-import type { ChangeFeed } from '../change-feed/change-feed-core.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { PortfolioStore, PortfolioAndAssets } from './ports.js'
 
 /**
@@ -39,42 +38,43 @@ export interface ReadCacheOptions {
 export const READ_CACHE_DEFAULTS: ReadCacheOptions = { maxEntries: 10_000, maxWeight: 100_000, ttlMs: 5000 }
 
 /** One, plus one per asset the read holds. */
-function weightOf (read: Reads[Kind]): number {
+function weightOf (read: Reads[Kind] | undefined): number {
+  if (read === undefined) return 1
   if ('assets' in read) return 1 + read.assets.length
   return 'version' in read ? 1 + read.value.assets.length : 1
 }
 
-/** A read on its way from the database: whether its portfolio changed since it started. */
-interface Flight {
-  changed: boolean
-}
-
 /**
- * Portfolio reads answered from memory (docs/api.md#caching), each kept until the change feed
- * says its portfolio changed — this instance's writes as they commit, other instances' as the
- * feed delivers them. Nothing is kept, and the database answers, while the feed is unproven (this
- * instance's heartbeats are not back within the bound: src/change-feed/feed-proof.ts); proven again, the
- * feed flushes everything (it tells `{ kind: 'all' }`). A read that
- * was on its way when its portfolio changed is answered but not kept: it may hold the state before
- * the change. A portfolio that does not exist is not kept either (its creation tells nothing).
- * Writes, If-Match and idempotency never read it. Answers are shared: callers must not change them.
+ * Portfolio reads answered from memory (docs/api.md#caching), a use of the one mechanism
+ * (src/cache/memory-cache.ts), each kept until the change feed says its portfolio changed — this
+ * instance's writes as they commit, other instances' as the feed delivers them. Nothing is kept,
+ * and the database answers, while the feed is unproven (this instance's heartbeats are not back
+ * within the bound: src/change-feed/feed-proof.ts); proven again, the feed flushes everything (it
+ * tells `{ kind: 'all' }`). Concurrent reads of a portfolio share one statement; a read that was on
+ * its way when its portfolio changed is answered but not kept: it may hold the state before the
+ * change. A portfolio that does not exist is not kept either (its creation tells nothing). Writes,
+ * If-Match and idempotency never read it. Answers are shared: callers must not change them.
  */
 export class CachedPortfolioReads implements PortfolioReads {
-  private readonly entries: LRUCache<string, Reads[Kind]>
-  /** The reads on their way, by portfolio. */
-  private readonly flights = new Map<string, Set<Flight>>()
-  private readonly stopListening: Unsubscribe
+  private readonly reads: MemoryCache<Reads[Kind] | undefined>
 
   constructor (
     private readonly store: PortfolioReads,
-    private readonly feed: Pick<ChangeFeed, 'onPortfolioChange' | 'proven'>,
-    options: ReadCacheOptions = READ_CACHE_DEFAULTS
+    feed: FollowedFeed,
+    options: ReadCacheOptions = READ_CACHE_DEFAULTS,
+    telemetry: Telemetry = NO_TELEMETRY
   ) {
-    this.entries = new LRUCache({
-      max: options.maxEntries, maxSize: options.maxWeight, sizeCalculation: weightOf, ttl: options.ttlMs
-    })
     // Made before whatever reads through it (the live valuations), so it hears each change first.
-    this.stopListening = feed.onPortfolioChange(change => { this.changed(change) })
+    this.reads = new MemoryCache({
+      name: 'portfolio_reads',
+      maxEntries: options.maxEntries,
+      maxWeight: options.maxWeight,
+      weigh: weightOf,
+      ttlMs: options.ttlMs,
+      keeps: read => read !== undefined,
+      follows: { feed, keysOf: id => KINDS.map(kind => keyOf(kind, id)) },
+      telemetry
+    })
   }
 
   async versionedDetail (id: string): Promise<Versioned<PortfolioDetail> | undefined> {
@@ -91,47 +91,16 @@ export class CachedPortfolioReads implements PortfolioReads {
 
   /** Reads kept now. */
   get size (): number {
-    return this.entries.size
+    return this.reads.size
   }
 
   close (): void {
-    this.stopListening()
-    this.entries.clear()
+    this.reads.close()
   }
 
   private async read<K extends Kind> (
     id: string, kind: K, load: (id: string) => Promise<Reads[K] | undefined>
   ): Promise<Reads[K] | undefined> {
-    if (!this.feed.proven()) {
-      // Changes of other instances may not be heard: what is kept may be stale, so nothing is.
-      this.entries.clear()
-      return await load(id)
-    }
-    const key = keyOf(kind, id)
-    const kept = this.entries.get(key) as Reads[K] | undefined
-    if (kept !== undefined) return kept
-    const flight: Flight = { changed: false }
-    const flights = this.flights.get(id) ?? new Set()
-    this.flights.set(id, flights.add(flight))
-    try {
-      const read = await load(id)
-      if (read !== undefined && !flight.changed && this.feed.proven()) {
-        this.entries.set(key, read)
-      }
-      return read
-    } finally {
-      flights.delete(flight)
-      if (flights.size === 0 && this.flights.get(id) === flights) this.flights.delete(id)
-    }
-  }
-
-  private changed (change: PortfolioChange): void {
-    const ids = change.kind === 'all' ? [...this.flights.keys()] : [change.portfolioId]
-    if (change.kind === 'all') this.entries.clear()
-    else for (const kind of KINDS) this.entries.delete(keyOf(kind, change.portfolioId))
-    for (const id of ids) {
-      for (const flight of this.flights.get(id) ?? []) flight.changed = true
-      this.flights.delete(id)
-    }
+    return await this.reads.get(keyOf(kind, id), async () => await load(id)) as Reads[K] | undefined
   }
 }
