@@ -1,11 +1,7 @@
 import { MemoryCache, type FollowedFeed } from '../cache/memory-cache.js'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
-import { HISTORY_TTL_MS } from '../quotes/cache.js'
-import { nextClose } from '../quotes/provider.js'
+import { untilTheNextClose } from '../quotes/cache.js'
 import { PERFORMANCE_RANGES, type PerformanceRange, type PortfolioPerformance } from '../schemas/performance.js'
-
-/** At most this long an answer is kept: the daily histories it was made of are kept as long (src/quotes/cache.ts). */
-export const PERFORMANCE_TTL_MS = HISTORY_TTL_MS
 
 export interface PerformanceCacheOptions {
   /** Answers kept (up to seven per portfolio, one per range), the least recently used dropped first; 0: none. */
@@ -22,10 +18,11 @@ function keyOf (portfolioId: string, range: PerformanceRange): string {
  * Portfolio performances answered from memory (docs/api.md#performance), a use of the one
  * mechanism (src/cache/memory-cache.ts): each kept per portfolio and range until the change feed
  * says the portfolio changed (an asset or a transaction of it, on any instance), the next market
- * close after its computation began, or an hour — whichever comes first. Concurrent requests for
- * one portfolio and range share one computation; one that was on its way when its portfolio
- * changed is answered but not kept, and a request after the change starts anew. While the feed
- * is unproven nothing is kept or answered from memory. Answers are shared: callers must not change them.
+ * close after its computation began, or an hour — whichever comes first, as the daily histories it
+ * was made of (src/quotes/cache.ts). Concurrent requests for one portfolio and range share one
+ * computation; one that was on its way when its portfolio changed is answered but not kept, and a
+ * request after the change starts anew. While the feed is unproven nothing is kept or answered from
+ * memory. Answers are shared: callers must not change them.
  */
 export class PerformanceCache {
   private readonly answers: MemoryCache<PortfolioPerformance>
@@ -36,10 +33,10 @@ export class PerformanceCache {
     telemetry: Telemetry = NO_TELEMETRY,
     now: () => number = Date.now
   ) {
-    this.answers = new MemoryCache({
+    this.answers = new MemoryCache<PortfolioPerformance>({
       name: 'performance',
       maxEntries: options.maxEntries,
-      ttlMs: (_answer, startedAt) => Math.min(PERFORMANCE_TTL_MS, nextClose(startedAt) - startedAt),
+      ttlMs: untilTheNextClose,
       follows: { feed, keysOf: portfolioId => PERFORMANCE_RANGES.map(range => keyOf(portfolioId, range)) },
       telemetry,
       now
