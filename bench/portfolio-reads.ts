@@ -11,28 +11,16 @@
  * of the rounds. Run it in two checkouts, one after the other, several times, to compare them:
  * `npx node --import tsx bench/portfolio-reads.ts` (it stops by itself).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
-import { Store } from '../src/store/store.js'
-import { addBenchAssets, median, table } from './lib.js'
+import { benchPortfolioFile, median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
 const API_KEY = 'bench-key'
 
-const dir = mkdtempSync(join(tmpdir(), 'bff-reads-'))
-const file = join(dir, 'bench.sqlite')
-const store = await Store.open(`sqlite:${file}`)
-const ids: string[] = []
-for (let i = 0; i < 100; i++) {
-  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: '1' })
-  await addBenchAssets(store, portfolio.id)
-  ids.push(portfolio.id)
-}
-await store.close()
+const { dir, file, ids } = await benchPortfolioFile('bff-reads-')
 
 async function service (cacheTtlMs: number) {
   const app = await buildApp(loadConfig({
