@@ -21,7 +21,7 @@ import { migrate } from '../src/store/migrate.js'
 import { Store } from '../src/store/store.js'
 import { StoreHandle } from '../src/store/handle.js'
 import { PortfolioRepository } from '../src/store/portfolios.js'
-import type { PortfolioChange } from '../src/store/change-events.js'
+import type { PortfolioChange } from '../src/change-feed/change-events.js'
 import { benchDomain, median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000)

@@ -303,6 +303,26 @@ export async function addBenchAssets (store: Store, portfolioId: string): Promis
   }
 }
 
+/**
+ * A SQLite file in a directory of its own (`dir`, removed by the caller) holding 100 portfolios of the bench's five
+ * assets, `ids` theirs: what the benchmarks of reads by id read.
+ */
+export async function benchPortfolioFile (prefix: string): Promise<{ dir: string, file: string, ids: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const file = join(dir, 'bench.sqlite')
+  // Loaded here, so that the benchmarks that open no store do not load it.
+  const { Store } = await import('../src/store/store.js')
+  const store = await Store.open(`sqlite:${file}`)
+  const ids: string[] = []
+  for (let i = 0; i < 100; i++) {
+    const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: '1' })
+    await addBenchAssets(store, portfolio.id)
+    ids.push(portfolio.id)
+  }
+  await store.close()
+  return { dir, file, ids }
+}
+
 /** A store's database for a benchmark: `url` and `schema` as the service takes them, or the schema as search_path. */
 export interface BenchDatabase {
   engine: 'SQLite (file)' | 'PostgreSQL'

@@ -8,29 +8,17 @@
  * rounds, and the token's cost is also given round by round against the key's of the same round.
  * Run with `npx node --import tsx bench/portfolio-access.ts` (part of `npm run bench`); it stops by itself.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { rmSync } from 'node:fs'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config/config.js'
-import { Store } from '../src/store/store.js'
-import { addBenchAssets, benchUserToken, median, table } from './lib.js'
+import { benchPortfolioFile, benchUserToken, median, table } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 4_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9)
 const SECRET = 'bench-secret-bench-secret-bench-secret'
 const API_KEY = 'bench-key'
 
-const dir = mkdtempSync(join(tmpdir(), 'bff-access-'))
-const file = join(dir, 'bench.sqlite')
-const store = await Store.open(`sqlite:${file}`)
-const ids: string[] = []
-for (let i = 0; i < 100; i++) {
-  const portfolio = await store.portfolios.create({ name: `Carteira ${i}`, userId: '1' })
-  await addBenchAssets(store, portfolio.id)
-  ids.push(portfolio.id)
-}
-await store.close()
+const { dir, file, ids } = await benchPortfolioFile('bff-access-')
 
 /** The service as production runs it, on the bench's file, with `portfolioAccess`. */
 async function service (portfolioAccess: string) {

@@ -1,5 +1,5 @@
-import { untilItemDeleted, type ItemStatus } from '../store/item-status.js'
-import type { ChangeFeed } from '../store/change-feed-core.js'
+import { isDeletionEvent, type ItemStatus } from '../schemas/item-status.js'
+import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { JsonValue, QueryValue } from '../upstream/client.js'
 import type { Access, Principal } from './access.js'
 import type { ItemOwnership } from './item-ownership.js'
@@ -40,4 +40,33 @@ export class AggregatorItemService {
     await this.mayUse(access, itemId, log)
     return untilItemDeleted(this.feed.itemStatuses(itemId))
   }
+}
+
+/** The last status of an item: its deletion, confirmed by the aggregator (`status: null`). */
+function isFinalStatus (status: ItemStatus): boolean {
+  return status.status === null && isDeletionEvent(status.event)
+}
+
+/**
+ * A subscription that ends with the item: the final status is delivered, then the iterator is
+ * done and its listener freed at once (a GraphQL subscription then completes).
+ */
+function untilItemDeleted (statuses: AsyncIterableIterator<ItemStatus>): AsyncIterableIterator<ItemStatus> {
+  let ended = false
+  const end = async (): Promise<IteratorResult<ItemStatus>> => {
+    ended = true
+    await statuses.return?.()
+    return { done: true, value: undefined }
+  }
+  const iterator: AsyncIterableIterator<ItemStatus> = {
+    next: async () => {
+      if (ended) return { done: true, value: undefined }
+      const result = await statuses.next()
+      if (result.done !== true && isFinalStatus(result.value)) await end()
+      return result
+    },
+    return: end,
+    [Symbol.asyncIterator]: () => iterator
+  }
+  return iterator
 }

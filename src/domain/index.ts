@@ -1,5 +1,5 @@
 import type { QuoteProvider } from '../quotes/provider.js'
-import type { ChangeFeed } from '../store/change-feed-core.js'
+import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import { AggregatorItemService } from './aggregator-items.js'
@@ -82,7 +82,7 @@ export function createDomain (
     const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
     const off = readCache.maxEntries === 0 || readCache.ttlMs === 0
     if (feed === undefined || off) return adapters.store.portfolios
-    cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache)
+    cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache, adapters.telemetry)
     return cache
   }
   return {

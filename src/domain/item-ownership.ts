@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache'
+import { MemoryCache } from '../cache/memory-cache.js'
 import { ForbiddenError, UpstreamUnavailableError, rateLimitedFor } from '../errors.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import {
@@ -37,6 +37,12 @@ function field (found: Lookup, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined
 }
 
+/** An item's owner as a lookup found it; `known` false when the aggregator refused the id (not kept). */
+interface ItemOwner {
+  owner: string | null
+  known: boolean
+}
+
 /** Who a lookup is made for: the asking request's logger, and the principal whose share it spends. */
 interface Asker {
   log: Log
@@ -54,13 +60,20 @@ function askerOf (clientId: string, log: Log): Asker {
  */
 export class ItemOwnership {
   /** Each item's owner (`null`: none), kept CACHE_TTL_MS, the least recently used dropped first. */
-  private readonly owners =
-    new LRUCache<string, { owner: string | null }>({ max: CACHE_MAX_ENTRIES, ttl: CACHE_TTL_MS })
+  private readonly owners: MemoryCache<ItemOwner>
 
   constructor (
     private readonly aggregator: Pick<AggregatorApi, 'call'>,
-    private readonly telemetry: Telemetry = NO_TELEMETRY
-  ) {}
+    telemetry: Telemetry = NO_TELEMETRY
+  ) {
+    this.owners = new MemoryCache<ItemOwner>({
+      name: 'item_ownership',
+      maxEntries: CACHE_MAX_ENTRIES,
+      ttlMs: CACHE_TTL_MS,
+      keeps: owner => owner.known,
+      telemetry
+    })
+  }
 
   /**
    * `log` is the asking request's logger: the lookups' log lines carry its request id. The
@@ -118,15 +131,13 @@ export class ItemOwnership {
   /**
    * The item's `clientUserId` (null: nobody's). Only what the aggregator said about the item is
    * cached — the item itself, or its 404 — never an answer that says nothing about the owner.
+   * Concurrent checks of one item share one lookup, made for the first asker (its budget, its log).
    */
   private async ownerOf (itemId: string, asker: Asker): Promise<string | null> {
-    const cached = this.owners.get(itemId)
-    this.telemetry.cache('item_ownership', cached !== undefined)
-    if (cached !== undefined) return cached.owner
-    const found = await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker)
-    const owner = field(found, 'clientUserId') ?? null
-    if (found === 'refused') return owner
-    this.owners.set(itemId, { owner })
+    const { owner } = await this.owners.get(itemId, async () => {
+      const found = await this.fetch(`/items/${encodeURIComponent(itemId)}`, asker)
+      return { owner: field(found, 'clientUserId') ?? null, known: found !== 'refused' }
+    })
     return owner
   }
 

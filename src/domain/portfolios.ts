@@ -1,16 +1,15 @@
 import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError } from '../errors.js'
 import { pageOf, trimmedInput } from '../schemas/common.js'
-import type { Asset } from '../schemas/asset.js'
 import {
   CreatePortfolioInputSchema, UpdatePortfolioInputSchema, portfolioValue, type CreatePortfolioInput,
   type Portfolio, type PortfolioDetail, type PortfolioValue, type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
-import type { Access } from './access.js'
+import type { Access, PortfolioScope } from './access.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
 import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
 import { ifReached, listOwner } from './ownership.js'
-import type { DataStore } from './ports.js'
+import type { DataStore, PortfolioAndAssets } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Portfolio')
 
@@ -60,29 +59,27 @@ export class PortfolioService {
 
   /** The portfolio alone: its total, not its assets. */
   async portfolioOnly (access: Access, id: string): Promise<Portfolio> {
-    const scope = await access.portfolioScope()
-    return await found(id, missing, async id => ifReached(scope, await this.store.portfolios.portfolioOnly(id), byUser))
+    return (await this.read(await access.portfolioScope(), id)).portfolio
   }
 
   /** The portfolio with its whole assets, read in one snapshot: its total is the sum of theirs. */
-  async portfolioAndAssets (access: Access, id: string): Promise<{ portfolio: Portfolio, assets: Asset[] }> {
-    const scope = await access.portfolioScope()
-    return await found(id, missing, async id =>
-      ifReached(scope, await this.reads.portfolioAndAssets(id), read => read.portfolio.userId))
+  async portfolioAndAssets (access: Access, id: string): Promise<PortfolioAndAssets> {
+    return await this.read(await access.portfolioScope(), id)
   }
 
-  /** REST's detail: the portfolio, its total and a summary of each asset, in one snapshot, with its tag. */
+  /**
+   * REST's detail: the portfolio, its total and its assets, in one snapshot, with its tag. The read's own
+   * objects, not copies: its schema (PortfolioDetailSchema) serializes a summary of each asset, and
+   * leaves the timestamps out.
+   */
   async taggedDetail (access: Access, id: string): Promise<Tagged<PortfolioDetail>> {
-    const scope = await access.portfolioScope()
-    return tagged(await found(id, missing, async id =>
-      ifReached(scope, await this.reads.versionedDetail(id), read => read.value.userId)))
+    const { portfolio, assets, version } = await this.read(await access.portfolioScope(), id)
+    return tagged({ value: { ...portfolio, assets }, version })
   }
 
   /** The portfolio's total, from the kept portfolio read, whose owner it is checked against. */
   async value (access: Access, id: string): Promise<PortfolioValue> {
-    const scope = await access.portfolioScope()
-    const portfolio = await found(id, missing, async id => ifReached(scope, await this.reads.portfolioOnly(id), byUser))
-    return portfolioValue(portfolio)
+    return portfolioValue((await this.read(await access.portfolioScope(), id)).portfolio)
   }
 
   /** Creates a portfolio for its `userId`: under a user's token, the user's own (another is 403). */
@@ -123,6 +120,13 @@ export class PortfolioService {
       return await work.portfolios.delete(id)
     }))
   }
-}
 
-const byUser = (portfolio: Portfolio): string => portfolio.userId
+  /**
+   * The portfolio's one read (the instance's cache of it, else the store), within the scope: another
+   * user's is NOT_FOUND like an unknown id. The promise itself, so that a read costs no step more.
+   */
+  private read (scope: PortfolioScope, id: string): Promise<PortfolioAndAssets> {
+    return found(id, missing, async id =>
+      ifReached(scope, await this.reads.portfolioAndAssets(id), read => read.portfolio.userId))
+  }
+}

@@ -7,7 +7,7 @@ import type {
   CreateExclusionInput, ExcludedTransaction, ExcludedTransactionRecord
 } from '../schemas/excluded-transaction.js'
 import type {
-  CreatePortfolioInput, Portfolio, PortfolioDetail, UpdatePortfolioInput
+  CreatePortfolioInput, Portfolio, UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 import type { Stats } from '../schemas/stats.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
@@ -29,10 +29,15 @@ export interface Log extends Pick<BaseLogger, LogLevels> {
   child (bindings: Bindings, options?: ChildLoggerOptions): Log
 }
 
-/** A portfolio and its whole assets, read in one snapshot: its total is the sum of theirs. */
+/**
+ * A portfolio and its whole assets, read in one snapshot (its total is the sum of theirs), and the
+ * version its row has: the one read of a portfolio by id, from which its detail, its value and its
+ * valuation are all made.
+ */
 export interface PortfolioAndAssets {
   portfolio: Portfolio
   assets: Asset[]
+  version: number
 }
 
 /** An asset with its transactions, in the order they count. */
@@ -44,10 +49,6 @@ export interface Holding {
 /** Portfolios, their totals summed by the store. */
 export interface PortfolioStore extends Owners {
   list: (filter: { userId?: string }, page: Page) => Promise<Portfolio[]>
-  /** The portfolio alone: its total, not its assets. */
-  portfolioOnly: (id: string) => Promise<Portfolio | undefined>
-  /** REST's detail, in one snapshot, and its row's version. */
-  versionedDetail: (id: string) => Promise<Versioned<PortfolioDetail> | undefined>
   portfolioAndAssets: (id: string) => Promise<PortfolioAndAssets | undefined>
   /** Stores a new portfolio (a single statement: SQLite commits those of one event-loop turn together). */
   create: (input: CreatePortfolioInput) => Promise<Portfolio>

@@ -1,5 +1,5 @@
 import { quotesOf, type QuoteProvider } from '../quotes/provider.js'
-import { Listeners, type Unsubscribe } from '../store/change-events.js'
+import { Listeners, type Unsubscribe } from '../change-feed/change-events.js'
 import type { Log } from './ports.js'
 import { inReaisAll, quotesInReaisOrNone, type QuoteInReais } from './reais.js'
 import type { QuoteBook } from './portfolio-valuation.js'

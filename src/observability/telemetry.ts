@@ -4,8 +4,9 @@ import { CountedCounter, CountedHistogram } from './counted-metrics.js'
 /** How an upstream call ended: the `outcome` label (docs/deploy.md#metrics). */
 export type UpstreamOutcome = 'ok' | '4xx' | '5xx' | 'timeout' | 'refused'
 export type UpstreamName = 'backend' | 'aggregator' | 'brapi'
-/** The caches whose hit ratio an operator watches. */
-export type CacheName = 'verified_tokens' | 'quotes' | 'item_ownership' | 'aggregator_key' | 'performance'
+/** The caches whose hit ratio an operator watches: every use of src/cache/memory-cache.ts (docs/deploy.md#metrics). */
+export type CacheName = 'portfolio_reads' | 'performance' | 'quotes' | 'coin_list' | 'verified_tokens' |
+  'item_ownership' | 'aggregator_key' | 'stats' | 'upstream_probe'
 /** Which budget refused a request. */
 export type LimitName = 'requests' | 'auth_failures' | 'connect_tokens' | 'aggregator' | 'aggregator_principal'
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { ItemIdSchema } from '../schemas/common.js'
-import { ItemStatusSchema } from '../store/item-status.js'
+import { ItemStatusSchema } from '../schemas/item-status.js'
 import { stream } from './operation.js'
 
 /** Aggregator items (docs/api.md#aggregator): GraphQL's subscription (the aggregator module's routes are relays). */

@@ -116,7 +116,6 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
       requiredClaims: REQUIRED_BY_VERIFIER
     }
   })
-  const verified = new VerifiedTokens(VERIFIED_TOKEN_CACHE_SIZE)
 
   function principalType (prv: string | undefined): PrincipalType | null {
     if (prv === undefined) return options.defaultType ?? null
@@ -161,6 +160,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   // Failures only: a valid credential from a throttled IP keeps working (OWASP API4).
   const failures = new WindowCounter(options.authFailuresPerMinute ?? 60)
   const telemetry = telemetryOf(app)
+  const verified = new VerifiedTokens(VERIFIED_TOKEN_CACHE_SIZE, leewayMs, telemetry)
   function refuseCredential (request: FastifyRequest, error: Error): Error {
     telemetry.authFailure(errorCodeOf(error as { code?: unknown }, 401).toLowerCase())
     const wait = failures.hit(request.ip)
@@ -193,10 +193,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
   /** The principal of a Bearer token, from the cache or verified; throws the 401 to answer. */
   function principalOf (token: string | null): Principal {
     if (token === null) throw new TokenInvalidError()
-    const now = Date.now()
-    const known = verified.get(token, now)
-    telemetry.cache('verified_tokens', known !== undefined && known !== 'expired')
-    if (known === 'expired') throw new TokenExpiredError()
+    const known = verified.get(token)
     if (known !== undefined) return known
     if (!wellFormed(token)) throw new TokenInvalidError()
     let claims: Record<string, unknown>
@@ -209,7 +206,7 @@ async function auth (app: FastifyInstance, options: AuthPluginOptions): Promise<
     // A signed array or scalar payload is not a claims set (RFC 7519 §7.2).
     if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new TokenInvalidError()
     const principal = principalFrom(claims, token)
-    verified.set(token, principal, principal.payload.exp * 1000 + leewayMs)
+    verified.set(token, principal)
     return principal
   }
 

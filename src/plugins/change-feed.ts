@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin'
 import type { FastifyInstance } from 'fastify'
-import { localChangeFeed, type ChangeFeed } from '../store/change-feed-core.js'
-import { redisChangeFeed } from '../store/redis-change-feed.js'
-import { postgresChangeFeed } from '../store/postgres-change-feed.js'
-import type { ProofOptions } from '../store/feed-proof.js'
+import { localChangeFeed, type ChangeFeed } from '../change-feed/change-feed-core.js'
+import { redisChangeFeed } from '../change-feed/redis-change-feed.js'
+import { postgresChangeFeed } from '../change-feed/postgres-change-feed.js'
+import type { ProofOptions } from '../change-feed/feed-proof.js'
 import { dependencyHealth } from './metrics.js'
 import { connectionSettings } from '../store/postgres-settings.js'
 

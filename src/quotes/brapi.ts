@@ -73,7 +73,7 @@ export class BrapiQuotes implements QuoteProvider {
     private readonly now: () => Date = () => new Date()
   ) {
     this.brapi = new BrapiClient(client, token, () => this.now().getTime())
-    this.coins = new CoinDirectory(this.brapi, () => this.now().getTime())
+    this.coins = new CoinDirectory(this.brapi, () => this.now().getTime(), client.telemetry)
     this.ranges = new RangeLimits(now)
   }
 

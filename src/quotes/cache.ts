@@ -1,4 +1,4 @@
-import { LRUCache } from 'lru-cache'
+import { MemoryCache, type TimeToLive } from '../cache/memory-cache.js'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
 import {
@@ -13,12 +13,10 @@ import {
   type RateObservation
 } from './provider.js'
 
-/** Answers by key, each with its own time to live; the promise itself while the provider is asked (single flight). */
-type Entries<T> = LRUCache<string, Promise<T>>
-
 /**
  * Monthly closes change once a month; an hour keeps the current month's close fresh enough. A daily
  * history is also asked again at the next close (21:00 UTC), when the day's close is in.
+ * @internal Test seam: a test moves its clock past it.
  */
 export const HISTORY_TTL_MS = 60 * 60 * 1000
 /**
@@ -27,37 +25,47 @@ export const HISTORY_TTL_MS = 60 * 60 * 1000
  */
 export const MAX_ENTRIES = 5_000
 
-/** An `lru-cache` of answers on `now`'s clock (milliseconds), read at each look-up. */
-function entries<T> (now: () => number): Entries<T> {
-  return new LRUCache<string, Promise<T>>({ max: MAX_ENTRIES, perf: { now }, ttlResolution: 0 })
-}
+/**
+ * The time to live of what daily closes make (a daily history, a performance): an hour, and not past
+ * the next close after it was asked, when the day's close is in.
+ */
+export const untilTheNextClose = (_value: unknown, startedAt: number): number =>
+  Math.min(HISTORY_TTL_MS, nextClose(startedAt) - startedAt)
 
 /**
  * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`, histories
  * (prices, rates, the SELIC and the IPCA) for an hour (daily prices not past the next close), and
  * one upstream call per key however many requests ask at once (single flight; the first asker's
- * logger carries the upstream's log lines). Each instance keeps its own cache, so N instances make
- * up to N calls per symbol and TTL.
+ * logger carries the upstream's log lines). Each kind is a use of the one mechanism
+ * (src/cache/memory-cache.ts) under the cache name `quotes`: a kind more (corporate events, say) is
+ * one line of the constructor, with its time to live, and a method that asks it like `rateHistory`.
+ * Each instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
-  private readonly quoteEntries: Entries<ProviderQuote | undefined>
-  private readonly rateEntries: Entries<ExchangeRate | undefined>
-  private readonly historyEntries: Entries<PriceHistory | undefined>
-  private readonly rateHistoryEntries: Entries<RateObservation[] | undefined>
+  private readonly quoteEntries: MemoryCache<ProviderQuote | undefined>
+  private readonly rateEntries: MemoryCache<ExchangeRate | undefined>
+  /** Monthly price histories, by symbol, interval and `since`. */
+  private readonly historyEntries: MemoryCache<PriceHistory | undefined>
+  private readonly dailyHistoryEntries: MemoryCache<PriceHistory | undefined>
+  private readonly rateHistoryEntries: MemoryCache<RateObservation[] | undefined>
   /** The SELIC and IPCA series, by indicator and `since`. */
-  private readonly indicatorEntries: Entries<PercentObservation[] | undefined>
+  private readonly indicatorEntries: MemoryCache<PercentObservation[] | undefined>
 
   constructor (
     private readonly provider: QuoteProvider,
-    private readonly quoteTtlMs: number,
-    private readonly telemetry: Telemetry = NO_TELEMETRY,
-    private readonly now: () => number = Date.now
+    quoteTtlMs: number,
+    telemetry: Telemetry = NO_TELEMETRY,
+    now: () => number = Date.now
   ) {
-    this.quoteEntries = entries(now)
-    this.rateEntries = entries(now)
-    this.historyEntries = entries(now)
-    this.rateHistoryEntries = entries(now)
-    this.indicatorEntries = entries(now)
+    // QUOTES_TTL=0 keeps no quote nor rate: every request asks the provider.
+    const kind = <T>(ttlMs: TimeToLive<T>): MemoryCache<T> =>
+      new MemoryCache<T>({ name: 'quotes', maxEntries: MAX_ENTRIES, ttlMs, telemetry, now })
+    this.quoteEntries = kind(quoteTtlMs)
+    this.rateEntries = kind(quoteTtlMs)
+    this.historyEntries = kind(HISTORY_TTL_MS)
+    this.dailyHistoryEntries = kind<PriceHistory | undefined>(untilTheNextClose)
+    this.rateHistoryEntries = kind(HISTORY_TTL_MS)
+    this.indicatorEntries = kind(HISTORY_TTL_MS)
   }
 
   get source (): string {
@@ -65,8 +73,7 @@ export class CachedQuotes implements QuoteProvider {
   }
 
   async quote (symbol: string, log: FastifyBaseLogger): Promise<ProviderQuote | undefined> {
-    return await this.cached(this.quoteEntries, symbol, this.quoteTtlMs,
-      async () => await this.provider.quote(symbol, log))
+    return await this.quoteEntries.get(symbol, async () => await this.provider.quote(symbol, log))
   }
 
   /**
@@ -77,8 +84,8 @@ export class CachedQuotes implements QuoteProvider {
   async quoteMany (
     symbols: readonly string[], log: FastifyBaseLogger
   ): Promise<Map<string, ProviderQuote | undefined>> {
-    return await this.batched(this.quoteEntries, symbols, async missing => await quotesOf(this.provider, missing, log),
-      async symbol => await this.quote(symbol, log))
+    return await batched(this.quoteEntries, symbols, async missing => await quotesOf(this.provider, missing, log),
+      async symbol => await this.provider.quote(symbol, log))
   }
 
   /**
@@ -87,29 +94,21 @@ export class CachedQuotes implements QuoteProvider {
    */
   async refresh (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderQuote | undefined>> {
     const answers = await quotesOf(this.provider, [...new Set(symbols)], log)
-    for (const [symbol, quote] of answers) {
-      this.remember(this.quoteEntries, symbol, this.quoteTtlMs, Promise.resolve(quote))
-    }
+    for (const [symbol, quote] of answers) this.quoteEntries.keep(symbol, quote)
     return answers
   }
 
   async history (symbol: string, query: HistoryQuery, log: FastifyBaseLogger): Promise<PriceHistory | undefined> {
-    return await this.cached(this.historyEntries, `${symbol} ${query.interval} ${query.since}`, this.historyTtl(query),
+    const entries = query.interval === '1d' ? this.dailyHistoryEntries : this.historyEntries
+    return await entries.get(`${symbol} ${query.interval} ${query.since}`,
       async () => await this.provider.history(symbol, query, log))
-  }
-
-  /** An hour; a daily history (today's close among it) never past the next close, after which it is asked again. */
-  private historyTtl (query: HistoryQuery): number {
-    if (query.interval !== '1d') return HISTORY_TTL_MS
-    const now = this.now()
-    return Math.min(HISTORY_TTL_MS, nextClose(now) - now)
   }
 
   /** Rates like quotes: cached for the quotes' TTL, the missing ones asked in one request. */
   async rates (currencies: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ExchangeRate | undefined>> {
     const rates = this.provider.rates
     if (rates === undefined) return new Map(currencies.map(currency => [currency, undefined]))
-    return await this.batched(this.rateEntries, currencies,
+    return await batched(this.rateEntries, currencies,
       async missing => await rates.call(this.provider, missing, log),
       async currency => (await rates.call(this.provider, [currency], log)).get(currency))
   }
@@ -119,21 +118,21 @@ export class CachedQuotes implements QuoteProvider {
   ): Promise<RateObservation[] | undefined> {
     const rateHistory = this.provider.rateHistory
     if (rateHistory === undefined) return undefined
-    return await this.cached(this.rateHistoryEntries, `${currency} ${query.interval} ${query.since}`, HISTORY_TTL_MS,
+    return await this.rateHistoryEntries.get(`${currency} ${query.interval} ${query.since}`,
       async () => await rateHistory.call(this.provider, currency, query, log))
   }
 
   async primeRate (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
     const primeRate = this.provider.primeRate
     if (primeRate === undefined) return undefined
-    return await this.cached(this.indicatorEntries, `selic ${since}`, HISTORY_TTL_MS,
+    return await this.indicatorEntries.get(`selic ${since}`,
       async () => await primeRate.call(this.provider, since, log))
   }
 
   async inflation (since: string, log: FastifyBaseLogger): Promise<PercentObservation[] | undefined> {
     const inflation = this.provider.inflation
     if (inflation === undefined) return undefined
-    return await this.cached(this.indicatorEntries, `ipca ${since}`, HISTORY_TTL_MS,
+    return await this.indicatorEntries.get(`ipca ${since}`,
       async () => await inflation.call(this.provider, since, log))
   }
 
@@ -141,52 +140,31 @@ export class CachedQuotes implements QuoteProvider {
   knowCoins (symbols: readonly string[]): string[] {
     const fresh = this.provider.knowCoins?.(symbols) ?? []
     for (const symbol of fresh) {
-      this.quoteEntries.delete(symbol)
-      for (const key of [...this.historyEntries.keys()]) {
-        if (key.startsWith(`${symbol} `)) this.historyEntries.delete(key)
+      this.quoteEntries.forget(symbol)
+      for (const histories of [this.historyEntries, this.dailyHistoryEntries]) {
+        histories.forgetWhere(key => key.startsWith(`${symbol} `))
       }
     }
     return fresh
   }
+}
 
-  /**
-   * Values of several keys (quotes, rates): the fresh ones and those on their way are shared, the
-   * missing ones asked in one `load` (when more than one), each then cached like a single value
-   * (`one`) for the quotes' TTL.
-   */
-  private async batched<T> (
-    entries: Entries<T | undefined>,
-    keys: readonly string[],
-    load: (missing: readonly string[]) => Promise<Map<string, T | undefined>>,
-    one: (key: string) => Promise<T | undefined>
-  ): Promise<Map<string, T | undefined>> {
-    const distinct = [...new Set(keys)]
-    const missing = distinct.filter(key => entries.get(key) === undefined)
-    // Each key's share of the batch; kept as the key's entry unless the cache is off.
-    const shares = new Map<string, Promise<T | undefined>>()
-    if (missing.length > 1) {
-      const batch = load(missing)
-      for (const key of missing) {
-        shares.set(key, this.remember(entries, key, this.quoteTtlMs, batch.then(answers => answers.get(key))))
-      }
-    }
-    const answer = async (key: string): Promise<T | undefined> => await (shares.get(key) ?? one(key))
-    return new Map(await Promise.all(distinct.map(async key =>
-      [key, await this.cached(entries, key, this.quoteTtlMs, async () => await answer(key))] as const)))
-  }
-
-  private remember<T> (map: Entries<T>, key: string, ttlMs: number, value: Promise<T>): Promise<T> {
-    // QUOTES_TTL=0 turns the cache off (to lru-cache, a TTL of 0 would be none: kept for ever).
-    if (ttlMs <= 0) return value
-    map.set(key, value, { ttl: ttlMs })
-    // A failure is shared by the requests waiting on it, never cached past them.
-    value.catch(() => { if (map.peek(key) === value) map.delete(key) })
-    return value
-  }
-
-  private async cached<T> (map: Entries<T>, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
-    const hit = map.get(key)
-    this.telemetry.cache('quotes', hit !== undefined)
-    return await (hit ?? this.remember(map, key, ttlMs, load()))
-  }
+/**
+ * Values of several keys (quotes, rates): the fresh ones and those on their way are shared, the
+ * missing ones asked in one `load` (when more than one, else by `one`), each then kept like a single value.
+ */
+async function batched<T> (
+  entries: MemoryCache<T | undefined>,
+  keys: readonly string[],
+  load: (missing: readonly string[]) => Promise<Map<string, T | undefined>>,
+  one: (key: string) => Promise<T | undefined>
+): Promise<Map<string, T | undefined>> {
+  const distinct = [...new Set(keys)]
+  const missing = new Set(distinct.filter(key => !entries.has(key)))
+  // Each missing key's lookup loads its share of the batch (its own load when the cache keeps nothing).
+  const batch = missing.size > 1 ? load([...missing]) : undefined
+  const loader = (key: string) => batch !== undefined && missing.has(key)
+    ? async () => (await batch).get(key)
+    : async () => await one(key)
+  return new Map(await Promise.all(distinct.map(async key => [key, await entries.get(key, loader(key))] as const)))
 }

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely, type Transaction } from 'kysely'
 import { qualifiedTables, type Database } from './database.js'
 import type { StoreEngine } from './connect.js'
-import { Listeners, type Announcer, type PortfolioChange } from './change-events.js'
+import { Listeners, type Announcer, type PortfolioChange } from '../change-feed/change-events.js'
 
 type Executor = Kysely<Database> | Transaction<Database>
 

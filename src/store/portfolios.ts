@@ -198,10 +198,17 @@ export class PortfolioRepository {
     return row === undefined ? undefined : { value: toDetail(row), version: row.version }
   }
 
-  /** The portfolio and its whole assets, oldest first, in one statement (one snapshot: the total is theirs). */
-  async portfolioAndAssets (id: string): Promise<{ portfolio: Portfolio, assets: Asset[] } | undefined> {
+  /**
+   * The portfolio and its whole assets, oldest first, and the version its row has, in one statement (one
+   * snapshot: the total is theirs).
+   */
+  async portfolioAndAssets (
+    id: string
+  ): Promise<{ portfolio: Portfolio, assets: Asset[], version: number } | undefined> {
     const row = (await this.run.withAssets([id]))[0]
-    return row === undefined ? undefined : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset) }
+    return row === undefined
+      ? undefined
+      : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset), version: row.version }
   }
 
   /** The `userId` of each portfolio of `ids` that exists, in one statement. */

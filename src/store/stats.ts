@@ -1,6 +1,8 @@
 import { fromCents } from '../schemas/money.js'
 import { now, type StoreHandle } from './handle.js'
 import type { Stats } from '../schemas/stats.js'
+import { MemoryCache } from '../cache/memory-cache.js'
+import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 
 /** How long one statistics aggregate serves an instance that has not written since. */
 const STATS_TTL_MS = 2_000
@@ -11,20 +13,18 @@ const STATS_TTL_MS = 2_000
  * instance wrote since; writes of other instances show after at most that long.
  */
 export class StatsRepository {
-  private cache: { generation: number, at: number, value: Promise<Stats> } | undefined
+  /**
+   * The aggregate of this instance's latest write count (its key, so a write of its own makes the next
+   * request aggregate again), a use of the one mechanism (src/cache/memory-cache.ts).
+   */
+  private readonly aggregates: MemoryCache<Stats>
 
-  constructor (private readonly handle: StoreHandle) {}
+  constructor (private readonly handle: StoreHandle, telemetry: Telemetry = NO_TELEMETRY) {
+    this.aggregates = new MemoryCache<Stats>({ name: 'stats', maxEntries: 1, ttlMs: STATS_TTL_MS, telemetry })
+  }
 
   async get (): Promise<Stats> {
-    const cached = this.cache
-    const generation = this.handle.generation
-    if (cached !== undefined && cached.generation === generation && Date.now() - cached.at < STATS_TTL_MS) {
-      return await cached.value
-    }
-    const entry = { generation, at: Date.now(), value: this.aggregate() }
-    this.cache = entry
-    entry.value.catch(() => { if (this.cache === entry) this.cache = undefined })
-    return await entry.value
+    return await this.aggregates.get(String(this.handle.generation), async () => await this.aggregate())
   }
 
   private async aggregate (): Promise<Stats> {

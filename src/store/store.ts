@@ -19,7 +19,8 @@ import { ItemVerificationRepository } from './item-verifications.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
-import type { Announcer, PortfolioChange, Unsubscribe } from './change-events.js'
+import type { Announcer, PortfolioChange, Unsubscribe } from '../change-feed/change-events.js'
+import type { Telemetry } from '../observability/telemetry.js'
 
 /** The database named by DATABASE_URL could not be opened or migrated; the message is one line for an operator. */
 export class StoreOpenError extends Error {
@@ -85,7 +86,8 @@ export class Store {
     private readonly handle: StoreHandle,
     private readonly release?: () => Promise<void>,
     /** PostgreSQL's pool, for {@link notify}. */
-    private readonly pool?: GuardedPool
+    private readonly pool?: GuardedPool,
+    telemetry?: Telemetry
   ) {
     this.portfolios = new PortfolioRepository(handle)
     this.assets = new AssetRepository(handle)
@@ -94,7 +96,7 @@ export class Store {
     this.aggregatorEvents = new AggregatorEventRepository(handle)
     this.itemVerifications = new ItemVerificationRepository(handle)
     this.idempotency = new IdempotencyRepository(handle)
-    this.stats = new StatsRepository(handle)
+    this.stats = new StatsRepository(handle, telemetry)
     this.demo = new DemoRepository(handle)
   }
 
@@ -111,7 +113,9 @@ export class Store {
       throw openFailure(url, error)
     }
     const { pool } = connection
-    const store = new Store(new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool)
+    const store = new Store(
+      new StoreHandle(connection.db, connection.engine, options.schema), connection.release, pool, options.telemetry
+    )
     let onWait: MigrateOptions['onWait']
     const waiting = new Promise<'waiting'>(resolve => {
       onWait = holder => {

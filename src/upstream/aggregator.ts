@@ -16,6 +16,7 @@ import {
   type UpstreamResponse
 } from './client.js'
 import type { RelayClient, RelayedResponse } from './relay.js'
+import { MemoryCache } from '../cache/memory-cache.js'
 
 /** Pluggy's API keys live two hours; a key without a readable `exp` is taken to live that long. */
 const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
@@ -27,6 +28,8 @@ const DEFAULT_KEY_LIFETIME_MS = 2 * 60 * 60 * 1000
 const RENEWAL_MARGIN_MS = 5 * 60 * 1000
 /** Pluggy's 429s say `Retry-After: 60` ("always 60", its rate-limit page): the wait when a refusal names none. */
 const DEFAULT_REFUSAL_SECONDS = 60
+/** The one key of {@link AggregatorApi}'s cache of its API key. */
+const API_KEY = 'api-key'
 
 interface CachedKey {
   value: string
@@ -99,8 +102,8 @@ export class AggregatorApi {
   private readonly principalBudget: KeyedBudget | undefined
   private readonly telemetry: Telemetry
   private readonly now: () => number
-  private key: CachedKey | undefined
-  private renewal: Promise<CachedKey> | undefined
+  /** The API key, a use of the one mechanism (src/cache/memory-cache.ts): kept until due, one exchange at a time. */
+  private readonly keys: MemoryCache<CachedKey>
   private refusal: Refusal | undefined
 
   constructor (options: AggregatorApiOptions) {
@@ -111,6 +114,13 @@ export class AggregatorApi {
     this.principalBudget = options.principalBudget
     this.telemetry = options.telemetry ?? NO_TELEMETRY
     this.now = options.now ?? Date.now
+    this.keys = new MemoryCache<CachedKey>({
+      name: 'aggregator_key',
+      maxEntries: 1,
+      ttlMs: (key, startedAt) => key.renewAt - startedAt,
+      telemetry: this.telemetry,
+      now: this.now
+    })
   }
 
   /**
@@ -184,18 +194,13 @@ export class AggregatorApi {
   }
 
   private async currentKey (log: FastifyBaseLogger): Promise<CachedKey> {
-    const key = this.key
-    const usable = key !== undefined && key.renewAt > this.now()
-    this.telemetry.cache('aggregator_key', usable)
-    if (usable) return key
-    return await this.renew(key, log)
+    return await this.keys.get(API_KEY, async () => await this.exchange(log))
   }
 
   /** Replaces `stale` (unless another caller already did) with one `POST /auth` for everyone. */
-  private async renew (stale: CachedKey | undefined, log: FastifyBaseLogger): Promise<CachedKey> {
-    if (this.key !== stale && this.key !== undefined) return this.key
-    this.renewal ??= this.exchange(log).finally(() => { this.renewal = undefined })
-    return await this.renewal
+  private async renew (stale: CachedKey, log: FastifyBaseLogger): Promise<CachedKey> {
+    if (this.keys.peek(API_KEY) === stale) this.keys.forget(API_KEY)
+    return await this.currentKey(log)
   }
 
   private async exchange (log: FastifyBaseLogger): Promise<CachedKey> {
@@ -225,8 +230,7 @@ export class AggregatorApi {
     const now = this.now()
     const expiresAt = expiryOf(apiKey, now)
     const margin = Math.min(RENEWAL_MARGIN_MS, Math.max(0, expiresAt - now) / 4)
-    this.key = { value: apiKey, expiresAt, renewAt: expiresAt - margin }
-    return this.key
+    return { value: apiKey, expiresAt, renewAt: expiresAt - margin }
   }
 
   /**

@@ -121,7 +121,8 @@ export function jsonObject (body: JsonValue | undefined): JsonObject | undefined
 export class UpstreamClient {
   readonly name: UpstreamName
   readonly base: URL
-  private readonly telemetry: Telemetry
+  /** Where its calls are reported, and what is built on it reports too (the brapi coin list's lookups). */
+  readonly telemetry: Telemetry
   private http: Got | undefined
   private readonly maxBodyBytes: number
   private readonly timeoutMs: number

@@ -82,7 +82,7 @@ function recordingAccess (granted: boolean): Access & { asked: string[] } {
 t.test('a service checks the credential before the store; an id over 64 characters is never looked up', async t => {
   const reads: string[] = []
   const store = {
-    portfolios: { portfolioOnly: async (id: string) => { reads.push(id); return undefined } },
+    portfolios: { portfolioAndAssets: async (id: string) => { reads.push(id); return undefined } },
     write: async () => { reads.push('a write'); return false }
   } as unknown as DataStore
   const portfolios = new PortfolioService(store)

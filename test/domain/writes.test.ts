@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Store } from '../../src/store/store.js'
-import type { PortfolioChange } from '../../src/store/change-events.js'
+import type { PortfolioChange } from '../../src/change-feed/change-events.js'
 import { forEachEngine, freshStore } from '../helper.js'
 import { domainOver, ownerAccess, TRUSTED } from '../fixtures/store-domain.js'
 

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import t from 'tap'
 import { startFakeLaravel } from '../fixtures/fake-laravel.js'
 import { PLUGGY_CLIENT_ID, PLUGGY_CLIENT_SECRET, startFakePluggy } from '../fixtures/fake-pluggy.js'
@@ -94,9 +94,24 @@ t.test('GET /metrics on its own listener: requests by route pattern, upstreams b
   expect('bff_cache_requests_total{cache="aggregator_key",result="hit"}', 1)
   expect('bff_cache_requests_total{cache="quotes",result="miss"}', 1)
   expect('bff_cache_requests_total{cache="quotes",result="hit"}', 1)
+  // The unknown portfolio: looked up, read from the store, and not kept.
+  expect('bff_cache_requests_total{cache="portfolio_reads",result="miss"}', 1)
+  t.notOk(found.has('bff_cache_requests_total{cache="portfolio_reads",result="hit"}'))
   t.ok(found.has('process_cpu_user_seconds_total'), 'Node default process series')
   t.ok([...found.keys()].some(name => name.startsWith('nodejs_eventloop_lag_seconds')))
   t.equal((await fetch(`${address ?? ''}/other`)).status, 404)
+})
+
+t.test('docs/deploy.md names every cache whose lookups are counted, and each is a cache of the service', async t => {
+  const read = (file: string): string => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')
+  const union = /export type CacheName =([^/]*)/.exec(read('src/observability/telemetry.ts'))?.[1] ?? ''
+  const counted = [...union.matchAll(/'(\w+)'/g)].map(([, name]) => name).sort()
+  t.ok(counted.length >= 9, `${counted.length} names`)
+  const listed = /\| `bff_cache_requests_total` \| `cache` \(([^)]*)\)/.exec(read('docs/deploy.md'))?.[1] ?? ''
+  t.same([...listed.matchAll(/`(\w+)`/g)].map(([, name]) => name).sort(), counted)
+  const sources = readdirSync(new URL('../../src', import.meta.url), { recursive: true, encoding: 'utf8' })
+    .filter(file => file.endsWith('.ts') && !file.endsWith('telemetry.ts')).map(file => read(`src/${file}`)).join('\n')
+  t.same(counted.filter(name => !sources.includes(`name: '${name}'`)), [], 'each the name of a use of the mechanism')
 })
 
 forEachEngine(t, 'store statements are timed; a PostgreSQL pool reports its connections', async (t, engine) => {

@@ -175,3 +175,40 @@ t.test('a TTL of 0 (QUOTES_TTL=0) turns the cache off: every request asks the pr
   t.equal((await cache.quote('PETR4', log))?.price, 2, 'asked again')
   t.equal((await cache.quoteMany(['PETR4', 'VALE3'], log)).get('VALE3')?.price, 4, 'and again')
 })
+
+t.test('symbols that become coins are asked again: their quote and every history, one on its way included',
+  async t => {
+    const asked: string[] = []
+    let release = (): void => {}
+    const provider: QuoteProvider = {
+      source: 'test',
+      quote: async symbol => {
+        asked.push(`quote ${symbol}`)
+        return { symbol, price: 1, currency: 'BRL', lastUpdate: new Date(0).toISOString() }
+      },
+      history: async (symbol, query) => {
+        asked.push(`history ${symbol} ${query.interval}`)
+        if (query.interval === '1d') await new Promise<void>(resolve => { release = resolve })
+        return undefined
+      },
+      knowCoins: symbols => symbols.filter(symbol => symbol === 'BTC')
+    }
+    const cache = new CachedQuotes(provider, 60_000)
+    await cache.quote('BTC', log)
+    await cache.history('BTC', { interval: '1mo', since: '2026-01-01' }, log)
+    await cache.quote('PETR4', log)
+    const onItsWay = cache.history('BTC', { interval: '1d', since: '2026-01-01' }, log)
+    await new Promise(resolve => setImmediate(resolve))
+    t.same(cache.knowCoins(['BTC', 'PETR4']), ['BTC'])
+    release()
+    await onItsWay
+    asked.length = 0
+    await cache.quote('BTC', log)
+    await cache.history('BTC', { interval: '1mo', since: '2026-01-01' }, log)
+    const daily = cache.history('BTC', { interval: '1d', since: '2026-01-01' }, log)
+    await new Promise(resolve => setImmediate(resolve))
+    release()
+    await daily
+    await cache.quote('PETR4', log)
+    t.same(asked, ['quote BTC', 'history BTC 1mo', 'history BTC 1d'], 'BTC asked again, PETR4 kept')
+  })

@@ -63,3 +63,14 @@ t.test('a 403 renews the key only once it is due; the call is then sent once mor
   t.equal(authCalls(pluggy), 2, 'a 403 with a key due for renewal: renewed')
   t.equal(answered, 2, 'and sent again, once')
 })
+
+t.test('a key refused (401) under concurrent calls is renewed once for them all, each sent once more', async t => {
+  const { pluggy, call } = await setup(t, 7200)
+  t.equal(await call(), 200)
+  pluggy.revokeKeys()
+  t.same(await Promise.all(Array.from({ length: 5 }, async () => await call())), [200, 200, 200, 200, 200])
+  t.equal(authCalls(pluggy), 2, 'one exchange for the five refusals')
+  t.equal(pluggy.received.filter(r => r.path === '/connectors').length, 11, 'the first call, five refused, five again')
+  t.equal(await call(), 200)
+  t.equal(authCalls(pluggy), 2, 'the renewed key kept')
+})

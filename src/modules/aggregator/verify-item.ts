@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { isDeletionEvent, isItemStatusValue, type ItemStatus } from '../../store/item-status.js'
-import type { ChangeFeed } from '../../store/change-feed-core.js'
+import { isDeletionEvent, isItemStatusValue, type ItemStatus } from '../../schemas/item-status.js'
+import type { ChangeFeed } from '../../change-feed/change-feed-core.js'
 import type { AggregatorEventRepository } from '../../store/aggregator-events.js'
 import type { AggregatorApi } from '../../upstream/aggregator.js'
 import { jsonObject, retryAfterSecondsOf } from '../../upstream/client.js'

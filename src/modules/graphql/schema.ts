@@ -2,7 +2,7 @@ import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } fro
 import { ASSET_TYPES } from '../../schemas/asset.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { TRANSACTION_TYPES } from '../../schemas/transaction.js'
-import { ITEM_STATUSES } from '../../store/item-status.js'
+import { ITEM_STATUSES } from '../../schemas/item-status.js'
 import { PERFORMANCE_RANGE_NAMES, PERFORMANCE_RANGES, PortfolioPerformanceSchema } from '../../schemas/performance.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
 import { OPERATIONS } from '../../operations/index.js'

@@ -9,6 +9,9 @@ import { ensureDomain } from '../../plugins/domain.js'
 import { operationRoutes } from '../../plugins/operation-routes.js'
 import { systemOperations } from '../../operations/system.js'
 import { ReadySchema, ResetSchema } from './schemas.js'
+import { MemoryCache } from '../../cache/memory-cache.js'
+import { telemetryOf } from '../../plugins/metrics.js'
+import type { Static } from '@sinclair/typebox'
 
 export interface SystemModuleOptions {
   /** Registers `POST /reset` (development only: docs/api.md#development-only-routes). */
@@ -35,31 +38,25 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     }
   }, async () => app.providerConfig)
 
-  let probed: {
-    at: number
-    result: Promise<{
-      backend: { reachable: boolean, responseTime: string }
-      aggregator: { reachable: boolean, responseTime: string, configured: boolean }
-    }>
-  } | undefined
-  const probeUpstreams = (log: FastifyBaseLogger) => {
-    if (probed === undefined || Date.now() - probed.at > UPSTREAM_PROBE_TTL_MS) {
-      const result = Promise.all([
-        app.backendClient.probe(options.backendHealthPath, log),
-        app.aggregator.client.probe('', log)
-      ])
-        .then(([backend, aggregator]) => ({
-          backend: { reachable: backend.reachable, responseTime: `${Math.round(backend.durationMs)}ms` },
-          aggregator: {
-            reachable: aggregator.reachable,
-            responseTime: `${Math.round(aggregator.durationMs)}ms`,
-            configured: app.aggregator.configured
-          }
-        }))
-      probed = { at: Date.now(), result }
+  // The upstreams' reachability, a use of the one mechanism (src/cache/memory-cache.ts): one probe of both
+  // however many balancers ask at once, kept UPSTREAM_PROBE_TTL_MS from when it began.
+  const probes = new MemoryCache<Static<typeof ReadySchema>['upstreams']>({
+    name: 'upstream_probe', maxEntries: 1, ttlMs: UPSTREAM_PROBE_TTL_MS, telemetry: telemetryOf(app)
+  })
+  const probeUpstreams = async (log: FastifyBaseLogger) => await probes.get('upstreams', async () => {
+    const [backend, aggregator] = await Promise.all([
+      app.backendClient.probe(options.backendHealthPath, log),
+      app.aggregator.client.probe('', log)
+    ])
+    return {
+      backend: { reachable: backend.reachable, responseTime: `${Math.round(backend.durationMs)}ms` },
+      aggregator: {
+        reachable: aggregator.reachable,
+        responseTime: `${Math.round(aggregator.durationMs)}ms`,
+        configured: app.aggregator.configured
+      }
     }
-    return probed.result
-  }
+  })
 
   app.get('/ready', {
     schema: {

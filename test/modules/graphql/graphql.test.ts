@@ -527,8 +527,9 @@ forEachEngine(t, 'no N+1: ' +
   t.same((await graphql(app, '{ portfolio(id: "nope") { assets { id } } }')).data, { portfolio: null })
   t.equal(
     (await storeStatements(app)) - start,
-    2,
-    'without assets, and a portfolio that does not exist: one statement each'
+    1,
+    'without assets from memory too (one read of a portfolio, whatever is asked of it); one that does not exist, ' +
+    'one statement'
   )
 
   const mid = await storeStatements(app)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { FeedProof } from '../../src/store/feed-proof.js'
+import { FeedProof } from '../../src/change-feed/feed-proof.js'
 import { DependencyHealth } from '../../src/observability/dependencies.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { until } from '../fixtures/until.js'

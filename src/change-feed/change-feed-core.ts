@@ -3,7 +3,7 @@ import { EventEmitter, on } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import { Type, type Static } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { ItemStatusSchema, type ItemStatus } from './item-status.js'
+import { ItemStatusSchema, type ItemStatus } from '../schemas/item-status.js'
 import {
   Listeners, PortfolioChangeSchema, type Announcer, type PortfolioChange, type Unsubscribe
 } from './change-events.js'
@@ -54,7 +54,7 @@ export interface ChangeFeed {
   portfolioListeners: () => number
   /**
    * Whether other instances' changes are heard now (always, `local`): this instance's own heartbeat
-   * came back within the bound (src/store/feed-proof.ts), so nothing committed before it was missed.
+   * came back within the bound (src/change-feed/feed-proof.ts), so nothing committed before it was missed.
    */
   proven: () => boolean
   close: () => Promise<void>

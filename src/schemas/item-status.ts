@@ -1,5 +1,5 @@
 import { FormatRegistry, Type, type Static } from '@sinclair/typebox'
-import { TimestampOf } from '../schemas/common.js'
+import { TimestampOf } from './common.js'
 
 /**
  * The statuses the aggregator gives an item (Pluggy's `Item.status`): an item answer with another
@@ -35,33 +35,4 @@ const DELETION_EVENTS = new Set(['item/deleted', 'item.deleted'])
 
 export function isDeletionEvent (event: string): boolean {
   return DELETION_EVENTS.has(event)
-}
-
-/** The last status of an item: its deletion, confirmed by the aggregator (`status: null`). */
-function isFinalStatus (status: ItemStatus): boolean {
-  return status.status === null && isDeletionEvent(status.event)
-}
-
-/**
- * A subscription that ends with the item: the final status is delivered, then the iterator is
- * done and its listener freed at once (a GraphQL subscription then completes).
- */
-export function untilItemDeleted (statuses: AsyncIterableIterator<ItemStatus>): AsyncIterableIterator<ItemStatus> {
-  let ended = false
-  const end = async (): Promise<IteratorResult<ItemStatus>> => {
-    ended = true
-    await statuses.return?.()
-    return { done: true, value: undefined }
-  }
-  const iterator: AsyncIterableIterator<ItemStatus> = {
-    next: async () => {
-      if (ended) return { done: true, value: undefined }
-      const result = await statuses.next()
-      if (result.done !== true && isFinalStatus(result.value)) await end()
-      return result
-    },
-    return: end,
-    [Symbol.asyncIterator]: () => iterator
-  }
-  return iterator
 }
