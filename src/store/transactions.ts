@@ -42,6 +42,15 @@ export class TransactionRepository {
   }
 }
 
+/** Where a transaction came from: the investment transaction an import recorded it as, or an import's estimate. */
+interface Origin {
+  investmentTransactionId: string | null
+  estimated: boolean
+}
+
+/** A transaction as a write reads it: its id, its place in the order recorded, and where it came from. */
+type Recorded = Origin & { id: string, seq: number }
+
 /**
  * Transactions' rows inside a write of the domain (the `trades` of its unit of work: src/domain/ports.ts), whose
  * asset's row the write holds: what they read and write, and no rule.
@@ -49,16 +58,34 @@ export class TransactionRepository {
 export class TradeRows {
   constructor (private readonly trx: Transaction<Database>, private readonly now: string) {}
 
-  /** The asset's transactions in the order they count, each with its place in the order recorded. */
-  async of (assetId: string): Promise<Array<Trade & { id: string, seq: number }>> {
-    return await this.trx.selectFrom('asset_transactions')
-      .select(['id', 'seq', 'type', 'date', 'quantity', 'price', 'fee'])
+  /**
+   * The asset's transactions in the order they count, each with its place in the order recorded, and where it
+   * came from: the investment transaction it was imported from, whether an import estimated it.
+   */
+  async of (assetId: string): Promise<Array<Trade & Recorded>> {
+    const rows = await this.trx.selectFrom('asset_transactions')
+      .select(['id', 'seq', 'type', 'date', 'quantity', 'price', 'fee', 'investment_transaction_id', 'estimated'])
       .where('asset_id', '=', assetId).orderBy('date').orderBy('seq').execute()
+    return rows.map(({ investment_transaction_id: investmentTransactionId, estimated, ...trade }) =>
+      ({ ...trade, investmentTransactionId, estimated: Number(estimated) === 1 }))
   }
 
-  async insert (assetId: string, trade: Trade, seq: number): Promise<AssetTransaction> {
+  /** Records `trade` at `seq`; an import's, with the investment transaction it is, or estimated. */
+  async insert (assetId: string, trade: Trade, seq: number, imported?: Origin): Promise<AssetTransaction> {
     const { type, date, quantity, price, fee } = trade
-    const row = { id: randomUUID(), asset_id: assetId, type, date, seq, quantity, price, fee, created_at: this.now }
+    const row = {
+      id: randomUUID(),
+      asset_id: assetId,
+      type,
+      date,
+      seq,
+      quantity,
+      price,
+      fee,
+      created_at: this.now,
+      investment_transaction_id: imported?.investmentTransactionId ?? null,
+      estimated: imported?.estimated === true ? 1 : 0
+    }
     await this.trx.insertInto('asset_transactions').values(row).execute()
     return toTransaction(row)
   }
