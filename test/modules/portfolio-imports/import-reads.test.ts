@@ -1,0 +1,135 @@
+import t from 'tap'
+import { buildDataApp, buildTestApp, forEachEngine } from '../../helper.js'
+import { startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
+import { sendJson } from '../../fixtures/fake-server.js'
+import { pluggyInvestment, pluggyInvestmentTransaction, tooManyRequests } from '../../fixtures/pluggy-shapes.js'
+import { ANA, BIA } from '../../fixtures/owners.js'
+import { askImport, holdingsOf, imported, importConfig, portfolioOf } from './import-helpers.js'
+
+/** `count` buys of one share each, a day apart from 2024-01-01. */
+function dailyBuys (investmentId: string, count: number): Array<Record<string, unknown>> {
+  return Array.from({ length: count }, (_, index) => {
+    const date = new Date(Date.UTC(2024, 0, 1 + index)).toISOString()
+    return pluggyInvestmentTransaction(`${investmentId}-t${index}`, investmentId, {
+      quantity: 1, value: 10 + index / 100, amount: null, date, tradeDate: date
+    })
+  })
+}
+
+/** An item of ana's with two equities: inv-a (two buys) and inv-b (a buy), each held in full by its history. */
+function twoEquities (pluggy: FakePluggy): void {
+  pluggy.items.set('item-ana', ANA)
+  pluggy.investments.set('inv-a', pluggyInvestment('inv-a', 'item-ana', { code: 'ITUB4', quantity: 20 }))
+  pluggy.investments.set('inv-b', pluggyInvestment('inv-b', 'item-ana', { code: 'WEGE3', quantity: 5 }))
+  pluggy.investmentTransactions.set('inv-a', [
+    pluggyInvestmentTransaction('a-1', 'inv-a', { quantity: 15 }),
+    pluggyInvestmentTransaction('a-2', 'inv-a', { quantity: 5, tradeDate: '2025-07-01T00:00:00.000Z' })
+  ])
+  pluggy.investmentTransactions.set('inv-b', [pluggyInvestmentTransaction('b-1', 'inv-b', { quantity: 5 })])
+}
+
+const pagesAsked = (pluggy: FakePluggy, path: string): string[] => pluggy.received
+  .filter(request => request.path === path)
+  .map(request => `${request.query.get('page')}/${request.query.get('pageSize')}`)
+
+forEachEngine(t, 'every page is read: 600 transactions of one investment, in pages of 500', async (t, engine) => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-ana', ANA)
+  pluggy.investments.set('inv-long', pluggyInvestment('inv-long', 'item-ana', { code: 'BBAS3', quantity: 600 }))
+  pluggy.investmentTransactions.set('inv-long', dailyBuys('inv-long', 600))
+  const app = await buildDataApp(t, engine, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const done = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(done, { status: 'done', counts: { investments: 1, assetsCreated: 1, transactionsRecorded: 600, skipped: 0 } })
+  t.same(pagesAsked(pluggy, '/investments/inv-long/transactions'), ['1/500', '2/500'], 'two pages, as Pluggy pages')
+  t.same(pagesAsked(pluggy, '/investments'), ['1/500'])
+  const held = (await holdingsOf(app, ANA, portfolioId)).get('inv-long')
+  t.equal(held?.asset.quantity, 600, 'every buy: no opening needed')
+  t.equal(held?.transactions.length, 600)
+  t.notOk(held?.transactions.some(transaction => transaction.estimated))
+})
+
+t.test('a 429 with Retry-After and a 5xx mid-import: tried again, nothing written twice', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => { tooManyRequests('1')(res) })
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => {
+    sendJson(res, 503, { code: 503, message: 'unavailable' })
+  })
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const done = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(done, { status: 'done', error: null, counts: { assetsCreated: 2, transactionsRecorded: 3 } })
+  t.equal(pluggy.received.filter(request => request.path === '/investments/inv-b/transactions').length, 3,
+    'the 429, the 503, then the answer')
+  t.equal(pluggy.received.filter(request => request.path === '/investments/inv-a/transactions').length, 1,
+    'what the first attempt wrote is not read again')
+  const held = await holdingsOf(app, ANA, portfolioId)
+  t.same([...held.values()].map(({ asset, transactions }) => [asset.symbol, asset.quantity, transactions.length])
+    .sort(), [['ITUB4', 20, 2], ['WEGE3', 5, 1]])
+})
+
+t.test('failing reads end the import failed after IMPORT_ATTEMPTS, keeping what it wrote', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  pluggy.on('/investments/inv-b/transactions', async (_request, res) => {
+    sendJson(res, 500, { code: 500, message: 'down' })
+  })
+  const app = await buildTestApp(t, importConfig(pluggy, { IMPORT_ATTEMPTS: '3' }))
+  const portfolioId = await portfolioOf(app, ANA)
+  const failed = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(failed, { status: 'failed', error: /^UPSTREAM_UNAVAILABLE: /, counts: { assetsCreated: 1 } })
+  t.equal(pluggy.received.filter(request => request.path === '/investments/inv-b/transactions').length, 3)
+  t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], ['inv-a'], 'the investment it finished stands')
+  t.equal(await app.store.jobs.count('import'), 0, 'nothing left queued')
+
+  // The next import completes the rest.
+  pluggy.on('/investments/inv-b/transactions', async (_request, res) => {
+    const results = [pluggyInvestmentTransaction('b-1', 'inv-b', { quantity: 5 })]
+    sendJson(res, 200, { results, page: 1, total: 1, totalPages: 1 })
+  })
+  const next = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(next, { status: 'done', counts: { assetsCreated: 1, assetsUpdated: 0, transactionsRecorded: 1 } })
+  t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()].sort(), ['inv-a', 'inv-b'])
+})
+
+t.test('an item deleted during an import ends it failed, keeping what it wrote', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => {
+    // Deleted at the aggregator between two reads: its investments are gone with it.
+    pluggy.items.delete('item-ana')
+    sendJson(res, 404, { code: 404, message: 'Investment not found' })
+  })
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const failed = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(failed, { status: 'failed', error: /^NOT_FOUND: /, counts: { assetsCreated: 1 } })
+  t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], ['inv-a'])
+  const again = await askImport(app, ANA, portfolioId, 'item-ana')
+  t.equal(again.statusCode, 404, 'asked again: the item is unknown')
+  t.match(again.json(), { code: 'NOT_FOUND' })
+})
+
+t.test('another\'s item is refused when asked for, and when run', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  pluggy.items.set('item-bia', BIA)
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const refused = await askImport(app, ANA, portfolioId, 'item-bia')
+  t.equal(refused.statusCode, 403)
+  t.match(refused.json(), { code: 'FORBIDDEN_PRINCIPAL' })
+  t.equal((await askImport(app, ANA, portfolioId, 'item-nobody')).statusCode, 404, 'an unknown item')
+  t.equal((await askImport(app, BIA, portfolioId, 'item-bia')).statusCode, 404, 'another\'s portfolio is not found')
+
+  // The item changes hands between the request and the run: the run checks again.
+  let lookups = 0
+  pluggy.on('/items/item-ana', async (_request, res) => {
+    sendJson(res, 200, { id: 'item-ana', status: 'UPDATED', clientUserId: lookups++ === 0 ? ANA : BIA })
+  })
+  const failed = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(failed, { status: 'failed', error: /^FORBIDDEN_PRINCIPAL: /, counts: { investments: 0 } })
+  t.equal(pluggy.received.filter(request => request.path === '/investments').length, 0, 'nothing of it read')
+  t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], [])
+})
