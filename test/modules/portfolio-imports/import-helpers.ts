@@ -44,14 +44,17 @@ export async function importOf (app: App, userId: string, portfolioId: string, i
   return res.json() as InvestmentImport
 }
 
-/** The import once it ended (done or failed): a bounded poll on its status. */
+/**
+ * The import, as the route answers it, once it ended (done or failed): a bounded poll on its row in the store (the
+ * route's rate limit would refuse a poll of that many requests).
+ */
 export async function ended (app: App, userId: string, portfolioId: string, importId: string) {
   let last: InvestmentImport | undefined
   await until(`import ${importId} ended`, async () => {
-    last = await importOf(app, userId, portfolioId, importId)
-    return last.status === 'done' || last.status === 'failed'
+    last = await app.store.imports.get(importId)
+    return last?.status === 'done' || last?.status === 'failed'
   }, () => last)
-  return last as InvestmentImport
+  return await importOf(app, userId, portfolioId, importId)
 }
 
 /** Asks for an import and answers it once ended. */
