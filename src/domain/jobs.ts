@@ -183,6 +183,8 @@ export class JobRunner {
   /** Runs a claimed job in the background, its lease renewed until it ends. */
   private begin (job: Job): void {
     const id = `${job.kind}:${job.key}`
+    // Its lease lapsed while it still runs here (the renewals did not reach the store): the claim renewed it.
+    if (this.running.has(id)) return
     const stop = new AbortController()
     const renewal = setInterval(() => {
       const until = isoAt(Date.now() + this.options.leaseMs)
@@ -206,13 +208,14 @@ export class JobRunner {
     try {
       const outcome = await kind.run(job, signal, log).catch((error: unknown): JobOutcome =>
         ({ result: 'failed', reason: reasonOf(error) }))
+      // Done even though stopped (its last step ended after the instance began closing): it goes all the same.
+      if (outcome.result === 'done') {
+        await this.store.finish(job, this.worker)
+        return
+      }
       if (signal.aborted) {
         // Closing (given back, due at once), or another instance holds it now (nothing to give back).
         await this.store.release(job, this.worker, isoAt(Date.now()))
-        return
-      }
-      if (outcome.result === 'done') {
-        await this.store.finish(job, this.worker)
         return
       }
       await this.ended(kind, job, outcome, log)
