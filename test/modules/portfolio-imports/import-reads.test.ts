@@ -4,6 +4,7 @@ import { startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
 import { sendJson } from '../../fixtures/fake-server.js'
 import { pluggyInvestment, pluggyInvestmentTransaction, tooManyRequests } from '../../fixtures/pluggy-shapes.js'
 import { ANA, BIA } from '../../fixtures/owners.js'
+import { captureLog } from '../aggregator/verification-helpers.js'
 import { askImport, holdingsOf, imported, importConfig, portfolioOf } from './import-helpers.js'
 
 /** `count` buys of one share each, a day apart from 2024-01-01. */
@@ -75,13 +76,30 @@ t.test('failing reads end the import failed after IMPORT_ATTEMPTS, keeping what 
   pluggy.on('/investments/inv-b/transactions', async (_request, res) => {
     sendJson(res, 500, { code: 500, message: 'down' })
   })
-  const app = await buildTestApp(t, importConfig(pluggy, { IMPORT_ATTEMPTS: '3' }))
+  const { lines, logger } = captureLog()
+  const app = await buildTestApp(t, importConfig(pluggy, { IMPORT_ATTEMPTS: '3', METRICS_PORT: '0' }), { logger })
   const portfolioId = await portfolioOf(app, ANA)
   const failed = await imported(app, ANA, portfolioId, 'item-ana')
   t.match(failed, { status: 'failed', error: /^UPSTREAM_UNAVAILABLE: /, counts: { assetsCreated: 1 } })
   t.equal(pluggy.received.filter(request => request.path === '/investments/inv-b/transactions').length, 3)
   t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], ['inv-a'], 'the investment it finished stands')
   t.equal(await app.store.jobs.count('import'), 0, 'nothing left queued')
+  t.equal(lines.filter(line => line.msg === 'investment import attempt failed').length, 3)
+  t.match(lines.filter(line => /^investment import (done|failed)$/.test(String(line.msg))), [{
+    level: 40,
+    msg: 'investment import failed',
+    importId: failed.id,
+    portfolioId,
+    itemId: 'item-ana',
+    status: 'failed',
+    counts: { investments: 2, assetsCreated: 1 },
+    error: failed.error,
+    durationMs: Number
+  }], 'one line for the import, with its counts')
+  const metrics = async (): Promise<string> => await (await fetch(`${app.metricsAddress() ?? ''}/metrics`)).text()
+  t.match(await metrics(), /^bff_imports_total\{outcome="failed"\} 1$/m)
+  t.match(await metrics(), /^bff_import_duration_seconds_count\{outcome="failed"\} 1$/m)
+  t.match(await metrics(), /^bff_import_investments_total 2$/m)
 
   // The next import completes the rest.
   pluggy.on('/investments/inv-b/transactions', async (_request, res) => {
@@ -90,6 +108,8 @@ t.test('failing reads end the import failed after IMPORT_ATTEMPTS, keeping what 
   })
   const next = await imported(app, ANA, portfolioId, 'item-ana')
   t.match(next, { status: 'done', counts: { assetsCreated: 1, assetsUpdated: 0, transactionsRecorded: 1 } })
+  t.match(await metrics(), /^bff_imports_total\{outcome="done"\} 1$/m)
+  t.match(await metrics(), /^bff_import_investments_total 4$/m)
   t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()].sort(), ['inv-a', 'inv-b'])
 })
 
