@@ -3,7 +3,8 @@ import { buildDataApp, buildTestApp, forEachEngine } from '../../helper.js'
 import { startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
 import { sendJson } from '../../fixtures/fake-server.js'
 import { pluggyInvestment, pluggyInvestmentTransaction, tooManyRequests } from '../../fixtures/pluggy-shapes.js'
-import { ANA, BIA } from '../../fixtures/owners.js'
+import { ANA, asUser, BIA } from '../../fixtures/owners.js'
+import { until } from '../../fixtures/until.js'
 import { captureLog } from '../aggregator/verification-helpers.js'
 import { askImport, holdingsOf, imported, importConfig, portfolioOf } from './import-helpers.js'
 
@@ -152,4 +153,47 @@ t.test('another\'s item is refused when asked for, and when run', async t => {
   t.match(failed, { status: 'failed', error: /^FORBIDDEN_PRINCIPAL: /, counts: { investments: 0 } })
   t.equal(pluggy.received.filter(request => request.path === '/investments').length, 0, 'nothing of it read')
   t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], [])
+})
+
+t.test('odd answers: an investment no longer listed is skipped; an unusable page is tried again', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  pluggy.once('/investments', async (_request, res) => { sendJson(res, 200, { results: 'none' }) })
+  pluggy.once('/investments', async (_request, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' })
+    res.end('<html>maintenance</html>')
+  })
+  // A page without its count is the last when it is not full (the older envelope).
+  pluggy.once('/investments', async (_request, res) => {
+    sendJson(res, 200, { results: [...pluggy.investments.values()] })
+  })
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => {
+    sendJson(res, 404, { code: 404, message: 'Investment not found' })
+  })
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const done = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(done, {
+    status: 'done',
+    counts: { investments: 2, assetsCreated: 1, skipped: 1 },
+    skipped: [{ investmentId: 'inv-b', transactionId: null, reason: /não lista mais/ }]
+  })
+  t.equal(pluggy.received.filter(request => request.path === '/investments').length, 3, 'two unusable pages, then one')
+})
+
+t.test('a portfolio deleted during an import ends it: nothing written after, nothing left queued', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => {
+    const deleted = await app.inject({ method: 'DELETE', url: `/portfolios/${portfolioId}`, headers: asUser(ANA) })
+    t.equal(deleted.statusCode, 200)
+    sendJson(res, 200, { results: [], page: 1, total: 0, totalPages: 0 })
+  })
+  const asked = await askImport(app, ANA, portfolioId, 'item-ana')
+  const importId = (asked.json() as { id: string }).id
+  await until('the import gone with its portfolio, and its job', async () =>
+    await app.store.imports.get(importId) === undefined && await app.store.jobs.count('import') === 0)
+  t.equal((await app.inject({ url: '/portfolio-assets', headers: asUser(ANA) })).json<unknown[]>().length, 0)
 })
