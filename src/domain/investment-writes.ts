@@ -139,10 +139,9 @@ export async function writeInvestment (
   const known = new Set(recorded.map(trade => trade.investmentTransactionId))
   const added = trades.filter(trade => !known.has(trade.investmentTransactionId))
   let seq = nextSeq(recorded)
-  for (const { investmentTransactionId, type, date, quantity, price, fee } of added) {
-    const origin = { investmentTransactionId, estimated: false }
-    await work.trades.insert(assetId, { type, date, quantity, price, fee }, seq++, origin)
-  }
+  await work.trades.insertAll(assetId, added.map(({ investmentTransactionId, type, date, quantity, price, fee }) => ({
+    trade: { type, date, quantity, price, fee }, seq: seq++, imported: { investmentTransactionId, estimated: false }
+  })))
   const others: Entry[] = [...recorded.filter(trade => !trade.estimated), ...added]
   const wanted = estimatesFor(others, plan, trades[0]?.price, dayOf(work.now))
   let transactionsRecorded = added.length

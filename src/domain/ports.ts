@@ -268,6 +268,9 @@ interface TradeRows {
   of: (assetId: string) => Promise<RecordedTrade[]>
   /** Records `trade` of the asset at `seq` in the order recorded (an import's, with its origin): as answered. */
   insert: (assetId: string, trade: Trade, seq: number, imported?: TradeOrigin) => Promise<AssetTransaction>
+  /** Records an import's trades of the asset, each at its `seq` with its origin. */
+  insertAll: (assetId: string, trades: ReadonlyArray<{ trade: Trade, seq: number, imported: TradeOrigin }>) =>
+  Promise<void>
   delete: (id: string) => Promise<void>
 }
 
