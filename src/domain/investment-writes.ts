@@ -160,10 +160,14 @@ export async function writeInvestment (
     transactionsRecorded++
   }
   const position = heldAfter([wanted.opening, ...others, wanted.closing].filter(entry => entry !== undefined))
-  const columns = plan.institutionPrice === undefined
-    ? positionColumns(position)
-    : positionAt(position.quantity.toNumber(), plan.institutionPrice)
-  const changed = locked === undefined || transactionsRecorded + removed > 0 || changes(locked.value, columns, plan)
+  const recordedNothing = transactionsRecorded + removed === 0
+  // A price of the investor's own (a PATCH) stands until a transaction is recorded, as through the routes.
+  const columns = plan.institutionPrice !== undefined
+    ? positionAt(position.quantity.toNumber(), plan.institutionPrice)
+    : locked !== undefined && recordedNothing
+      ? positionAt(position.quantity.toNumber(), locked.value.price)
+      : positionColumns(position)
+  const changed = locked === undefined || !recordedNothing || changes(locked.value, columns, plan)
   if (changed) {
     await work.assets.setPosition(assetId, columns, plan.institution)
     if (locked !== undefined) await work.portfolios.touch(target.portfolioId)

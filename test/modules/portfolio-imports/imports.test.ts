@@ -146,8 +146,14 @@ forEachEngine(t, 'an import brings the broker\'s investments and trades; another
     ['BUY', 75, true], ['BUY', 30, false], ['BUY', 5, false], ['SELL', 10, false]
   ], 'the hand-recorded buy stands; no trade of the institution recorded twice')
 
+  // A price of her own stands while the institution reports nothing new.
+  const patched = await app.inject({
+    method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: asUser(ANA), payload: { price: 41.25 }
+  })
+  t.equal(patched.statusCode, 200)
   const third = await imported(app, ANA, portfolioId, 'item-ana')
   t.match(third.counts, { assetsCreated: 0, assetsUpdated: 0, transactionsRecorded: 0 }, 'nothing new: nothing written')
+  t.match((await holdingsOf(app, ANA, portfolioId)).get('inv-petr')?.asset, { quantity: 100, price: 41.25 })
   t.same(await holdingsOf(app, ANA, portfolioId), await holdingsOf(app, ANA, portfolioId))
   const list = await app.inject({ url: `/portfolios/${portfolioId}/imports`, headers: asUser(ANA) })
   t.same((list.json() as Array<{ id: string }>).map(({ id }) => id), [third.id, second.id, first.id], 'latest first')
