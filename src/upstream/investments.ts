@@ -4,7 +4,7 @@ import type { AggregatorApi } from './aggregator.js'
 import { jsonObject, retryAfterSecondsOf, type JsonValue, type UpstreamResponse } from './client.js'
 
 /** Pluggy's largest page (pluggy-node `PageFilters`: "Maximum supported: 500"), as its SDK reads every page. */
-export const PAGE_SIZE = 500
+const PAGE_SIZE = 500
 /** Pages read of one list at most: 100 000 entries, far past a year of one investment's history. */
 const MAX_PAGES = 200
 /** Pluggy's 429s say `Retry-After: 60` (its rate-limit page): the wait when one names none. */
