@@ -1,5 +1,5 @@
 import t from 'tap'
-import { buildDataApp, forEachEngine } from '../../helper.js'
+import { buildDataApp, buildTestApp, forEachEngine } from '../../helper.js'
 import { startFakePluggy, type FakePluggy } from '../../fixtures/fake-pluggy.js'
 import { pluggyInvestment, pluggyInvestmentTransaction } from '../../fixtures/pluggy-shapes.js'
 import { ANA, asUser } from '../../fixtures/owners.js'
@@ -157,4 +157,33 @@ forEachEngine(t, 'an import brings the broker\'s investments and trades; another
   t.same(await holdingsOf(app, ANA, portfolioId), await holdingsOf(app, ANA, portfolioId))
   const list = await app.inject({ url: `/portfolios/${portfolioId}/imports`, headers: asUser(ANA) })
   t.same((list.json() as Array<{ id: string }>).map(({ id }) => id), [third.id, second.id, first.id], 'latest first')
+})
+
+t.test('GraphQL: importInvestments and Portfolio.imports answer as REST does', async t => {
+  const pluggy = await startFakePluggy(t)
+  brokerOfAna(pluggy)
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  interface Answer {
+    data?: { importInvestments?: { id: string }, portfolio?: { imports: unknown[] } }
+    errors?: Array<{ extensions?: { code?: string } }>
+  }
+  const graphql = async (query: string, variables: Record<string, unknown>): Promise<Answer> => {
+    const payload = { query, variables }
+    return (await app.inject({ method: 'POST', url: '/graphql', headers: asUser(ANA), payload })).json()
+  }
+  const asked = await graphql('mutation ($p: ID!, $i: ID!) { importInvestments(portfolioId: $p, itemId: $i) ' +
+    '{ id portfolioId itemId status } }', { p: portfolioId, i: 'item-ana' })
+  t.match(asked.data?.importInvestments, { portfolioId, itemId: 'item-ana', status: 'queued' })
+  const done = await ended(app, ANA, portfolioId, String(asked.data?.importInvestments?.id))
+  const listed = await graphql('query ($p: ID!) { portfolio(id: $p) { imports { id status counts { investments ' +
+    'assetsCreated assetsUpdated transactionsRecorded skipped } skipped { investmentId transactionId reason } ' +
+    'error } } }', { p: portfolioId })
+  t.same(listed.data?.portfolio?.imports, [{
+    id: done.id, status: 'done', counts: done.counts, skipped: done.skipped, error: null
+  }])
+  pluggy.items.set('item-bia', 'bia')
+  const refused = await graphql('mutation ($p: ID!, $i: ID!) { importInvestments(portfolioId: $p, itemId: $i) ' +
+    '{ id } }', { p: portfolioId, i: 'item-bia' })
+  t.equal(refused.errors?.[0]?.extensions?.code, 'FORBIDDEN_PRINCIPAL')
 })
