@@ -170,10 +170,8 @@ export class ImportService {
       this.ended(await imports.finish(record.id, 'done', new Date().toISOString(), null), runLog)
       return outcome
     }
-    // A newer import of the item, asked while this one ran, reads it all again: it replaces this one's retries.
-    if (outcome.result === 'failed' && (await imports.queuedOf(job.key)) !== undefined) {
-      return { result: 'abandoned', reason: outcome.reason }
-    }
+    // Asked for again while it ran, the job is not retried (src/store/jobs.ts): this import ends failed, and the
+    // newer one, which reads it all again, runs next.
     return outcome
   }
 

@@ -6,7 +6,8 @@ import { pluggyInvestment, pluggyInvestmentTransaction, tooManyRequests } from '
 import { ANA, asUser, BIA } from '../../fixtures/owners.js'
 import { until } from '../../fixtures/until.js'
 import { captureLog } from '../aggregator/verification-helpers.js'
-import { askImport, holdingsOf, imported, importConfig, portfolioOf } from './import-helpers.js'
+import type { InvestmentImport } from '../../../src/schemas/import.js'
+import { askImport, ended, holdingsOf, imported, importConfig, portfolioOf } from './import-helpers.js'
 
 /** `count` buys of one share each, a day apart from 2024-01-01. */
 function dailyBuys (investmentId: string, count: number): Array<Record<string, unknown>> {
@@ -158,6 +159,7 @@ t.test('another\'s item is refused when asked for, and when run', async t => {
 t.test('odd answers: an investment no longer listed is skipped; an unusable page is tried again', async t => {
   const pluggy = await startFakePluggy(t)
   twoEquities(pluggy)
+  pluggy.once('/investments', async (_request, res) => { sendJson(res, 408, { code: 408, message: 'timeout' }) })
   pluggy.once('/investments', async (_request, res) => { sendJson(res, 200, { results: 'none' }) })
   pluggy.once('/investments', async (_request, res) => {
     res.writeHead(200, { 'content-type': 'text/html' })
@@ -178,7 +180,8 @@ t.test('odd answers: an investment no longer listed is skipped; an unusable page
     counts: { investments: 2, assetsCreated: 1, skipped: 1 },
     skipped: [{ investmentId: 'inv-b', transactionId: null, reason: /não lista mais/ }]
   })
-  t.equal(pluggy.received.filter(request => request.path === '/investments').length, 3, 'two unusable pages, then one')
+  t.equal(pluggy.received.filter(request => request.path === '/investments').length, 4,
+    'a 408 and two unusable pages, then one')
 })
 
 t.test('a portfolio deleted during an import ends it: nothing written after, nothing left queued', async t => {
@@ -196,4 +199,47 @@ t.test('a portfolio deleted during an import ends it: nothing written after, not
   await until('the import gone with its portfolio, and its job', async () =>
     await app.store.imports.get(importId) === undefined && await app.store.jobs.count('import') === 0)
   t.equal((await app.inject({ url: '/portfolio-assets', headers: asUser(ANA) })).json<unknown[]>().length, 0)
+})
+
+t.test('an investment whose position is past the bounds is skipped with its reason, the others written', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  // A trillion shares opened at the first trade's price: worth more than an asset may be.
+  pluggy.investments.set('inv-b', pluggyInvestment('inv-b', 'item-ana', { code: 'WEGE3', quantity: 1e12 }))
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const done = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(done, {
+    status: 'done',
+    counts: { investments: 2, assetsCreated: 1, skipped: 1 },
+    skipped: [{ investmentId: 'inv-b', transactionId: null, reason: /^BAD_REQUEST: / }]
+  })
+  t.same([...(await holdingsOf(app, ANA, portfolioId)).keys()], ['inv-a'], 'nothing of it written')
+})
+
+t.test('asked again while one runs: one queued after it; for another portfolio, the queued one replaced', async t => {
+  const pluggy = await startFakePluggy(t)
+  twoEquities(pluggy)
+  let release = (): void => {}
+  pluggy.once('/investments/inv-b/transactions', async (_request, res) => {
+    await new Promise<void>(resolve => { release = resolve })
+    sendJson(res, 500, { code: 500, message: 'down' })
+  })
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const [first, second] = [await portfolioOf(app, ANA), await portfolioOf(app, ANA)]
+  const running = (await askImport(app, ANA, first, 'item-ana')).json() as InvestmentImport
+  await until('the first import mid-way', async () =>
+    (await app.store.imports.get(running.id))?.counts.assetsCreated === 1)
+  const again = (await askImport(app, ANA, first, 'item-ana')).json() as InvestmentImport
+  t.not(again.id, running.id, 'a new import, queued after the one running')
+  t.equal(((await askImport(app, ANA, first, 'item-ana')).json() as InvestmentImport).id, again.id,
+    'asked once more: the queued one is answered')
+  const elsewhere = (await askImport(app, ANA, second, 'item-ana')).json() as InvestmentImport
+  t.match(await app.store.imports.get(again.id), { status: 'failed', error: /^Substituída/ },
+    'the item now goes to the other portfolio: its queued import there replaces this one')
+  release()
+  // The running attempt fails with a newer import queued: it ends failed, no retry, and the newer one runs.
+  t.match(await ended(app, ANA, first, running.id), { status: 'failed', error: /^UPSTREAM_UNAVAILABLE: / })
+  t.match(await ended(app, ANA, second, elsewhere.id), { status: 'done', counts: { assetsCreated: 2 } })
+  t.equal(await app.store.jobs.count('import'), 0)
 })
