@@ -25,6 +25,7 @@ import conditionalRequests from './plugins/conditional-requests.js'
 import authModule from './modules/auth/index.js'
 import portfoliosModule from './modules/portfolios/index.js'
 import portfolioValuationModule from './modules/portfolio-valuation/index.js'
+import portfolioImportsModule from './modules/portfolio-imports/index.js'
 import portfolioAssetsModule from './modules/portfolio-assets/index.js'
 import exclusionsModule from './modules/openfinance-excluded-transactions/index.js'
 import systemModule from './modules/system/index.js'
@@ -102,6 +103,7 @@ export async function buildApp (config: AppConfig, server: FastifyServerOptions 
   await app.register(authModule, { prefix: '/auth', ...config.modules.auth })
   await app.register(portfoliosModule, { prefix: '/portfolios' })
   await app.register(portfolioValuationModule, { prefix: '/portfolios' })
+  await app.register(portfolioImportsModule, { prefix: '/portfolios' })
   await app.register(portfolioAssetsModule, { prefix: '/portfolio-assets' })
   await app.register(exclusionsModule, { prefix: '/openfinance-excluded-transactions' })
   await app.register(systemModule, config.modules.system)

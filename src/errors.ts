@@ -24,6 +24,10 @@ export const ForbiddenPrincipalError = createError('BFF_AUTH_FORBIDDEN_PRINCIPAL
 export const ForbiddenOtherUserError = createError(
   'BFF_AUTH_FORBIDDEN_PRINCIPAL', 'Acesso negado às carteiras de outro usuário', 403
 )
+/** An aggregator item that is not the portfolio owner's, named in an import (docs/api.md#imports). */
+export const ForbiddenOtherItemError = createError(
+  'BFF_AUTH_FORBIDDEN_PRINCIPAL', 'Acesso negado a itens de outro usuário', 403
+)
 export const ApiKeyInvalidError = createError('BFF_AUTH_API_KEY_INVALID', Messages.apiKeyInvalid, 401)
 export const WebhookSecretError = createError('BFF_AGGREGATOR_WEBHOOK_SECRET', Messages.webhookSecretInvalid, 401)
 export const UpstreamUnavailableError = createError('BFF_UPSTREAM_UNAVAILABLE', Messages.upstreamUnavailable, 502)

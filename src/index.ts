@@ -14,6 +14,7 @@ export * from './schemas/quote.js'
 export * from './schemas/dashboard.js'
 export * from './schemas/performance.js'
 export * from './schemas/excluded-transaction.js'
+export * from './schemas/import.js'
 export * from './schemas/stats.js'
 export {
   default as errorResponsesPlugin,
@@ -26,6 +27,7 @@ export { default as authRoutesPlugin, type AuthModuleOptions } from './modules/a
 export { default as systemPlugin, type SystemModuleOptions } from './modules/system/index.js'
 export { default as portfoliosPlugin } from './modules/portfolios/index.js'
 export { default as portfolioValuationPlugin } from './modules/portfolio-valuation/index.js'
+export { default as portfolioImportsPlugin } from './modules/portfolio-imports/index.js'
 export { default as portfolioAssetsPlugin } from './modules/portfolio-assets/index.js'
 export { default as excludedTransactionsPlugin } from './modules/openfinance-excluded-transactions/index.js'
 export { default as storePlugin, type StorePluginOptions } from './plugins/store.js'

@@ -160,7 +160,14 @@ export function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'
         streamsPerCaller: env.VALUATION_STREAMS_PER_CREDENTIAL,
         refreshIntervalMs: Math.max(env.QUOTES_TTL, 1) * 1000
       },
-      readCache: { ttlMs: env.PORTFOLIO_CACHE_TTL_MS }
+      readCache: { ttlMs: env.PORTFOLIO_CACHE_TTL_MS },
+      background: {
+        queue: { pollMs: env.JOB_POLL_MS, leaseMs: env.JOB_LEASE_MS },
+        verification: {
+          retryMs: env.AGGREGATOR_VERIFY_RETRY_MS, expiryMs: env.AGGREGATOR_VERIFY_EXPIRY_SECONDS * 1000
+        },
+        imports: { attempts: env.IMPORT_ATTEMPTS, retryMs: env.IMPORT_RETRY_MS, delayMs: env.IMPORT_DELAY_MS }
+      }
     },
     changeFeed: {
       redisUrl: env.REDIS_URL ?? env.RATE_LIMIT_REDIS_URL,
@@ -179,14 +186,7 @@ export function pluginOptions (env: Environment): Omit<AppConfig, 'misspellings'
         webhookSecret: env.AGGREGATOR_WEBHOOK_SECRET,
         // Outside production an unconfigured aggregator still takes webhooks (local testing).
         webhooksWithoutCredentials: devRoutes,
-        connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE,
-        verification: {
-          retryMs: env.AGGREGATOR_VERIFY_RETRY_MS,
-          pollMs: env.AGGREGATOR_VERIFY_POLL_MS,
-          expiryMs: env.AGGREGATOR_VERIFY_EXPIRY_SECONDS * 1000,
-          // A claim outlives the slowest verification: key exchange, renewal and two lookups, each up to the timeout.
-          leaseMs: 60_000 + 4 * env.AGGREGATOR_TIMEOUT_MS
-        }
+        connectTokensPerMinute: env.CONNECT_TOKENS_PER_MINUTE
       },
       // Introspection and GraphiQL outside production only (docs/api.md#development-only-routes).
       graphql: {

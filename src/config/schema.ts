@@ -103,10 +103,18 @@ export const ConfigSchema = Type.Object({
   AGGREGATOR_REQUESTS_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 300 }),
   /** Each principal's share of AGGREGATOR_REQUESTS_PER_MINUTE, checked before it. */
   AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 60 }),
-  /** Failed webhook item verifications: retried from this delay, doubling; looked for this often; until this age. */
+  /** Failed webhook item verifications: retried from this delay, doubling; until this age. */
   AGGREGATOR_VERIFY_RETRY_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 5000 }),
-  AGGREGATOR_VERIFY_POLL_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 5000 }),
   AGGREGATOR_VERIFY_EXPIRY_SECONDS: Type.Integer({ minimum: 1, maximum: 30 * 86_400, default: 86_400 }),
+  /** The queue of background work (docs/deploy.md#background-work): each instance looks at it this often. */
+  JOB_POLL_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 5000 }),
+  /** How long a claim holds a job before another instance may take it; renewed every third of it while it runs. */
+  JOB_LEASE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 60_000 }),
+  /** Investment imports (docs/api.md#imports): failed attempts before one ends failed; the first retry's delay. */
+  IMPORT_ATTEMPTS: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+  IMPORT_RETRY_MS: Type.Integer({ minimum: 1, maximum: 3_600_000, default: 30_000 }),
+  /** How long after a verified item/updated its import begins: the events of that while make one import. */
+  IMPORT_DELAY_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 60_000 }),
   /** Unset: 5000 in production (a balancer's checks see `/ready` turn 503), 0 elsewhere. */
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),

@@ -1,12 +1,12 @@
 import { NotFoundError } from '../errors.js'
-import { IBOV_SYMBOL, isTicker, monthKey, quotesOf, type QuoteProvider } from '../quotes/provider.js'
+import { IBOV_SYMBOL, monthKey, quotesOf, type QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import type { Access } from './access.js'
 import { found, type Each } from './common.js'
 import { reachable, reached } from './ownership.js'
 import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard-calculation.js'
 import type { AssetStore, Holding, Log } from './ports.js'
-import { knowCoinsOf } from './quotes.js'
+import { knowCoinsOf, marketPriced, marketTickers } from './quotes.js'
 import { monthlyClosesInReais, quotesInReais, type MonthClose, type QuoteInReais } from './reais.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
@@ -51,7 +51,7 @@ async function dashboardOf (
   const { asset, transactions } = holding
   const since = transactions[0]?.date.slice(0, 7) ?? monthKey(now)
   knowCoinsOf(quotes, portfolio.map(entry => entry.asset))
-  const tickers = [...new Set(portfolio.map(entry => entry.asset.symbol).filter(isTicker))]
+  const tickers = marketTickers(portfolio.map(entry => entry.asset))
   const [inReais, closes, benchmarkCloses] = await Promise.all([
     quotesInReais(quotes, [...tickers, IBOV_SYMBOL], log),
     Promise.all(tickers.map(async ticker => [ticker, await monthlyClosesInReais(quotes, ticker, since, log)] as const)),
@@ -67,8 +67,9 @@ async function dashboardOf (
       quantity: asset.quantity,
       imageUrl: imageUrlFor(asset.symbol)
     },
-    portfolio: portfolio.map(entry =>
-      pricesOf(quotes.source, entry, inReais.get(entry.asset.symbol), closesOf.get(entry.asset.symbol) ?? [])),
+    portfolio: portfolio.map(entry => marketPriced(entry.asset)
+      ? pricesOf(quotes.source, entry, inReais.get(entry.asset.symbol), closesOf.get(entry.asset.symbol) ?? [])
+      : pricesOf(quotes.source, entry, undefined, [])),
     benchmark: benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses },
     now
   })
@@ -104,7 +105,7 @@ export class DashboardService {
     const holdings = await this.assets.holdingsOfPortfolios(assets.map(asset => asset.portfolioId))
     const held = [...holdings.values()].flat().map(({ asset }) => asset)
     knowCoinsOf(this.quotes, held)
-    await quotesOf(this.quotes, [...held.map(asset => asset.symbol).filter(isTicker), IBOV_SYMBOL], log)
+    await quotesOf(this.quotes, [...marketTickers(held), IBOV_SYMBOL], log)
     return await Promise.all(asked.map(async ({ id, portfolioId }) => {
       const portfolio = (ids.has(id) ? holdings.get(portfolioId) : undefined) ?? []
       const holding = portfolio.find(entry => entry.asset.id === id)

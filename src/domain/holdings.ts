@@ -79,5 +79,5 @@ export async function reconciledTrades (work: UnitOfWork, { value: asset }: Lock
   const seq = nextSeq(recorded)
   const trade = bounded(quantityChange(difference, asset.price, work.now))
   const { id } = await work.trades.insert(asset.id, trade, seq)
-  return [...recorded, { ...trade, id, seq }]
+  return [...recorded, { ...trade, id, seq, investmentTransactionId: null, estimated: false }]
 }

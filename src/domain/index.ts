@@ -2,11 +2,17 @@ import type { QuoteProvider } from '../quotes/provider.js'
 import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { Telemetry } from '../observability/telemetry.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
+import { AggregatorInvestments } from '../upstream/investments.js'
 import { AggregatorItemService } from './aggregator-items.js'
 import { AssetService } from './assets.js'
 import { DashboardService } from './dashboard-service.js'
 import { ExclusionService } from './exclusions.js'
+import { IMPORT, IMPORT_DEFAULTS, ImportService, type ImportOptions } from './imports.js'
 import { ItemOwnership } from './item-ownership.js'
+import {
+  ItemVerificationService, VERIFICATION_DEFAULTS, VERIFY_ITEM, type VerificationOptions
+} from './item-verifications.js'
+import { JOB_RUNNER_DEFAULTS, JobRunner, type JobRunnerOptions } from './jobs.js'
 import { PortfolioService } from './portfolios.js'
 import { PerformanceService } from './performance-service.js'
 import { PERFORMANCE_CACHE_DEFAULTS, PerformanceCache, type PerformanceCacheOptions } from './performance-cache.js'
@@ -42,6 +48,12 @@ export interface Domain {
   performances: PerformanceService
   /** The live valuations of this instance: one per app (its streams share one quote refresher). */
   liveValuations: LiveValuations
+  /** Webhook item verifications, tried at once and queued when they fail. */
+  itemVerifications: ItemVerificationService
+  /** Investment imports from the aggregator into portfolios. */
+  imports: ImportService
+  /** This instance's runner of the queue's jobs (verifications, imports): started and closed by the modules. */
+  jobs: JobRunner
   /** Ends what the services hold open: the live valuation streams, the read and performance caches (the app closes). */
   close: () => void
 }
@@ -51,12 +63,23 @@ export interface DomainAdapters {
   /** src/store's `Store`, which implements the port. */
   readonly store: DataStore
   readonly quotes: QuoteProvider
-  readonly aggregator: Pick<AggregatorApi, 'call'>
+  readonly aggregator: Pick<AggregatorApi, 'call' | 'configured'>
   /** Absent in a host that mounts portfolios without it: the reads then all go to the store. */
-  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange' | 'proven'>
+  readonly changeFeed: Pick<ChangeFeed, 'itemStatuses' | 'onPortfolioChange' | 'proven' | 'publishItemStatus'>
   readonly telemetry?: Telemetry
   /** Where work no request asked for logs (the live valuations' quote refresh). */
   readonly log: Log
+}
+
+/** The work done in the background (docs/deploy.md#background-work): the queue's runner, and its kinds of jobs. */
+export interface BackgroundOptions {
+  queue: JobRunnerOptions
+  verification: VerificationOptions
+  imports: ImportOptions
+}
+
+export const BACKGROUND_DEFAULTS: BackgroundOptions = {
+  queue: JOB_RUNNER_DEFAULTS, verification: VERIFICATION_DEFAULTS, imports: IMPORT_DEFAULTS
 }
 
 /**
@@ -68,7 +91,8 @@ export function createDomain (
   adapters: DomainAdapters,
   liveValuations: LiveValuationOptions = LIVE_VALUATION_DEFAULTS,
   readCache: ReadCacheOptions = READ_CACHE_DEFAULTS,
-  performanceCache: PerformanceCacheOptions = PERFORMANCE_CACHE_DEFAULTS
+  performanceCache: PerformanceCacheOptions = PERFORMANCE_CACHE_DEFAULTS,
+  background: BackgroundOptions = BACKGROUND_DEFAULTS
 ): Domain {
   const made = new Map<keyof Domain, unknown>()
   function once<K extends keyof Domain> (name: K, make: () => Domain[K]): Domain[K] {
@@ -85,7 +109,7 @@ export function createDomain (
     cache ??= new CachedPortfolioReads(adapters.store.portfolios, feed, readCache, adapters.telemetry)
     return cache
   }
-  return {
+  const domain: Domain = {
     get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store, reads())) },
     get assets () { return once('assets', () => new AssetService(adapters.store)) },
     get transactions () { return once('transactions', () => new TransactionService(adapters.store)) },
@@ -118,10 +142,34 @@ export function createDomain (
         reads(), adapters.quotes, adapters.changeFeed, adapters.log, liveValuations
       ))
     },
+    get itemVerifications () {
+      return once('itemVerifications', () => new ItemVerificationService({
+        aggregator: adapters.aggregator,
+        store: adapters.store,
+        changeFeed: adapters.changeFeed,
+        runner: () => domain.jobs,
+        afterUpdate: async (itemId, log) => { await domain.imports.afterItemUpdated(itemId, log) }
+      }, background.verification))
+    },
+    get imports () {
+      return once('imports', () => new ImportService({
+        store: adapters.store,
+        investments: new AggregatorInvestments(adapters.aggregator),
+        runner: () => domain.jobs,
+        telemetry: adapters.telemetry
+      }, background.imports))
+    },
+    get jobs () {
+      return once('jobs', () => new JobRunner(adapters.store.jobs, new Map([
+        [VERIFY_ITEM, domain.itemVerifications.kind],
+        [IMPORT, domain.imports.kind]
+      ]), adapters.log, background.queue))
+    },
     close: () => {
       (made.get('liveValuations') as LiveValuations | undefined)?.close()
       cache?.close()
       performances?.close()
     }
   }
+  return domain
 }

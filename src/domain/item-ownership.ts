@@ -9,7 +9,7 @@ import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import { principalKey } from './access.js'
 import type { Log } from './ports.js'
 
-const NOT_YOUR_ITEM = 'Acesso negado a itens de outro usuário'
+export const NOT_YOUR_ITEM = 'Acesso negado a itens de outro usuário'
 const UNSCOPED = 'Informe o item (itemId ou accountId) desta consulta'
 
 /** Reference data of the aggregator, the same for every caller. */

@@ -10,8 +10,8 @@ import { possibleId } from './common.js'
 import { ifReached, streamUntil } from './ownership.js'
 import type { Log } from './ports.js'
 import { QuoteRefresher } from './quote-refresher.js'
-import { coinsOf } from './quotes.js'
-import { sameValuation, tickersOf, valuate } from './portfolio-valuation.js'
+import { coinsOf, marketTickers } from './quotes.js'
+import { sameValuation, valuate } from './portfolio-valuation.js'
 import { ValuationStream, type ValuationEvent } from './live-valuation-stream.js'
 
 export type { ValuationEvent } from './live-valuation-stream.js'
@@ -104,7 +104,7 @@ class PortfolioWatch {
       for (const stream of this.streams) stream.deleted(this.portfolioId)
       return
     }
-    const tickers = tickersOf(read.assets)
+    const tickers = marketTickers(read.assets)
     this.quotes.knowCoins(coinsOf(read.assets))
     const added = tickers.filter(ticker => !this.tickers.includes(ticker))
     const removed = this.tickers.filter(ticker => !tickers.includes(ticker))

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.js'
-import { IBOV_SYMBOL, isTicker, type PercentObservation, type QuoteProvider } from '../quotes/provider.js'
+import { IBOV_SYMBOL, type PercentObservation, type QuoteProvider } from '../quotes/provider.js'
 import { addDays, dayKey } from '../schemas/calendar.js'
 import type { PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import type { Access } from './access.js'
@@ -9,7 +9,7 @@ import { buildPerformance, nominalStart } from './performance-calculation.js'
 import type { PerformanceCache } from './performance-cache.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
 import type { AssetStore, Holding, Log } from './ports.js'
-import { knowCoinsOf } from './quotes.js'
+import { knowCoinsOf, marketPriced, marketTickers } from './quotes.js'
 import { dailyClosesInReais, type DayClose } from './reais.js'
 
 /**
@@ -75,7 +75,7 @@ export class PerformanceService {
     const firstTransaction = holdings.flatMap(({ transactions }) => transactions.map(trade => trade.date)).sort()[0]
     const since = sinceOf(range, today, firstTransaction)
     knowCoinsOf(this.quotes, holdings.map(({ asset }) => asset))
-    const tickers = [...new Set(holdings.map(({ asset }) => asset.symbol).filter(isTicker))]
+    const tickers = marketTickers(holdings.map(({ asset }) => asset))
     const [closes, ibov, selic, ipca] = await Promise.all([
       Promise.all(tickers.map(async ticker =>
         [ticker, await dailyClosesInReais(this.quotes, ticker, since, log)] as const)),
@@ -92,7 +92,7 @@ export class PerformanceService {
       since,
       holdings: holdings.map(({ asset, transactions }) => ({
         transactions,
-        closes: closesOf.get(asset.symbol) ?? [],
+        closes: marketPriced(asset) ? closesOf.get(asset.symbol) ?? [] : [],
         storedPrice: asset.price
       })),
       ibov: ibov ?? [],

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors.js'
-import { isTicker, type QuoteProvider } from '../quotes/provider.js'
+import type { QuoteProvider } from '../quotes/provider.js'
 import type { Asset } from '../schemas/asset.js'
 import { fieldsOf } from '../schemas/common.js'
 import { decimal, money, percentage, positionValue, sum } from '../schemas/money.js'
@@ -9,7 +9,7 @@ import type { Access } from './access.js'
 import { found } from './common.js'
 import { ifReached, reached, type Owners } from './ownership.js'
 import type { AssetStore, Log } from './ports.js'
-import { knowCoinsOf } from './quotes.js'
+import { knowCoinsOf, marketPriced, marketTickers } from './quotes.js'
 import { quotesInReaisOrNone, type QuoteInReais } from './reais.js'
 
 /**
@@ -27,11 +27,6 @@ function bookOf (quotes: ReadonlyMap<string, QuoteInReais | undefined>, provider
   return { get: ticker => quotes.get(ticker), source: provider.source }
 }
 
-/** The tickers a provider is asked for: each distinct symbol that is one (a bond's name is not). */
-export function tickersOf (assets: readonly Asset[]): string[] {
-  return [...new Set(assets.map(asset => asset.symbol))].filter(isTicker)
-}
-
 /**
  * A portfolio's value at market prices (docs/api.md#valuation), exact: each asset's market value
  * is `quantity × price` of its symbol's quote in reais rounded half away from zero to cents, or its own
@@ -45,7 +40,7 @@ export function valuate (
   let oldestQuote = Infinity
   const book = sum(assets.map(asset => decimal(asset.totalValue)))
   const market = sum(assets.map(asset => {
-    const quote = quotes.get(asset.symbol)
+    const quote = marketPriced(asset) ? quotes.get(asset.symbol) : undefined
     if (quote === undefined) {
       unquoted.add(asset.symbol)
       return decimal(asset.totalValue)
@@ -110,7 +105,7 @@ export class ValuationService {
     const { portfolio, assets } = await found(portfolioId, () => new NotFoundError('Portfolio'),
       async id => ifReached(scope, await this.portfolios.portfolioAndAssets(id), read => read.portfolio.userId))
     knowCoinsOf(this.quotes, assets)
-    const quotes = await quotesInReaisOrNone(this.quotes, tickersOf(assets), log)
+    const quotes = await quotesInReaisOrNone(this.quotes, marketTickers(assets), log)
     return valuate(portfolio.id, assets, bookOf(quotes, this.quotes), this.now())
   }
 
@@ -123,7 +118,7 @@ export class ValuationService {
     const byPortfolio = await this.assets.ofPortfolios(await reached(scope, portfolioIds, this.owners))
     const assets = [...byPortfolio.values()].flat()
     knowCoinsOf(this.quotes, assets)
-    const quotes = bookOf(await quotesInReaisOrNone(this.quotes, tickersOf(assets), log), this.quotes)
+    const quotes = bookOf(await quotesInReaisOrNone(this.quotes, marketTickers(assets), log), this.quotes)
     const now = this.now()
     return portfolioIds.map(id => valuate(id, byPortfolio.get(id) ?? [], quotes, now))
   }

@@ -9,6 +9,7 @@ import type {
 import type {
   CreatePortfolioInput, Portfolio, UpdatePortfolioInput
 } from '../schemas/portfolio.js'
+import type { InvestmentImport, SkippedInvestment } from '../schemas/import.js'
 import type { Stats } from '../schemas/stats.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
 import type { Owners } from './ownership.js'
@@ -50,6 +51,8 @@ export interface Holding {
 export interface PortfolioStore extends Owners {
   list: (filter: { userId?: string }, page: Page) => Promise<Portfolio[]>
   portfolioAndAssets: (id: string) => Promise<PortfolioAndAssets | undefined>
+  /** The portfolio's row alone: an import reads it, uncached, to learn its owner. */
+  portfolioOnly: (id: string) => Promise<Portfolio | undefined>
   /** Stores a new portfolio (a single statement: SQLite commits those of one event-loop turn together). */
   create: (input: CreatePortfolioInput) => Promise<Portfolio>
 }
@@ -79,12 +82,87 @@ export interface ExclusionStore {
   delete: (id: string) => Promise<boolean>
 }
 
+/** A job of the queue of background work (docs/deploy.md#background-work): what work, about what, where it stands. */
+export interface Job {
+  /** What the work is, which decides who does it (src/domain/jobs.ts). */
+  kind: string
+  /** What it is about: one job per kind and key. */
+  key: string
+  payload: Record<string, string>
+  state: 'queued' | 'running'
+  /** Failed attempts so far. */
+  attempts: number
+  nextAttemptAt: string
+  /** When it is dropped if still not done; null: never. */
+  expiresAt: string | null
+  lastError: string | null
+  /** When it was last asked for: asked again while it runs, it is queued again when the run ends. */
+  requestedAt: string
+  leaseHolder: string | null
+  leaseUntil: string | null
+}
+
+/** The queue as the runner works it (src/domain/jobs.ts): claims under a lease, and each run's end. */
+export interface JobStore {
+  /** Takes the job due first of `kinds` for `worker` until `until`; undefined when none is due and free. */
+  claimNext: (kinds: readonly string[], worker: string, at: string, until: string) => Promise<Job | undefined>
+  /** Extends `worker`'s lease; false when it no longer holds the job. */
+  renew: (job: Job, worker: string, until: string) => Promise<boolean>
+  /** Ends a run: the job goes, unless asked for again meanwhile (then queued for that, attempts from 0); true: gone. */
+  finish: (job: Job, worker: string) => Promise<boolean>
+  /** Queues a failed run for another attempt; false, changing nothing, when it was asked for again meanwhile. */
+  retryLater: (job: Job, worker: string, retry: Pick<Job, 'attempts' | 'nextAttemptAt'> & { lastError: string }) =>
+  Promise<boolean>
+  /** Gives back a run stopped before its end: queued, due at `at`, its attempts as they were. */
+  release: (job: Job, worker: string, at: string) => Promise<void>
+  /** The work was done outside the queue: its job goes, unless asked for after `requestedUpTo`. */
+  settle: (kind: string, key: string, requestedUpTo: string) => Promise<void>
+  /** Removes the jobs expired at `at`, and answers them. */
+  dropExpired: (at: string) => Promise<Job[]>
+}
+
+/** An import not ended yet, with the investments it wrote: an attempt after a failure goes on after them. */
+export interface PendingImport {
+  record: InvestmentImport
+  written: string[]
+}
+
+/** Investment imports (docs/api.md#imports): their reads, and their runs' changes of status. */
+interface ImportStore {
+  get: (id: string) => Promise<InvestmentImport | undefined>
+  /** A page of a portfolio's imports, the latest first. */
+  ofPortfolio: (portfolioId: string, page: Page) => Promise<InvestmentImport[]>
+  /** The item's first import not ended: queued, or running (an attempt stopped before its end). */
+  pendingOf: (itemId: string) => Promise<PendingImport | undefined>
+  /** The item's queued import: the next to run, or one waiting to be tried again. */
+  queuedOf: (itemId: string) => Promise<InvestmentImport | undefined>
+  /** The portfolio the item's latest import went into. */
+  linkedPortfolio: (itemId: string) => Promise<string | undefined>
+  /** An attempt begins: running, since `at` unless it began before, the last error cleared. */
+  start: (id: string, at: string) => Promise<void>
+  counted: (id: string, investments: number) => Promise<void>
+  /** Queued again after a failed attempt, with its error. */
+  retrying: (id: string, error: string) => Promise<void>
+  finish: (id: string, status: 'done' | 'failed', at: string, error: string | null) =>
+  Promise<InvestmentImport | undefined>
+}
+
+/** What an item's verification keeps of it (docs/aggregator.md): only what the aggregator itself reported. */
+interface ItemStore {
+  saveVerifiedItem: (item: { itemId: string, status: string, clientUserId: string | null, lastEvent: string }) =>
+  Promise<{ updatedAt: string }>
+  markItemDeleted: (itemId: string, lastEvent: string) => Promise<{ updatedAt: string }>
+}
+
 /** The store the services stand on: a store per domain to read, and {@link DataStore.write} to change them. */
 export interface DataStore {
   readonly portfolios: PortfolioStore
   readonly assets: AssetStore
   readonly transactions: TransactionStore
   readonly exclusions: ExclusionStore
+  readonly jobs: JobStore
+  readonly imports: ImportStore
+  readonly aggregatorEvents: ItemStore
   readonly stats: { get: () => Promise<Stats> }
   /**
    * A write of portfolios, assets and their transactions, in one transaction of the store: `work` reads through
@@ -106,6 +184,8 @@ export interface UnitOfWork {
   readonly portfolios: PortfolioRows
   readonly assets: AssetRows
   readonly trades: TradeRows
+  readonly jobs: JobRows
+  readonly imports: ImportRows
 }
 
 /** A portfolio's row read under the write's lock: its owner (what the scope reaches) and version (its tag's). */
@@ -145,24 +225,43 @@ export interface PositionColumns {
   valueCents: number
 }
 
-/** A new asset's row: what its create names, its first position. */
-type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns
+/** What an institution says of an imported asset (docs/api.md#imports), its price's origin included. */
+export type InstitutionFields =
+  Pick<Asset, 'priceSource' | 'asOf' | 'issuer' | 'dueDate' | 'rate' | 'rateType' | 'isin'>
+
+/** A new asset's row: what its create names, its first position; an import's, its investment and institution's. */
+type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns &
+  Partial<Pick<Asset, 'investmentId'> & InstitutionFields>
 
 interface AssetRows {
   lockForWrite: (id: string) => Promise<LockedAsset | undefined>
+  /** As `lockForWrite`, the portfolio's asset imported from the aggregator's investment `investmentId`. */
+  lockByInvestment: (portfolioId: string, investmentId: string) => Promise<LockedAsset | undefined>
   /** Locks its transactions first, as every delete takes them. */
   lockForDelete: (id: string) => Promise<LockedAsset | undefined>
   /** Locks the transaction `tradeId` of the asset first, as every delete takes it. */
   lockForRemoval: (id: string, tradeId: string) => Promise<LockedAsset | undefined>
   insert: (asset: NewAsset) => Promise<Asset>
-  /** Sets its position (its `updatedAt` now, its version bumped): the asset after it. */
-  setPosition: (id: string, position: PositionColumns) => Promise<Versioned<Asset>>
+  /**
+   * Sets its position (its `updatedAt` now, its version bumped): the asset after it. Its price is its institution's
+   * when `institution` says so (an import's write), else the average price or the investor's own.
+   */
+  setPosition: (id: string, position: PositionColumns, institution?: InstitutionFields) => Promise<Versioned<Asset>>
   /** Deletes it and its transactions: its portfolio's id, undefined when there was no such asset. */
   delete: (id: string) => Promise<string | undefined>
 }
 
-/** A transaction of an asset as stored: its trade, its id, and `seq`, its place in the order recorded (from 1). */
-export interface RecordedTrade extends Trade {
+/** Where a transaction came from: the investment transaction an import recorded it as, or an import's estimate. */
+interface TradeOrigin {
+  investmentTransactionId: string | null
+  estimated: boolean
+}
+
+/**
+ * A transaction of an asset as stored: its trade, its id, `seq`, its place in the order recorded (from 1), and
+ * where it came from.
+ */
+export interface RecordedTrade extends Trade, TradeOrigin {
   id: string
   seq: number
 }
@@ -170,7 +269,43 @@ export interface RecordedTrade extends Trade {
 interface TradeRows {
   /** The asset's transactions in the order they count: by date, then as recorded. */
   of: (assetId: string) => Promise<RecordedTrade[]>
-  /** Records `trade` of the asset at `seq` in the order recorded: the transaction as answered. */
-  insert: (assetId: string, trade: Trade, seq: number) => Promise<AssetTransaction>
+  /** Records `trade` of the asset at `seq` in the order recorded (an import's, with its origin): as answered. */
+  insert: (assetId: string, trade: Trade, seq: number, imported?: TradeOrigin) => Promise<AssetTransaction>
+  /** Records an import's trades of the asset, each at its `seq` with its origin. */
+  insertAll: (assetId: string, trades: ReadonlyArray<{ trade: Trade, seq: number, imported: TradeOrigin }>) =>
+  Promise<void>
   delete: (id: string) => Promise<void>
+}
+
+/** A job as first asked for. */
+type NewJob = Pick<Job, 'kind' | 'key' | 'payload' | 'attempts' | 'nextAttemptAt' | 'expiresAt' | 'lastError' |
+'requestedAt'>
+
+/** Jobs inside a write: the domain decides, on the job's row read under its lock, what asking for it does. */
+interface JobRows {
+  /** The job, locked; `job` inserted first (queued) when there is none, and `inserted` says so. */
+  lockOrInsert: (job: NewJob) => Promise<{ job: Job, inserted: boolean }>
+  /** Asks for it again: `requestedAt`, and each field given. */
+  request: (kind: string, key: string,
+    request: Partial<Pick<Job, 'payload' | 'nextAttemptAt' | 'expiresAt' | 'lastError'>> & { requestedAt: string }
+  ) => Promise<void>
+}
+
+/** What one investment's write adds to its import. */
+interface InvestmentWritten {
+  investmentId: string
+  assetsCreated: number
+  assetsUpdated: number
+  transactionsRecorded: number
+  skipped: readonly SkippedInvestment[]
+}
+
+/** Imports inside a write: asked for, replaced, and what each investment's write adds to its import. */
+interface ImportRows {
+  /** A new import, queued. */
+  insert: (portfolioId: string, itemId: string) => Promise<InvestmentImport>
+  queuedOf: (itemId: string) => Promise<InvestmentImport | undefined>
+  /** Ends a queued import another replaces: failed, with why. */
+  fail: (id: string, error: string) => Promise<void>
+  wrote: (id: string, written: InvestmentWritten) => Promise<void>
 }

@@ -11,6 +11,19 @@ function tickerOf (symbol: string): string {
   return symbol.toUpperCase()
 }
 
+/**
+ * Whether the quote provider prices the asset: its symbol is a ticker, and its institution does not price it (an
+ * imported bond or fund: docs/api.md#imports), whatever its symbol.
+ */
+export function marketPriced (asset: Pick<Asset, 'symbol' | 'priceSource'>): boolean {
+  return asset.priceSource !== 'institution' && isTicker(asset.symbol)
+}
+
+/** The distinct symbols of `assets` the quote provider is asked for. */
+export function marketTickers (assets: readonly Asset[]): string[] {
+  return [...new Set(assets.filter(marketPriced).map(asset => asset.symbol))]
+}
+
 /** The symbols of `assets` that are coins for certain: those of assets of type CRYPTO (docs/api.md#coins). */
 export function coinsOf (assets: readonly Asset[]): string[] {
   return assets.filter(asset => asset.type === 'CRYPTO' && isTicker(asset.symbol)).map(asset => asset.symbol)
@@ -47,12 +60,15 @@ export class QuoteService {
     return tickers.map(ticker => this.answer(ticker, quotes.get(ticker)))
   }
 
-  /** The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name) is NOT_FOUND unasked. */
+  /**
+   * The quotes of stored assets' symbols; a symbol that is no ticker (a bond's name), or an asset its institution
+   * prices, is NOT_FOUND unasked.
+   */
   async ofAssets (access: Access, assets: readonly Asset[], log: Log): Promise<Array<Each<Quote>>> {
     await access.portfolioScope()
     knowCoinsOf(this.provider, assets)
-    const quotes = await quotesOf(this.provider, assets.map(asset => asset.symbol).filter(isTicker), log)
-    return assets.map(({ symbol }) => this.answer(symbol, quotes.get(symbol)))
+    const quotes = await quotesOf(this.provider, marketTickers(assets), log)
+    return assets.map(asset => this.answer(asset.symbol, marketPriced(asset) ? quotes.get(asset.symbol) : undefined))
   }
 
   /** The provider's quote with its source, or NOT_FOUND. */

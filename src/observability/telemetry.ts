@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import { CountedCounter, CountedHistogram } from './counted-metrics.js'
 
 /** How an upstream call ended: the `outcome` label (docs/deploy.md#metrics). */
@@ -28,6 +28,8 @@ export interface Telemetry {
   dependency: (name: string, up: boolean) => void
   /** Reports the open live valuation streams at each scrape. */
   watchStreams: (read: () => number) => void
+  /** An investment import ended (docs/api.md#imports): how, how long since it began, how many investments it read. */
+  investmentImport: (outcome: 'done' | 'failed', seconds: number, investments: number) => void
 }
 
 export interface PoolState {
@@ -48,7 +50,8 @@ export const NO_TELEMETRY: Telemetry = {
   storeQuery: nothing,
   watchPool: nothing,
   dependency: nothing,
-  watchStreams: nothing
+  watchStreams: nothing,
+  investmentImport: nothing
 }
 
 /** Seconds: from a cached answer (0.5 ms) to an upstream at its timeout (10 s). */
@@ -116,8 +119,36 @@ export class PrometheusTelemetry implements Telemetry {
     registers: [this.registry]
   })
 
+  private readonly imports = new Counter({
+    name: 'bff_imports_total',
+    help: 'Investment imports ended, by outcome (done, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry]
+  })
+
+  private readonly importDurations = new Histogram({
+    name: 'bff_import_duration_seconds',
+    help: 'Duration of investment imports from their first attempt to their end, retries included, by outcome',
+    labelNames: ['outcome'] as const,
+    // From an item of a few investments (a second) to one retried for the better part of an hour.
+    buckets: [1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+    registers: [this.registry]
+  })
+
+  private readonly importedInvestments = new Counter({
+    name: 'bff_import_investments_total',
+    help: 'Investments the aggregator listed to the investment imports that ended',
+    registers: [this.registry]
+  })
+
   constructor () {
     collectDefaultMetrics({ register: this.registry })
+  }
+
+  investmentImport (outcome: 'done' | 'failed', seconds: number, investments: number): void {
+    this.imports.labels(outcome).inc()
+    this.importDurations.labels(outcome).observe(seconds)
+    this.importedInvestments.inc(investments)
   }
 
   request (method: string, route: string, statusCode: number, seconds: number): void {

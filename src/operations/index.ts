@@ -4,6 +4,7 @@ import { authOperations } from './auth.js'
 import { excludedTransactionOperations } from './excluded-transactions.js'
 import type { Operation } from './operation.js'
 import { portfolioAssetOperations } from './portfolio-assets.js'
+import { portfolioImportOperations } from './portfolio-imports.js'
 import { portfolioValuationOperations } from './portfolio-valuation.js'
 import { portfolioOperations } from './portfolios.js'
 import { systemOperations } from './system.js'
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...portfolioOperations,
   ...aggregatorOperations,
   ...portfolioValuationOperations,
+  ...portfolioImportOperations,
   ...portfolioAssetOperations,
   ...assetTransactionOperations,
   ...systemOperations,

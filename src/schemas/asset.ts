@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  AtLeastOneOf, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
+  AtLeastOneOf, DaySchema, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
 } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
@@ -22,7 +22,23 @@ const TRADE_DATE_RULE = `YYYY-MM-DD (UTC), from ${FIRST_TRADE_DATE} to today`
 /** A transaction's date, `YYYY-MM-DD`; its bounds (1990-01-01 to today, UTC) are checked by the domain. */
 export const TradeDate = Type.String({ format: 'date', maxLength: 10, description: TRADE_DATE_RULE })
 
-/** A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. */
+/** What prices an asset other than its transactions (docs/api.md#imports): its institution's own figures. */
+export const PRICE_SOURCES = ['institution'] as const
+
+/** A day an institution gave (`YYYY-MM-DD`), or null when it gave none. */
+function InstitutionDay (description: string) {
+  return Type.Union([Type.String({ ...DaySchema, format: 'date' }), Type.Null()], { description })
+}
+
+/** A text as an institution gave it, or null when it gave none (an asset recorded by hand has none). */
+function InstitutionText (maxLength: number, description: string) {
+  return Type.Union([StoredText(maxLength), Type.Null()], { description })
+}
+
+/**
+ * A portfolio asset (docs/api.md#resources); `totalValue` is `quantity × price`, rounded to cents. An asset imported
+ * from an investment (docs/api.md#imports) keeps the aggregator's id of it and what its institution says of it.
+ */
 export const AssetSchema = Type.Object({
   id: RecordId('The asset\'s id (a UUID)'),
   name: StoredText(200, 'Its name, 1 to 200 characters'),
@@ -33,7 +49,22 @@ export const AssetSchema = Type.Object({
   totalValue: Type.Number({ description: 'quantity × price in BRL, rounded half away from zero to 2 decimals' }),
   portfolioId: RecordId('The portfolio that holds it'),
   createdAt: Timestamp,
-  updatedAt: Timestamp
+  updatedAt: Timestamp,
+  investmentId: Type.Union([RecordId(), Type.Null()], {
+    description: 'The aggregator\'s investment it was imported from (docs/api.md#imports); null when recorded by hand'
+  }),
+  priceSource: Type.Union([StringEnum(PRICE_SOURCES), Type.Null()], {
+    description: '`institution`: price is its institution\'s own figure of asOf (what it holds is worth, per unit), ' +
+      'not a market price; null: price is the average price, or the investor\'s own (PATCH)'
+  }),
+  asOf: InstitutionDay('The day of the institution\'s figure price is, when priceSource is institution; else null'),
+  issuer: InstitutionText(200, 'Who issued it (a bond\'s issuer), as its institution says; null when not said'),
+  dueDate: InstitutionDay('When it matures (a bond), as its institution says; null when not said'),
+  rate: Type.Union([Type.Number(), Type.Null()], {
+    description: 'Its rate as its institution gives it (110 with rateType CDI: 110 % of the CDI); null when not said'
+  }),
+  rateType: InstitutionText(50, 'What rate is of (CDI, SELIC, IPCA…), as its institution says; null when not said'),
+  isin: InstitutionText(12, 'Its ISIN, as its institution says; null when not said')
 }, { title: 'PortfolioAsset', description: 'An asset held in a portfolio' })
 export type Asset = Static<typeof AssetSchema>
 

@@ -23,7 +23,15 @@ export const AssetTransactionSchema = Type.Object({
   totalValue: Type.Number({
     description: 'quantity × price in BRL, rounded half away from zero to 2 decimals (the fee apart)'
   }),
-  createdAt: Timestamp
+  createdAt: Timestamp,
+  investmentTransactionId: Type.Union([RecordId(), Type.Null()], {
+    description: 'The aggregator\'s id of the investment transaction it was imported from (docs/api.md#imports); ' +
+      'null when recorded here'
+  }),
+  estimated: Type.Boolean({
+    description: 'true when no institution reported it: an import\'s opening buy or closing sale, which make the ' +
+      'quantity held the institution\'s (docs/api.md#imports)'
+  })
 }, { title: 'AssetTransaction', description: 'A dated buy or sale of an asset' })
 export type AssetTransaction = Static<typeof AssetTransactionSchema>
 

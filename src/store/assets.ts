@@ -29,8 +29,12 @@ interface PositionColumns {
   valueCents: number
 }
 
-/** A new asset's row: the fields its create names, and its first position. */
-type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns
+/** What an institution says of an imported asset (docs/api.md#imports), its price's origin included. */
+type InstitutionFields = Pick<Asset, 'priceSource' | 'asOf' | 'issuer' | 'dueDate' | 'rate' | 'rateType' | 'isin'>
+
+/** A new asset's row: the fields its create names, and its first position; an import's, its investment too. */
+type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns &
+  Partial<Pick<Asset, 'investmentId'> & InstitutionFields>
 
 /**
  * Portfolio assets (docs/api.md#resources), each with its transactions (transactions.ts): their reads, and the rows
@@ -134,6 +138,19 @@ export class AssetRepository {
   }
 }
 
+/** The columns of what an institution says of an asset (each null when it says nothing). */
+function institutionColumns (fields: Partial<InstitutionFields>) {
+  return {
+    price_source: fields.priceSource ?? null,
+    as_of: fields.asOf ?? null,
+    issuer: fields.issuer ?? null,
+    due_date: fields.dueDate ?? null,
+    rate: fields.rate ?? null,
+    rate_type: fields.rateType ?? null,
+    isin: fields.isin ?? null
+  }
+}
+
 /** Asset rows with their transactions (in the order they count) as holdings. */
 function withTransactions (assets: readonly AssetRow[], rows: readonly TransactionRow[]): Holding[] {
   const transactionsOf = new Map<string, AssetTransaction[]>(assets.map(asset => [asset.id, []]))
@@ -156,11 +173,25 @@ export class AssetRows {
 
   /** The asset, its version and its portfolio's owner; undefined when there is no such asset. */
   async lockForWrite (id: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
-    const query = this.trx.selectFrom('portfolio_assets').selectAll('portfolio_assets')
+    return await this.lockWhere('portfolio_assets.id', id)
+  }
+
+  /** As {@link lockForWrite}, the asset of the portfolio imported from the aggregator's investment `investmentId`. */
+  async lockByInvestment (
+    portfolioId: string, investmentId: string
+  ): Promise<Versioned<Asset> & { userId: string } | undefined> {
+    return await this.lockWhere('portfolio_assets.investment_id', investmentId, portfolioId)
+  }
+
+  private async lockWhere (
+    column: 'portfolio_assets.id' | 'portfolio_assets.investment_id', value: string, portfolioId?: string
+  ): Promise<Versioned<Asset> & { userId: string } | undefined> {
+    let query = this.trx.selectFrom('portfolio_assets').selectAll('portfolio_assets')
       // A subquery, not a join: PostgreSQL's `for update` then locks the asset's row alone.
       .select(eb => eb.selectFrom('portfolios').select('user_id')
         .whereRef('portfolios.id', '=', 'portfolio_assets.portfolio_id').$asScalar().$notNull().as('user_id'))
-      .where('portfolio_assets.id', '=', id)
+      .where(column, '=', value)
+    if (portfolioId !== undefined) query = query.where('portfolio_assets.portfolio_id', '=', portfolioId)
     const row = await (this.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
     return row === undefined ? undefined : { value: toAsset(row), version: row.version, userId: row.user_id }
   }
@@ -194,17 +225,28 @@ export class AssetRows {
       value_cents: asset.valueCents,
       created_at: this.now,
       updated_at: this.now,
-      version: 1
+      version: 1,
+      investment_id: asset.investmentId ?? null,
+      ...institutionColumns(asset)
     }
     await this.trx.insertInto('portfolio_assets').values(row).execute()
     return toAsset(row)
   }
 
-  /** Sets the asset's position columns and bumps its version: the asset after it. */
-  async setPosition (id: string, position: PositionColumns): Promise<Versioned<Asset>> {
+  /**
+   * Sets the asset's position columns and bumps its version: the asset after it. Its price is then its
+   * institution's when `institution` says so (an import's write, which sets what the institution says of it too),
+   * else the average price or the investor's own.
+   */
+  async setPosition (
+    id: string, position: PositionColumns, institution?: InstitutionFields
+  ): Promise<Versioned<Asset>> {
     const { quantity, price, valueCents } = position
+    const origin = institution === undefined ? { price_source: null, as_of: null } : institutionColumns(institution)
     const row = await this.trx.updateTable('portfolio_assets')
-      .set(eb => ({ quantity, price, value_cents: valueCents, updated_at: this.now, version: eb('version', '+', 1) }))
+      .set(eb => ({
+        quantity, price, value_cents: valueCents, ...origin, updated_at: this.now, version: eb('version', '+', 1)
+      }))
       .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
     return { value: toAsset(row), version: row.version }
   }

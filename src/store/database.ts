@@ -61,24 +61,62 @@ interface AggregatorItemsTable {
   deleted_at: string | null
 }
 
+/** Where a job stands (migration 11): waiting for its next attempt, or held by an instance's lease while it runs. */
+export type JobState = 'queued' | 'running'
+
 /**
- * A webhook item verification that failed and is retried (migration 6): one row per item, claimed
- * by one instance at a time through a lease (`claimed_by` until `claimed_until`).
+ * Work done in the background by whichever instance claims it first (migration 11, which carried over the queued
+ * webhook verifications of migration 6's `aggregator_item_verifications`): one row per kind of work and key (an
+ * item's verification, an item's import), held by one instance at a time through a lease (`lease_holder` until
+ * `lease_until`, renewed while it runs).
  */
-export interface AggregatorItemVerificationsTable {
-  item_id: string
-  /** The latest event about the item; it becomes the item's `last_event` once verified. */
-  event: string
-  /** When that event's verification began: one that began before it does not settle the entry. */
-  queued_at: string
-  /** Failed attempts so far. */
+export interface JobsTable {
+  /** What the work is, which decides who does it: `verify-item`, `import`. */
+  kind: string
+  /** What it is about (an item's id): one job per kind and key. */
+  key: string
+  /** A JSON object of strings: what the work needs beside its key (a verification's event). */
+  payload: string
+  state: JobState
+  /** Failed attempts so far (those that count: a spent budget does not). */
   attempts: number
+  /** When it is due; a running job's is when it was claimed. */
   next_attempt_at: string
-  expires_at: string
+  /** When it is dropped if still not done; null: never. */
+  expires_at: string | null
   /** Why the latest attempt failed, for operators. */
   last_error: string | null
-  claimed_by: string | null
-  claimed_until: string | null
+  /** When it was last asked for: one asked again while it runs is queued again when the run ends. */
+  requested_at: string
+  lease_holder: string | null
+  lease_until: string | null
+}
+
+/** How an investment import stands (migration 12): docs/api.md#imports. */
+export type ImportStatus = 'queued' | 'running' | 'done' | 'failed'
+
+/**
+ * An import of an aggregator item's investments into a portfolio (migration 12): asked by `POST
+ * /portfolios/:id/imports` or by a verified `item/updated` of an item imported before; its counts and skipped
+ * investments grow as each investment is written, in the investment's own transaction.
+ */
+export interface ImportsTable {
+  id: string
+  portfolio_id: string
+  item_id: string
+  status: ImportStatus
+  created_at: string
+  started_at: string | null
+  finished_at: string | null
+  investments: number
+  assets_created: number
+  assets_updated: number
+  transactions_recorded: number
+  /** JSON: `[{investmentId, transactionId, reason}]`. */
+  skipped: string
+  /** JSON: the ids of the investments this import has written, which an attempt after a failure goes on after. */
+  written: string
+  error: string | null
 }
 
 /**
@@ -121,13 +159,18 @@ export interface AssetTransactionsTable {
   /** Money, at most 2 decimals. */
   fee: number
   created_at: string
+  /** The aggregator's id of the investment transaction it was imported from (migration 12); null when not imported. */
+  investment_transaction_id: string | null
+  /** 1 when no institution reported it: an import's opening buy or closing sale (migration 12); else 0. */
+  estimated: Generated<number>
 }
 
 export interface Database {
   asset_transactions: AssetTransactionsTable
   aggregator_webhook_events: AggregatorWebhookEventsTable
   aggregator_items: AggregatorItemsTable
-  aggregator_item_verifications: AggregatorItemVerificationsTable
+  jobs: JobsTable
+  imports: ImportsTable
   portfolios: PortfoliosTable
   portfolio_assets: PortfolioAssetsTable
   excluded_transactions: ExcludedTransactionsTable
@@ -144,7 +187,8 @@ const LISTED: Record<keyof Database, true> = {
   asset_transactions: true,
   aggregator_webhook_events: true,
   aggregator_items: true,
-  aggregator_item_verifications: true,
+  jobs: true,
+  imports: true,
   portfolios: true,
   portfolio_assets: true,
   excluded_transactions: true,

@@ -23,7 +23,15 @@ function transactionsOf (asset: DemoAsset, assetId: string, seededAt: Date, time
   ].map(({ monthsAgo, fee = 0, ...trade }) => ({ ...trade, fee, date: monthsBefore(seededAt, monthsAgo) }))
     .sort((a, b) => a.date.localeCompare(b.date) || (a.type === b.type ? 0 : a.type === 'BUY' ? -1 : 1))
   return trades.map((trade, index) =>
-    ({ id: randomUUID(), asset_id: assetId, seq: index + 1, created_at: timestamp, ...trade }))
+    ({
+      id: randomUUID(),
+      asset_id: assetId,
+      seq: index + 1,
+      created_at: timestamp,
+      investment_transaction_id: null,
+      estimated: 0,
+      ...trade
+    }))
 }
 
 async function insertPortfolios (trx: Transaction<Database>, portfolios: readonly DemoPortfolio[]): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import { positionCents, unitAmount } from '../schemas/money.js'
+import { upImports, upJobs } from './later-migrations.js'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
@@ -237,7 +238,10 @@ export const MIGRATIONS: Record<string, Migration> = {
     async up (db: Kysely<unknown>) {
       await (db.isTransaction ? up0010(db) : db.transaction().execute(up0010))
     }
-  }
+  },
+  // Their bodies, in src/store/later-migrations.ts.
+  '0011-jobs': { up: upJobs },
+  '0012-investment-imports': { up: upImports }
 }
 
 async function up0010 (db: Kysely<unknown>): Promise<void> {

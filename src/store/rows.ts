@@ -28,7 +28,10 @@ export function toTransaction (row: TransactionRow): AssetTransaction {
     price: row.price,
     fee: row.fee,
     totalValue: money(positionValue(row.quantity, row.price)),
-    createdAt: row.created_at
+    createdAt: row.created_at,
+    investmentTransactionId: row.investment_transaction_id,
+    // An integer on both engines (0 or 1).
+    estimated: Number(row.estimated) === 1
   }
 }
 

@@ -15,7 +15,8 @@ import { AssetRepository, type AssetRows } from './assets.js'
 import { TransactionRepository, type TradeRows } from './transactions.js'
 import { ExclusionRepository } from './exclusions.js'
 import { AggregatorEventRepository } from './aggregator-events.js'
-import { ItemVerificationRepository } from './item-verifications.js'
+import { JobRepository, type JobRows } from './jobs.js'
+import { ImportRepository, type ImportRows } from './imports.js'
 import { IdempotencyRepository } from './idempotency.js'
 import { StatsRepository } from './stats.js'
 import { DemoRepository } from './demo.js'
@@ -52,14 +53,16 @@ function openFailure (url: string, error: unknown): StoreOpenError {
 }
 
 /**
- * A write of the domain, open: its instant, and the rows of portfolios, assets and transactions it reads and writes,
- * all in its transaction (the domain's unit of work: src/domain/ports.ts).
+ * A write of the domain, open: its instant, and the rows of portfolios, assets, transactions, jobs and imports it
+ * reads and writes, all in its transaction (the domain's unit of work: src/domain/ports.ts).
  */
 interface Work {
   readonly now: string
   readonly portfolios: PortfolioRows
   readonly assets: AssetRows
   readonly trades: TradeRows
+  readonly jobs: JobRows
+  readonly imports: ImportRows
 }
 
 /**
@@ -75,7 +78,9 @@ export class Store {
   readonly transactions: TransactionRepository
   readonly exclusions: ExclusionRepository
   readonly aggregatorEvents: AggregatorEventRepository
-  readonly itemVerifications: ItemVerificationRepository
+  /** The queue of background work (docs/deploy.md#background-work). */
+  readonly jobs: JobRepository
+  readonly imports: ImportRepository
   readonly idempotency: IdempotencyRepository
   readonly stats: StatsRepository
   readonly demo: DemoRepository
@@ -94,7 +99,8 @@ export class Store {
     this.transactions = new TransactionRepository(handle)
     this.exclusions = new ExclusionRepository(handle)
     this.aggregatorEvents = new AggregatorEventRepository(handle)
-    this.itemVerifications = new ItemVerificationRepository(handle)
+    this.jobs = new JobRepository(handle)
+    this.imports = new ImportRepository(handle)
     this.idempotency = new IdempotencyRepository(handle)
     this.stats = new StatsRepository(handle, telemetry)
     this.demo = new DemoRepository(handle)
@@ -223,7 +229,9 @@ export class Store {
         now: instant,
         portfolios: this.portfolios.rowsIn(trx, instant, announce),
         assets: this.assets.rowsIn(trx, instant),
-        trades: this.transactions.rowsIn(trx, instant)
+        trades: this.transactions.rowsIn(trx, instant),
+        jobs: this.jobs.rowsIn(trx),
+        imports: this.imports.rowsIn(trx, instant)
       })
     })
   }

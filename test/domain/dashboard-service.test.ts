@@ -8,6 +8,7 @@ import type { Holding } from '../../src/domain/ports.js'
 import { UpstreamClient } from '../../src/upstream/client.js'
 import { dayOf, monthStart, startFakeBrapi } from '../fixtures/fake-brapi.js'
 import { silentLog as log } from '../helper.js'
+import { NOT_IMPORTED, RECORDED_BY_HAND } from '../fixtures/portfolios.js'
 
 const access: Access = {
   apiKey: async () => {},
@@ -30,7 +31,8 @@ function holding (
     totalValue: 0,
     portfolioId: 'p',
     createdAt: '',
-    updatedAt: ''
+    updatedAt: '',
+    ...RECORDED_BY_HAND
   }
   return {
     asset,
@@ -43,7 +45,8 @@ function holding (
       price,
       fee: 0,
       totalValue: units * price,
-      createdAt: ''
+      createdAt: '',
+      ...NOT_IMPORTED
     }))
   }
 }

@@ -3,6 +3,7 @@ import { ValuationStream } from '../../src/domain/live-valuation-stream.js'
 import { sameValuation, valuate } from '../../src/domain/portfolio-valuation.js'
 import type { PortfolioValuation } from '../../src/schemas/valuation.js'
 import type { Asset } from '../../src/schemas/asset.js'
+import { RECORDED_BY_HAND } from '../fixtures/portfolios.js'
 
 function valuation (marketValue: number, updatedAt = new Date().toISOString()): PortfolioValuation {
   return {
@@ -75,7 +76,8 @@ t.test('valuate: exact cents, half away from zero; oldest quote time; unquoted s
     totalValue,
     portfolioId: 'p1',
     createdAt: '',
-    updatedAt: ''
+    updatedAt: '',
+    ...RECORDED_BY_HAND
   })
   const quotes = new Map([
     ['A', { symbol: 'A', price: 1.005, currency: 'BRL', lastUpdate: '2026-01-02T00:00:00.000Z' }],

@@ -8,6 +8,7 @@ import { Listeners, type PortfolioChange } from '../../src/change-feed/change-ev
 import type { Asset } from '../../src/schemas/asset.js'
 import { capturedLog } from '../fixtures/captured-log.js'
 import { until } from '../fixtures/until.js'
+import { RECORDED_BY_HAND } from '../fixtures/portfolios.js'
 
 const access: Access = {
   apiKey: async () => {},
@@ -50,7 +51,8 @@ const asset = (symbol: string, quantity = 1): Asset => ({
   totalValue: quantity * 10,
   portfolioId: 'p1',
   createdAt: '',
-  updatedAt: ''
+  updatedAt: '',
+  ...RECORDED_BY_HAND
 })
 
 t.test('the refresher: one request for the symbols new to it, one per refresh for all; moves told; ' +

@@ -5,7 +5,7 @@ import {
   assertSameNotFound, assertSameRefusal, assertSameValidation, graphql, rest, type GraphqlAnswer
 } from './interfaces.js'
 
-const FIELDS = 'id assetId type date quantity price fee totalValue createdAt'
+const FIELDS = 'id assetId type date quantity price fee totalValue createdAt investmentTransactionId estimated'
 const ADD = `mutation ($assetId: ID!, $input: CreateTransactionInput!) {
   addTransaction(assetId: $assetId, input: $input) { ${FIELDS} } }`
 const REMOVE = 'mutation ($assetId: ID!, $id: ID!) { removeTransaction(assetId: $assetId, id: $id) }'

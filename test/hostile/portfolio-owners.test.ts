@@ -18,7 +18,8 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE'
 const BODIES: Record<string, object> = {
   updatePortfolio: { name: 'Tomada' },
   updateAsset: { quantity: 1 },
-  addAssetTransaction: { type: 'BUY', date: '2025-01-02', quantity: 1, price: 10 }
+  addAssetTransaction: { type: 'BUY', date: '2025-01-02', quantity: 1, price: 10 },
+  importInvestments: { itemId: 'item-of-theirs' }
 }
 
 interface IdRoute { operationId: string, method: Method, url: (ids: Holdings) => string }

@@ -2,6 +2,7 @@ import t from 'tap'
 import { Store } from '../../src/store/store.js'
 import { forEachEngine, freshDatabase } from '../helper.js'
 import { domainOver, TRUSTED } from '../fixtures/store-domain.js'
+import { NOT_IMPORTED } from '../fixtures/portfolios.js'
 
 const page = { limit: 1000, offset: 0 }
 
@@ -35,8 +36,9 @@ forEachEngine(t, 'a write reads an asset\'s transactions in the order they count
   const recorded = await store.write(async work => {
     const sale = await work.trades.insert(asset.id, trade('2024-02-01', 1), 2)
     await work.trades.insert(asset.id, trade('2024-03-01', 2), 3)
-    t.same(sale, { ...trade('2024-02-01', 1), id: sale.id, assetId: asset.id, totalValue: 3, createdAt: work.now },
-      'the transaction as answered: the write\'s instant, quantity × price')
+    t.same(sale, {
+      ...trade('2024-02-01', 1), id: sale.id, assetId: asset.id, totalValue: 3, createdAt: work.now, ...NOT_IMPORTED
+    }, 'the transaction as answered: the write\'s instant, quantity × price, recorded here')
     return await work.trades.of(asset.id)
   })
   t.same(recorded.map(({ date, seq, quantity }) => [date, seq, quantity]),
@@ -44,4 +46,19 @@ forEachEngine(t, 'a write reads an asset\'s transactions in the order they count
   t.match(recorded[0], { type: 'SELL', price: 3, fee: 0.25 })
   await store.write(async work => { await work.trades.delete(String(recorded[0]?.id)) })
   t.same((await store.transactions.list(asset.id, page))?.map(tx => tx.date), ['2024-03-01', '2024-03-01'])
+
+  // An import's trades, more than one statement's worth, each with its origin.
+  const imported = Array.from({ length: 501 }, (_, index) => ({
+    trade: { ...trade('2024-04-01', 0.01), type: 'BUY' as const },
+    seq: 10 + index,
+    imported: { investmentTransactionId: `it-${index}`, estimated: index === 0 }
+  }))
+  const rows = await store.write(async work => {
+    await work.trades.insertAll(asset.id, imported)
+    return await work.trades.of(asset.id)
+  })
+  t.equal(rows.length, 503)
+  t.same(rows.slice(2, 4).map(({ seq, investmentTransactionId: id, estimated }) => [seq, id, estimated]),
+    [[10, 'it-0', true], [11, 'it-1', false]])
+  t.match(rows.at(-1), { seq: 510, investmentTransactionId: 'it-500', estimated: false, quantity: 0.01 })
 })

@@ -14,7 +14,7 @@ import {
 } from '../../errors.js'
 import { WindowCounter } from '../../upstream/budget.js'
 import { principalKey } from '../../domain/access.js'
-import { ensureDomain } from '../../plugins/domain.js'
+import { ensureDomain, runJobs } from '../../plugins/domain.js'
 import { canonicalJson } from '../../schemas/canonical-json.js'
 import { errorSchemas, relayedErrorSchemas } from '../../plugins/error-responses.js'
 import { documentRoutes } from '../../plugins/openapi.js'
@@ -24,7 +24,6 @@ import type { AggregatorRequest } from '../../upstream/aggregator.js'
 import { relayResponse } from '../../upstream/relay.js'
 import { relativeEndpoint, underPrefix } from '../../upstream/endpoint.js'
 import { UpstreamBodySchema } from '../../schemas/common.js'
-import { itemVerifications, type VerificationRetryOptions } from './verification-queue.js'
 import {
   AggregatorRelayBodySchema,
   ConnectTokenBodySchema,
@@ -45,8 +44,6 @@ export interface AggregatorModuleOptions {
   webhooksWithoutCredentials?: boolean
   /** `POST /connect_token` calls per principal per minute (`CONNECT_TOKENS_PER_MINUTE`; 10 when absent). */
   connectTokensPerMinute?: number
-  /** How failed webhook item verifications are retried (defaults: every 5 s, from 5 s, for 24 h). */
-  verification?: Partial<VerificationRetryOptions>
 }
 
 /** Never reachable through the relay, whatever is configured: they hand out or redirect credentials. */
@@ -128,12 +125,12 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
   const { aggregator } = app
   const { aggregatorEvents } = app.store
   await ensureDomain(app)
-  const { aggregatorItems } = app.domain
+  const { aggregatorItems, itemVerifications } = app.domain
   const allowedMethods = new Set(options.allowedMethods)
   const webhookSecret = options.webhookSecret === undefined ? undefined : sha256(options.webhookSecret)
   const connectTokens = new WindowCounter(options.connectTokensPerMinute ?? 10)
-  // Tried at once after the event is stored, then retried from the store's queue (verification-queue.ts).
-  const verifications = itemVerifications(app, options.verification)
+  // Verifications are tried at once after the event is stored, then retried from the store's queue.
+  runJobs(app)
 
   app.post('/', {
     schema: {
@@ -262,7 +259,7 @@ const aggregatorModule: FastifyPluginAsyncTypebox<AggregatorModuleOptions> = asy
     // The sender hears back at once; the item is checked after (a redelivery is not checked twice).
     // Other events (transactions/*, connector/*, payments) are kept as sent: no item to read.
     if (stored && itemId !== null && isItemEvent(body.event)) {
-      verifications.afterWebhook(itemId, body.event, request.log)
+      itemVerifications.afterWebhook(itemId, body.event, request.log)
     }
     return { received: true as const }
   })

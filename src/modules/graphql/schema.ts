@@ -1,7 +1,8 @@
 import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } from 'graphql'
-import { ASSET_TYPES } from '../../schemas/asset.js'
+import { ASSET_TYPES, PRICE_SOURCES } from '../../schemas/asset.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { TRANSACTION_TYPES } from '../../schemas/transaction.js'
+import { IMPORT_STATUSES } from '../../schemas/import.js'
 import { ITEM_STATUSES } from '../../schemas/item-status.js'
 import { PERFORMANCE_RANGE_NAMES, PERFORMANCE_RANGES, PortfolioPerformanceSchema } from '../../schemas/performance.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
@@ -32,6 +33,8 @@ export function buildGraphql (operations: readonly Operation[] = OPERATIONS): Gr
     PrincipalType: PRINCIPAL_TYPES,
     ItemStatus: ITEM_STATUSES,
     TransactionType: TRANSACTION_TYPES,
+    ImportStatus: IMPORT_STATUSES,
+    PriceSource: PRICE_SOURCES,
     Currency: ['BRL']
   }, [PerformanceRangeEnum])
   // Types named otherwise than their schemas' titles, or with a field of their own.

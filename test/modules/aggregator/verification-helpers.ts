@@ -10,7 +10,7 @@ import { pluggyItem } from '../../fixtures/pluggy-shapes.js'
 
 export const credentials = { AGGREGATOR_CLIENT_ID: PLUGGY_CLIENT_ID, AGGREGATOR_CLIENT_SECRET: PLUGGY_CLIENT_SECRET }
 /** Retries and looks at the queue every few milliseconds, so the suites need not wait seconds. */
-export const quickRetries = { AGGREGATOR_VERIFY_RETRY_MS: '20', AGGREGATOR_VERIFY_POLL_MS: '10' }
+export const quickRetries = { AGGREGATOR_VERIFY_RETRY_MS: '20', JOB_POLL_MS: '10' }
 
 /** Waits for a state by polling it (generously: a busy machine is slow, never wrong). */
 export async function waitFor (

@@ -16,7 +16,7 @@ t.test('the queue survives a restart: what one instance queued, the next one ver
   const config = { DATABASE_URL: url, ...credentials, ...quickRetries }
   const first = await buildTestApp(t, { ...config, AGGREGATOR_URL: down })
   t.same(await webhook(first, 'i1', 'item/login_succeeded'), { received: true })
-  await waitFor(t, 'the entry queued', async () => (await first.store.itemVerifications.entry('i1')) !== undefined)
+  await waitFor(t, 'the entry queued', async () => (await first.store.jobs.entry('verify-item', 'i1')) !== undefined)
   await first.close()
 
   const pluggy = await startFakePluggy(t)
@@ -27,7 +27,7 @@ t.test('the queue survives a restart: what one instance queued, the next one ver
     status: 'UPDATED', clientUserId: 'client-9', lastEvent: 'item/login_succeeded'
   })
   t.equal(lookups(pluggy, 'i1'), 1)
-  await waitFor(t, 'the queue empty', async () => (await second.store.itemVerifications.count()) === 0)
+  await waitFor(t, 'the queue empty', async () => (await second.store.jobs.count('verify-item')) === 0)
 })
 
 testNeeding(t, 'two instances on one PostgreSQL verify a queued item exactly once', [NEEDS_POSTGRES], async t => {
@@ -46,6 +46,6 @@ testNeeding(t, 'two instances on one PostgreSQL verify a queued item exactly onc
   t.equal(lookups(pluggy, 'shared'), 2, 'the failed verification, then one retry between both instances')
   const store = await Store.open(database.DATABASE_URL, { schema: database.DATABASE_SCHEMA })
   t.teardown(() => store.close())
-  t.equal(await store.itemVerifications.count(), 0)
+  t.equal(await store.jobs.count('verify-item'), 0)
   t.match(await store.aggregatorEvents.item('shared'), { status: 'UPDATED' })
 })

@@ -3,16 +3,17 @@ import Fastify from 'fastify'
 import { buildDataApp, buildTestApp, forEachEngine, freshDatabase } from '../../helper.js'
 import { startFakePluggy } from '../../fixtures/fake-pluggy.js'
 import { closedPort, sendJson } from '../../fixtures/fake-server.js'
-import {
-  ItemVerifications, MAX_RETRY_DELAY_MS, type QueueDeps
-} from '../../../src/modules/aggregator/verification-queue.js'
+import { backoffMs, JobRunner, MAX_RETRY_DELAY_MS } from '../../../src/domain/jobs.js'
+import { ItemVerificationService, VERIFY_ITEM, type VerificationDeps } from '../../../src/domain/item-verifications.js'
+import type { DataStore } from '../../../src/domain/ports.js'
 import type { App } from '../../../src/app.js'
 import {
   answersInTurn, captureLog, credentials, fails, item, lookups, quickRetries, waitFor, webhook
 } from './verification-helpers.js'
 
 const verifiedItem = async (app: App, itemId: string) => await app.store.aggregatorEvents.item(itemId)
-const queueEmpty = async (app: App): Promise<boolean> => (await app.store.itemVerifications.count()) === 0
+const queueEmpty = async (app: App): Promise<boolean> => (await app.store.jobs.count(VERIFY_ITEM)) === 0
+const entry = async (app: App, itemId: string) => await app.store.jobs.entry(VERIFY_ITEM, itemId)
 const VERIFIED = 'webhook item verified'
 
 forEachEngine(t, 'a failed verification is retried until the item is verified, without another webhook', async (
@@ -51,12 +52,12 @@ forEachEngine(t, 'an item already queued keeps one entry and takes the newer eve
   pluggy.on('/items/i1', async (_req, res) => { up ? item('i1', 'UPDATED')(res) : fails(500)(res) })
   const app = await buildDataApp(t, engine, { AGGREGATOR_URL: pluggy.url, ...credentials, ...quickRetries })
   await webhook(app, 'i1', 'item/created')
-  await waitFor(t, 'the first event queued', async () => (await app.store.itemVerifications.entry('i1')) !== undefined)
+  await waitFor(t, 'the first event queued', async () => (await entry(app, 'i1')) !== undefined)
   await webhook(app, 'i1', 'item/login_succeeded')
   const newer = async (): Promise<boolean> =>
-    (await app.store.itemVerifications.entry('i1'))?.event === 'item/login_succeeded'
+    (await entry(app, 'i1'))?.payload.event === 'item/login_succeeded'
   await waitFor(t, 'the newer event queued', newer)
-  t.equal(await app.store.itemVerifications.count(), 1, 'one entry for the item')
+  t.equal(await app.store.jobs.count(VERIFY_ITEM), 1, 'one entry for the item')
   up = true
   // The entry goes once the item is verified for the newer event.
   await waitFor(t, 'the queue empty', async () => await queueEmpty(app))
@@ -95,10 +96,10 @@ t.test('the aggregator\'s 429 and Retry-After: retried no sooner than asked', as
 
   const before = Date.now()
   await webhook(app, 'later')
-  await waitFor(t, 'later queued', async () => (await app.store.itemVerifications.entry('later')) !== undefined)
-  const entry = await app.store.itemVerifications.entry('later')
-  t.match(entry, { attempts: 1, lastError: 'aggregator answered 429' })
-  t.ok(Date.parse(entry?.nextAttemptAt ?? '') >= before + 120_000, 'not before the aggregator\'s Retry-After')
+  await waitFor(t, 'later queued', async () => (await entry(app, 'later')) !== undefined)
+  const queued = await entry(app, 'later')
+  t.match(queued, { attempts: 1, lastError: 'aggregator answered 429' })
+  t.ok(Date.parse(queued?.nextAttemptAt ?? '') >= before + 120_000, 'not before the aggregator\'s Retry-After')
 })
 
 t.test('a spent aggregator budget queues the verification until the budget is back', async t => {
@@ -111,10 +112,10 @@ t.test('a spent aggregator budget queues the verification until the budget is ba
   await waitFor(t, 'first verified', async () => (await app.store.aggregatorEvents.item('first')) !== undefined)
   const before = Date.now()
   await webhook(app, 'second')
-  await waitFor(t, 'second queued', async () => (await app.store.itemVerifications.entry('second')) !== undefined)
-  const entry = await app.store.itemVerifications.entry('second')
-  t.match(entry?.lastError, /BFF_RATE_LIMITED/)
-  t.ok(Date.parse(entry?.nextAttemptAt ?? '') >= before + 1000, 'no sooner than the budget allows')
+  await waitFor(t, 'second queued', async () => (await entry(app, 'second')) !== undefined)
+  const queued = await entry(app, 'second')
+  t.match(queued?.lastError, /BFF_RATE_LIMITED/)
+  t.ok(Date.parse(queued?.nextAttemptAt ?? '') >= before + 1000, 'no sooner than the budget allows')
   t.equal(lookups(pluggy, 'second'), 0, 'nothing was sent past the budget')
 })
 
@@ -125,34 +126,39 @@ forEachEngine(t, EXPIRY, async (t, engine) => {
   const config = { AGGREGATOR_URL: down, ...credentials, ...quickRetries, AGGREGATOR_VERIFY_EXPIRY_SECONDS: '3600' }
   const app = await buildTestApp(t, { ...config, ...(await freshDatabase(t, engine)).env }, { logger })
   await webhook(app, 'down')
-  await waitFor(t, 'the entry queued', async () => (await app.store.itemVerifications.entry('down')) !== undefined)
-  const queued = await app.store.itemVerifications.entry('down')
-  t.equal(Date.parse(queued?.expiresAt ?? '') - Date.parse(queued?.queuedAt ?? ''), 3_600_000)
+  await waitFor(t, 'the entry queued', async () => (await entry(app, 'down')) !== undefined)
+  const queued = await entry(app, 'down')
+  t.equal(Date.parse(queued?.expiresAt ?? '') - Date.parse(queued?.requestedAt ?? ''), 3_600_000)
 
   const past = new Date(Date.now() - 1000).toISOString()
-  await app.store.itemVerifications.enqueue({
-    itemId: 'stale',
-    event: 'item/updated',
-    queuedAt: past,
+  await app.store.write(async work => await work.jobs.lockOrInsert({
+    kind: VERIFY_ITEM,
+    key: 'stale',
+    payload: { event: 'item/updated' },
+    attempts: 1,
+    requestedAt: past,
     nextAttemptAt: past,
     expiresAt: past,
     lastError: 'BFF_UPSTREAM_UNAVAILABLE'
-  })
+  }))
   const dropped = 'webhook item verification expired: dropped'
   await waitFor(t, 'the drop logged', () => lines.some(line => line.msg === dropped))
   t.match(lines.find(line => line.msg === dropped), {
     itemId: 'stale', event: 'item/updated', attempts: 1, lastError: 'BFF_UPSTREAM_UNAVAILABLE'
   })
-  t.equal(await app.store.itemVerifications.entry('stale'), undefined, 'the entry is gone')
+  t.equal(await entry(app, 'stale'), undefined, 'the entry is gone')
   t.equal(await app.store.aggregatorEvents.item('stale'), undefined, 'no item changed')
-  t.match(await app.store.itemVerifications.entry('down'), { itemId: 'down' }, 'an entry not yet expired stays')
+  t.match(await entry(app, 'down'), { key: 'down' }, 'an entry not yet expired stays')
 })
 
 t.test('backoff: from the first delay, doubling, capped, jittered, never sooner than asked', async t => {
-  const at = (verifications: ItemVerifications, failures: number, retryAfterMs?: number): number =>
-    Date.parse(verifications.nextAttemptAt(failures, retryAfterMs)) - Date.now()
-  const low = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 1000 }, () => 0)
-  const high = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 1000 }, () => 1)
+  const kind = { retryMs: 1000, run: async () => ({ result: 'done' as const }), failed: async () => {} }
+  const at = (random: () => number, failures: number, retryAfterMs?: number, retryMs = 1000): number => {
+    const jobs = new JobRunner({} as unknown as DataStore['jobs'], new Map(), Fastify().log, undefined, random)
+    return Date.parse(jobs.nextAttemptAt({ ...kind, retryMs }, failures, retryAfterMs)) - Date.now()
+  }
+  const low = () => 0
+  const high = () => 1
   const near = (value: number, expected: number, what: string) => {
     t.ok(Math.abs(value - expected) < 500, `${what}: ${value} ≈ ${expected}`)
   }
@@ -162,29 +168,36 @@ t.test('backoff: from the first delay, doubling, capped, jittered, never sooner 
   near(at(high, 40), MAX_RETRY_DELAY_MS, 'capped')
   near(at(high, 5000), MAX_RETRY_DELAY_MS, 'capped, however many failures')
   near(at(low, 1, 30_000), 30_000, 'never sooner than the aggregator asks')
-  const slow = new ItemVerifications({} as unknown as QueueDeps, { retryMs: 2 * MAX_RETRY_DELAY_MS }, () => 1)
-  near(at(slow, 3), 2 * MAX_RETRY_DELAY_MS, 'a first delay above the cap is the cap')
+  near(at(high, 3, undefined, 2 * MAX_RETRY_DELAY_MS), 2 * MAX_RETRY_DELAY_MS, 'a first delay above the cap is the cap')
+  t.equal(backoffMs(1000, 1, low), 500, 'the wait itself: half the delay at least')
 })
 
 t.test('a store that fails is logged, never thrown: queueing after a failure, and a look at the queue', async t => {
   const { lines, logger } = captureLog()
   const log = Fastify({ logger }).log
   const broken = async (): Promise<never> => { throw new Error('store down') }
-  const deps = {
+  const jobs = { dropExpired: broken } as unknown as DataStore['jobs']
+  const store = { jobs, write: broken } as unknown as DataStore
+  const deps: VerificationDeps = {
     aggregator: { configured: true, call: async () => { throw new Error('aggregator down') } },
-    queue: { enqueue: broken, dropExpired: broken },
-    log
-  } as unknown as QueueDeps
-  const verifications = new ItemVerifications(deps, { pollMs: 5 })
+    store,
+    changeFeed: { publishItemStatus: async () => {} },
+    runner: () => runner,
+    afterUpdate: async () => {}
+  }
+  const verifications = new ItemVerificationService(deps)
+  const runner = new JobRunner(jobs, new Map([
+    [VERIFY_ITEM, verifications.kind]
+  ]), log, { pollMs: 5, leaseMs: 1000 })
   verifications.afterWebhook('i1', 'item/updated', log)
-  verifications.start()
+  runner.start()
   const storeDown = (line: Record<string, unknown>): boolean => /store down/.test(JSON.stringify(line.err))
   await waitFor(t, 'both failures logged', () => lines.filter(storeDown).length >= 2)
-  await verifications.close()
+  await runner.close()
   t.match(lines.find(line => line.msg === 'webhook item verification failed and could not be queued for a retry'), {
     itemId: 'i1', err: { message: 'store down' }
   })
-  t.match(lines.find(line => line.msg === 'webhook verification queue: the store could not be read or written'), {
+  t.match(lines.find(line => line.msg === 'job queue: the store could not be read or written'), {
     err: { message: 'store down' }
   })
 })

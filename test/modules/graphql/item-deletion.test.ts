@@ -45,7 +45,7 @@ forEachEngine(t, 'an item deleted at the aggregator ends its subscriptions: a la
   await webhook(app, 'item-1', 'item/updated')
   await webhook(app, 'never-seen', 'item/deleted')
   await waitFor(t, 'both read', () => lookups(pluggy, 'item-1') > before && lookups(pluggy, 'never-seen') === 1)
-  await waitFor(t, 'both settled', async () => (await app.store.itemVerifications.count()) === 0)
+  await waitFor(t, 'both settled', async () => (await app.store.jobs.count('verify-item')) === 0)
   t.match(await app.store.aggregatorEvents.item('item-1'), { status: null, lastEvent: 'item/deleted' },
     'a later event about the deleted item changes nothing')
   t.equal(await app.store.aggregatorEvents.item('never-seen'), undefined, 'an item never known is not made up')

@@ -60,7 +60,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'assets',
     'value',
     'valuation',
-    'performance'
+    'performance',
+    'imports'
   ])
   const performance = (schema.getType('Portfolio') as GraphQLObjectType).getFields().performance
   t.same(performance?.args.map(arg => [arg.name, String(arg.type), arg.defaultValue]),
@@ -76,12 +77,21 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'portfolioId',
     'createdAt',
     'updatedAt',
+    'investmentId',
+    'priceSource',
+    'asOf',
+    'issuer',
+    'dueDate',
+    'rate',
+    'rateType',
+    'isin',
     'transactions',
     'quote',
     'dashboard'
   ])
   t.same(fieldsOf('AssetTransaction'),
-    ['id', 'assetId', 'type', 'date', 'quantity', 'price', 'fee', 'totalValue', 'createdAt'])
+    ['id', 'assetId', 'type', 'date', 'quantity', 'price', 'fee', 'totalValue', 'createdAt', 'investmentTransactionId',
+      'estimated'])
   t.equal(String((schema.getType('PortfolioAsset') as GraphQLObjectType).getFields().transactions?.type),
     '[AssetTransaction!]!')
   t.same(fieldsOf('AggregatorItemStatus'), ['itemId', 'status', 'event', 'updatedAt'])

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildDataApp, forEachEngine } from '../../helper.js'
+import { RECORDED_BY_HAND } from '../../fixtures/portfolios.js'
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 
@@ -122,15 +123,24 @@ forEachEngine(t, 'GET /portfolio-assets lists, filters by portfolio and by type'
   t.equal(all.statusCode, 200)
   t.equal(all.json().length, 4)
   t.same(Object.keys(all.json()[0]).sort(), [
+    'asOf',
+    'dueDate',
     'id',
+    'investmentId',
+    'isin',
+    'issuer',
     'name',
     'portfolioId',
     'price',
+    'priceSource',
     'quantity',
+    'rate',
+    'rateType',
     'symbol',
     'totalValue',
     'type'
   ])
+  t.match(all.json()[0], RECORDED_BY_HAND, 'recorded here: nothing of an import')
   const inP1 = await app.inject({ method: 'GET', url: `/portfolio-assets?portfolioId=${p1}`, headers: apiKey() })
   t.same(inP1.json().map((a: { symbol: string }) => a.symbol).sort(), ['BTC', 'VALE3'])
   const stocks = await app.inject({ method: 'GET', url: '/portfolio-assets/type/STOCK', headers: apiKey() })

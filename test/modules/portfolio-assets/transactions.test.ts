@@ -6,6 +6,7 @@ import {
 import { startFakeBrapi } from '../../fixtures/fake-brapi.js'
 import { openEventStream } from '../../fixtures/event-stream.js'
 import { until } from '../../fixtures/until.js'
+import { NOT_IMPORTED } from '../../fixtures/portfolios.js'
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -48,8 +49,11 @@ forEachEngine(t, 'buys and sales make the asset\'s quantity, average price and v
     const url = `/portfolio-assets/${id}/transactions`
     const buy = await send('POST', url, { type: 'BUY', date: daysAgo(30), quantity: 50, price: 36, fee: 4.9, x: 1 })
     t.equal(buy.status, 201)
-    t.same(Object.keys(buy.body).sort(),
-      ['assetId', 'createdAt', 'date', 'fee', 'id', 'price', 'quantity', 'totalValue', 'type'], 'nothing else')
+    t.same(Object.keys(buy.body).sort(), [
+      'assetId', 'createdAt', 'date', 'estimated', 'fee', 'id', 'investmentTransactionId', 'price', 'quantity',
+      'totalValue', 'type'
+    ], 'nothing else')
+    t.match(buy.body, NOT_IMPORTED, 'recorded here: no investment transaction, not estimated')
     t.match(buy.body, { id: UUID, assetId: id, type: 'BUY', date: daysAgo(30), createdAt: ISO_MS })
     t.match(buy.body, { quantity: 50, price: 36, fee: 4.9, totalValue: 1800 })
     const assetUrl = `/portfolio-assets/${id}`
