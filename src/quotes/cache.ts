@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
+import type { EventsRead } from '../schemas/corporate-events.js'
 import {
   nextClose,
   quotesOf,
@@ -24,6 +25,19 @@ export const HISTORY_TTL_MS = 60 * 60 * 1000
 /** Keys kept of each kind (quotes, rates, histories…), the least recently used dropped first. */
 export const MAX_ENTRIES = 5_000
 
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** From `now` (ms) to the next day's start (00:00 UTC): a symbol's corporate events are asked once a day. */
+export function untilNextDay (now: number): number {
+  return DAY_MS - (now % DAY_MS)
+}
+
+/** A symbol's events as a batch answered them: `fresh` when read of the provider now, else the last known. */
+interface EventsAnswer {
+  read: EventsRead
+  fresh: boolean
+}
+
 /** An `lru-cache` of answers on `now`'s clock (milliseconds), read at each look-up. */
 function entries<T> (now: () => number): Entries<T> {
   return new LRUCache<string, Promise<T>>({ max: MAX_ENTRIES, perf: { now }, ttlResolution: 0 })
@@ -31,10 +45,11 @@ function entries<T> (now: () => number): Entries<T> {
 
 /**
  * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`, histories
- * (prices, rates, the SELIC and the IPCA) for an hour (daily prices not past the next close), and
- * one upstream call per key however many requests ask at once (single flight; the first asker's
- * logger carries the upstream's log lines). Each instance keeps its own cache, so N instances make
- * up to N calls per symbol and TTL.
+ * (prices, rates, the SELIC and the IPCA) for an hour (daily prices not past the next close), corporate
+ * events until the next day (00:00 UTC), and one upstream call per key however many requests ask at once
+ * (single flight; the first asker's logger carries the upstream's log lines). Each instance keeps its own
+ * cache, so N instances make up to N calls per symbol and TTL. The events last read of each symbol are
+ * kept past their day: a provider that fails answers them (their `asOf` says when they were read).
  */
 export class CachedQuotes implements QuoteProvider {
   private readonly quoteEntries: Entries<ProviderQuote | undefined>
@@ -43,6 +58,9 @@ export class CachedQuotes implements QuoteProvider {
   private readonly rateHistoryEntries: Entries<RateObservation[] | undefined>
   /** The SELIC and IPCA series, by indicator and `since`. */
   private readonly indicatorEntries: Entries<PercentObservation[] | undefined>
+  private readonly eventEntries: Entries<EventsRead>
+  /** Each symbol's events last read of the provider, whatever their day. */
+  private readonly lastEvents: LRUCache<string, EventsRead>
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -55,6 +73,8 @@ export class CachedQuotes implements QuoteProvider {
     this.historyEntries = entries(now)
     this.rateHistoryEntries = entries(now)
     this.indicatorEntries = entries(now)
+    this.eventEntries = entries(now)
+    this.lastEvents = new LRUCache({ max: MAX_ENTRIES })
   }
 
   get source (): string {
@@ -132,6 +152,68 @@ export class CachedQuotes implements QuoteProvider {
     if (inflation === undefined) return undefined
     return await this.cached(this.indicatorEntries, `ipca ${since}`, HISTORY_TTL_MS,
       async () => await inflation.call(this.provider, since, log))
+  }
+
+  /**
+   * The events of `symbols` read today (the fresh ones, and those on their way, shared), the others asked of the
+   * provider in one batch. When it fails, each symbol read before answers its last known events, not kept as
+   * today's (asked again by the next reader); a symbol never read fails with the provider's error.
+   */
+  async events (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, EventsRead>> {
+    const events = this.provider.events
+    if (events === undefined) return new Map()
+    const asked = new Map<string, Promise<EventsRead>>()
+    const missing: string[] = []
+    for (const symbol of new Set(symbols)) {
+      const hit = this.eventEntries.get(symbol)
+      this.telemetry.cache('quotes', hit !== undefined)
+      if (hit === undefined) missing.push(symbol)
+      else asked.set(symbol, hit)
+    }
+    if (missing.length > 0) {
+      const batch = this.eventsOfProvider(missing, async () => await events.call(this.provider, missing, log))
+      for (const symbol of missing) {
+        const answer = batch.then(answers => answers.get(symbol) as EventsAnswer)
+        const read = answer.then(({ read }) => read)
+        const entry = this.remember(this.eventEntries, symbol, untilNextDay(this.now()), read)
+        asked.set(symbol, entry)
+        answer.then(({ fresh }) => {
+          if (!fresh && this.eventEntries.peek(symbol) === entry) this.eventEntries.delete(symbol)
+        }, () => {})
+      }
+    }
+    return new Map(await Promise.all([...asked].map(async ([symbol, read]) => [symbol, await read] as const)))
+  }
+
+  eventsKnown (symbol: string): EventsRead | undefined {
+    return this.lastEvents.get(symbol)
+  }
+
+  /** The events of `symbols` asked again now, kept as today's; a failure is the caller's. */
+  async refreshEvents (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, EventsRead>> {
+    const events = this.provider.events
+    if (events === undefined) return new Map()
+    const answers = await events.call(this.provider, [...new Set(symbols)], log)
+    for (const [symbol, read] of answers) {
+      this.lastEvents.set(symbol, read)
+      this.remember(this.eventEntries, symbol, untilNextDay(this.now()), Promise.resolve(read))
+    }
+    return answers
+  }
+
+  /** The provider's answer to a batch, each symbol's kept as its last known; on a failure, those last known. */
+  private async eventsOfProvider (
+    symbols: readonly string[], read: () => Promise<Map<string, EventsRead>>
+  ): Promise<Map<string, EventsAnswer>> {
+    try {
+      const answers = await read()
+      for (const [symbol, events] of answers) this.lastEvents.set(symbol, events)
+      return new Map(symbols.map(symbol => [symbol, { read: answers.get(symbol) as EventsRead, fresh: true }]))
+    } catch (error) {
+      const known = symbols.map(symbol => [symbol, this.lastEvents.get(symbol)] as const)
+      if (known.some(([, read]) => read === undefined)) throw error
+      return new Map(known.map(([symbol, read]) => [symbol, { read: read as EventsRead, fresh: false }]))
+    }
   }
 
   /** Symbols that become coins are asked again: what was cached for them was asked as something else. */

@@ -213,8 +213,10 @@ t.test('a plan that gives three months of history: a year answered with what it 
     !point.estimated && point.value === 300), 'the months served: market closes')
   t.equal(answer.twr, 20)
   t.ok(answer.estimated)
-  t.same(brapi.requestsTo('/api/quote/PETR4').map(request => request.query.get('range')), ['2y', '1y', '3mo'],
-    'the range reaching two weeks before the start, refused, shorter ones until one is served')
+  t.same(brapi.requestsTo('/api/quote/PETR4').map(request => request.query.get('range')),
+    ['2y', '2y', '1y', '1y', '3mo'],
+    'the range reaching two weeks before the start, refused (with the unadjusted closes and without them: the ' +
+    'plan\'s range, not its unadjusted prices), shorter ones until one is served')
 })
 
 t.test('IBOVESPA\'s history failing makes it null, the held symbols\' trading days the calendar', async t => {
