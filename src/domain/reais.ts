@@ -32,6 +32,8 @@ export interface MonthClose {
   month: MonthKey
   close: number
   estimated?: boolean
+  /** The price traded then, on that day's share basis (src/schemas/quote.ts: `Close`). */
+  traded?: boolean
 }
 
 /**
@@ -118,6 +120,8 @@ export interface DayClose {
   date: string
   close: number
   estimated: boolean
+  /** The price traded that day, on its share basis (src/schemas/quote.ts: `Close`). */
+  traded?: boolean
 }
 
 /**
@@ -130,9 +134,11 @@ export interface DayClose {
  */
 async function closesInReais (
   provider: QuoteProvider, history: PriceHistory, query: HistoryQuery, periodOf: (date: string) => string, log: Log
-): Promise<Array<{ period: string, close: number, estimated: boolean }>> {
+): Promise<Array<{ period: string, close: number, estimated: boolean, traded: boolean }>> {
   const closes = lastOfEachPeriod(history.closes, periodOf)
-  if (history.currency === REAIS) return closes.map(([period, close]) => ({ period, close, estimated: false }))
+  if (history.currency === REAIS) {
+    return closes.map(([period, { close, traded }]) => ({ period, close, estimated: false, traded: traded === true }))
+  }
   const rates = await ratesByPeriod(provider, history.currency, query, periodOf, log)
   // Without a history of the rate, today's stands for every period: each is estimated.
   const today = rates.size === 0
@@ -140,11 +146,12 @@ async function closesInReais (
     : undefined
   const known = [...rates].sort(([a], [b]) => (a < b ? -1 : 1))
   let before = -1
-  return closes.flatMap(([period, close]) => {
+  return closes.flatMap(([period, { close, traded }]) => {
     while (before + 1 < known.length && (known[before + 1]?.[0] ?? '') < period) before++
     const own = rates.get(period)
     const rate = own ?? known[before]?.[1] ?? known[0]?.[1] ?? today?.rate
-    return rate === undefined ? [] : [{ period, close: inReais(close, rate), estimated: own === undefined }]
+    if (rate === undefined) return []
+    return [{ period, close: inReais(close, rate), estimated: own === undefined, traded: traded === true }]
   })
 }
 
@@ -153,12 +160,12 @@ async function closesInReais (
  * history is), are taken as they are: thousands of them, where a map and a sort cost a recomputed
  * performance of 20 symbols over 20 years about 30 ms of CPU (bench/performance.ts).
  */
-function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) => string): Array<[string, number]> {
-  const periods = closes.map(({ date, close }) => [periodOf(date), close] as [string, number])
-  if (periods.every(([period], index) => index === 0 || (periods[index - 1] as [string, number])[0] < period)) {
+function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) => string): Array<[string, Close]> {
+  const periods = closes.map(close => [periodOf(close.date), close] as [string, Close])
+  if (periods.every(([period], index) => index === 0 || (periods[index - 1] as [string, Close])[0] < period)) {
     return periods
   }
-  const byPeriod = new Map<string, number>()
+  const byPeriod = new Map<string, Close>()
   for (const [period, close] of periods) byPeriod.set(period, close)
   return [...byPeriod].sort(([a], [b]) => (a < b ? -1 : 1))
 }
@@ -174,7 +181,8 @@ export async function monthlyClosesInReais (
   const history = await provider.history(symbol, query, log)
   if (history === undefined) return []
   const closes = await closesInReais(provider, history, query, monthOf, log)
-  return closes.map(({ period, close, estimated }) => ({ month: period, close, estimated }))
+  return closes.map(({ period, close, estimated, traded }) =>
+    traded ? { month: period, close, estimated, traded } : { month: period, close, estimated })
 }
 
 /**
@@ -190,7 +198,8 @@ export async function dailyClosesInReais (
   const kept = history.currency === REAIS ? dailyInReais.get(history) : undefined
   if (kept !== undefined) return kept
   const closes = (await closesInReais(provider, history, query, day => day, log))
-    .map(({ period, close, estimated }) => ({ date: period, close, estimated }))
+    .map(({ period, close, estimated, traded }): DayClose =>
+      traded ? { date: period, close, estimated, traded } : { date: period, close, estimated })
   if (history.currency === REAIS) dailyInReais.set(history, closes)
   return closes
 }

@@ -2,6 +2,7 @@ import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } fro
 import { ASSET_TYPES } from '../../schemas/asset.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { TRANSACTION_TYPES } from '../../schemas/transaction.js'
+import { CORPORATE_EVENT_TYPES, INCOME_STATUSES } from '../../schemas/corporate-events.js'
 import { ITEM_STATUSES } from '../../store/item-status.js'
 import { PERFORMANCE_RANGE_NAMES, PERFORMANCE_RANGES, PortfolioPerformanceSchema } from '../../schemas/performance.js'
 import { TypeBoxToGraphql } from '../../schemas/graphql.js'
@@ -32,6 +33,8 @@ export function buildGraphql (operations: readonly Operation[] = OPERATIONS): Gr
     PrincipalType: PRINCIPAL_TYPES,
     ItemStatus: ITEM_STATUSES,
     TransactionType: TRANSACTION_TYPES,
+    CorporateEventType: CORPORATE_EVENT_TYPES,
+    IncomeStatus: INCOME_STATUSES,
     Currency: ['BRL']
   }, [PerformanceRangeEnum])
   // Types named otherwise than their schemas' titles, or with a field of their own.

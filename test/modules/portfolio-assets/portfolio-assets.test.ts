@@ -122,6 +122,8 @@ forEachEngine(t, 'GET /portfolio-assets lists, filters by portfolio and by type'
   t.equal(all.statusCode, 200)
   t.equal(all.json().length, 4)
   t.same(Object.keys(all.json()[0]).sort(), [
+    'eventsAsOf',
+    'eventsUnapplied',
     'id',
     'name',
     'portfolioId',
