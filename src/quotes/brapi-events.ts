@@ -3,7 +3,6 @@ import {
   labelOf, NO_PROVIDER_EVENTS, type ProviderCashEvent, type ProviderEvents, type ProviderStockEvent
 } from '../schemas/corporate-events.js'
 import { jsonObject, type JsonObject, type JsonValue } from '../upstream/client.js'
-import type { BrapiClient } from './brapi-client.js'
 import { answerOf, unusable } from './brapi-parse.js'
 import type { RawFields } from './brapi-raw.js'
 
@@ -105,15 +104,12 @@ function eventsByTicker (body: JsonValue | undefined, field: 'data' | 'dividends
  * Corporate events of B3 tickers at brapi (docs/api.md#corporate-events): `/api/v2/stocks/dividends?symbols=A,B`, a
  * batch of up to `batchSize()` tickers, with `includeRaw=true` while the plan gives it ({@link RawFields}); a batch
  * refused (400: a FII among them, or a plan of one ticker a request) asked ticker by ticker; a ticker refused alone
- * (a FII) asked at `/api/quote/{ticker}?dividends=true`. A ticker brapi does not know (404, or left out of the answer)
- * has none. A refused token, a spent quota and brapi failing are the caller's errors ({@link BrapiClient}).
+ * (a FII) asked at `/api/quote/{ticker}?dividends=true`, as raw. A ticker brapi does not know (404, or left out of
+ * the answer) has none. A refused token, a spent quota and brapi failing are the caller's errors (src/quotes/
+ * brapi-client.ts).
  */
 export class BrapiEvents {
-  constructor (
-    private readonly brapi: BrapiClient,
-    private readonly raw: RawFields,
-    private readonly batchSize: () => number
-  ) {}
+  constructor (private readonly raw: RawFields, private readonly batchSize: () => number) {}
 
   async of (tickers: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ProviderEvents>> {
     const size = this.batchSize()
@@ -142,7 +138,7 @@ export class BrapiEvents {
 
   /** A ticker the dividends of stocks refuse (a FII's): its quote's `dividendsData`. */
   private async fromQuote (ticker: string, log: FastifyBaseLogger): Promise<Map<string, ProviderEvents>> {
-    const response = await this.brapi.get(`api/quote/${encodeURIComponent(ticker)}`, { dividends: 'true' }, log)
+    const response = await this.raw.get(`api/quote/${encodeURIComponent(ticker)}`, { dividends: 'true' }, log)
     const answer = answerOf(response, log)
     if (typeof answer === 'string') return new Map([[ticker, NO_PROVIDER_EVENTS]])
     const results = jsonObject(answer.body)?.results

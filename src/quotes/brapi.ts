@@ -83,7 +83,7 @@ export class BrapiQuotes implements QuoteProvider {
     this.coins = new CoinDirectory(this.brapi, () => this.now().getTime())
     this.ranges = new RangeLimits(now)
     this.raw = new RawFields(this.brapi)
-    this.dividends = new BrapiEvents(this.brapi, this.raw, () => this.batching ? this.tickersPerRequest : 1)
+    this.dividends = new BrapiEvents(this.raw, () => this.batching ? this.tickersPerRequest : 1)
   }
 
   knowCoins (symbols: readonly string[]): string[] {
