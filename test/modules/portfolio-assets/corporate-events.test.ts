@@ -315,3 +315,49 @@ t.test('a FII, refused by the dividends of stocks, is read from its quote\'s div
     const income = await get(app, `/portfolios/${id}/income`)
     t.same(income.months[10], { month: '2026-11', gross: 44, withheld: 0, net: 44, paid: 44, announced: 0 })
   })
+
+/** Weekdays from `first` to `last`, `YYYY-MM-DD`. */
+function weekdaysBetween (first: string, last: string): string[] {
+  const days: string[] = []
+  for (let time = Date.parse(first); time <= Date.parse(last); time += DAY_MS) {
+    const day = new Date(time)
+    if (day.getUTCDay() !== 0 && day.getUTCDay() !== 6) days.push(day.toISOString().slice(0, 10))
+  }
+  return days
+}
+
+for (const raw of [false, true]) {
+  t.test(`a split is never a gain or a loss over a range; a dividend is income, in the return (${raw
+    ? 'brapi\'s rawClose'
+    : 'closes restated by brapi, brought back'})`, async t => {
+    const { app, brapi } = await eventsApp(t)
+    const days = weekdaysBetween('2026-10-26', '2026-11-20')
+    brapi.dailyHistories.set('^BVSP', days.map(day => [day, 120_000]))
+    // brapi's closes restated for the split (equal to its adjusted ones): 15 all along, for 30 traded before it.
+    brapi.dailyHistories.set('SPLT3', days.map(day => [day, 15]))
+    if (raw) brapi.rawCloses.set('SPLT3', new Map(days.map(day => [day, day < '2026-11-11' ? 30 : 15])))
+    brapi.prices.set('SPLT3', 15)
+    brapi.dividends.set('SPLT3', {
+      stock: [{
+        label: 'DESDOBRAMENTO', factor: 2, completeFactor: '2 para 1', lastDatePrior: '2026-11-10', exDate: '2026-11-11'
+      }],
+      cash: [{
+        label: 'DIVIDENDO',
+        rate: 0.5,
+        rawRate: 0.5,
+        lastDatePrior: '2026-11-13',
+        exDate: '2026-11-16',
+        paymentDate: '2026-11-18'
+      }]
+    })
+    const { id } = await portfolioWith(app, [{ symbol: 'SPLT3', quantity: 100, price: 30, date: '2026-11-02' }])
+    const answer = await get(app, `/portfolios/${id}/performance?range=1m`)
+    const held = answer.points.filter((point: { date: string }) => point.date >= '2026-11-02')
+    t.ok(held.length === 15 && held.every((point: { value: number }) => point.value === 3000),
+      'each day 100 × 30 or 200 × 15: no split gain')
+    t.same(held.filter((point: { estimated: boolean }) => point.estimated).map((point: { date: string }) => point.date),
+      raw ? [] : held.map((point: { date: string }) => point.date).filter((day: string) => day < '2026-11-16'),
+      raw ? 'rawClose: each day\'s traded price' : 'before the dividend\'s ex-date, a close may carry its adjustment')
+    t.match(answer, { income: 100, result: 100, twr: 3.33, value: 3000 }, '200 × 0.50 paid on 18 November')
+  })
+}
