@@ -142,6 +142,23 @@ interface BasisClose {
  * `estimated` when a cash event's ex-date falls after it, by `today`, whose adjustment the service cannot undo.
  */
 export function onDayBasis<C extends BasisClose> (
+  closes: readonly C[], dayOf: (close: C) => string, events: ReplayedEvents
+): readonly C[] {
+  const kept = restated.get(closes)
+  if (kept !== undefined && kept.book === events.book && kept.today === events.today) return kept.closes as C[]
+  const answer = restate(closes, dayOf, events)
+  restated.set(closes, { ...events, closes: answer })
+  return answer
+}
+
+/**
+ * Closes on their days' basis, kept per list of closes (the same list to every asker: src/domain/reais.ts) with the
+ * events they were made with: restating 20 symbols' closes with big.js cost a dashboard about 20 % more CPU
+ * (BENCHMARKS.md, "Corporate events"); kept, a dashboard or a performance computed again restates none.
+ */
+const restated = new WeakMap<readonly BasisClose[], ReplayedEvents & { closes: readonly BasisClose[] }>()
+
+function restate<C extends BasisClose> (
   closes: readonly C[], dayOf: (close: C) => string, { book, today }: ReplayedEvents
 ): readonly C[] {
   const stock = book.stock.filter(event => event.effective <= today)

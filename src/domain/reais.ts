@@ -180,9 +180,13 @@ export async function monthlyClosesInReais (
   const query: HistoryQuery = { interval: '1mo', since: `${since}-01` }
   const history = await provider.history(symbol, query, log)
   if (history === undefined) return []
-  const closes = await closesInReais(provider, history, query, monthOf, log)
-  return closes.map(({ period, close, estimated, traded }) =>
-    traded ? { month: period, close, estimated, traded } : { month: period, close, estimated })
+  const kept = history.currency === REAIS ? monthlyInReais.get(history) : undefined
+  if (kept !== undefined) return kept
+  const closes = (await closesInReais(provider, history, query, monthOf, log))
+    .map(({ period, close, estimated, traded }): MonthClose =>
+      traded ? { month: period, close, estimated, traded } : { month: period, close, estimated })
+  if (history.currency === REAIS) monthlyInReais.set(history, closes)
+  return closes
 }
 
 /**
@@ -210,6 +214,11 @@ export async function dailyClosesInReais (
  * change, spent 6 ms of its CPU making them again (bench/performance.ts). Shared: never changed.
  */
 const dailyInReais = new WeakMap<PriceHistory, DayClose[]>()
+/**
+ * A monthly history in reais, likewise: the same list to every dashboard, so that its closes on each month's share
+ * basis are made once (src/domain/asset-events.ts, onDayBasis; measured in BENCHMARKS.md, "Corporate events").
+ */
+const monthlyInReais = new WeakMap<PriceHistory, MonthClose[]>()
 
 function monthOf (date: string): MonthKey {
   return date.slice(0, 7)
