@@ -11,8 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config/config.js'
-import { median, pinSelf, startHelper, table } from './lib.js'
+import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000)
@@ -24,18 +23,7 @@ const headers = { 'x-api-key': KEY }
 pinSelf()
 const fake = await startHelper('fake-brapi-history.ts', 1)
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-events-'))
-const config = loadConfig({
-  NODE_ENV: 'test',
-  LOG_LEVEL: 'silent',
-  MAX_EVENT_LOOP_DELAY_MS: '0',
-  JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
-  API_KEYS: KEY,
-  DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
-  QUOTES_PROVIDER: 'brapi',
-  BRAPI_URL: fake.url,
-  BRAPI_TOKEN: 'bench',
-  RATE_LIMIT_MAX: '100000000'
-})
+const config = inProcessConfig(dir, fake.url, KEY)
 
 type App = Awaited<ReturnType<typeof buildApp>>
 async function call (app: App, url: string, method: 'GET' | 'POST' = 'GET', payload?: object): Promise<any> {
