@@ -5,7 +5,7 @@ import {
   UpdateAssetInputSchema
 } from '../schemas/asset.js'
 import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../schemas/common.js'
-import { AssetEventSchema } from '../schemas/corporate-events.js'
+import { AssetEventSchema, AssetEventsSchema } from '../schemas/corporate-events.js'
 import { DashboardSchema } from '../schemas/dashboard.js'
 import { QuoteSchema, SymbolParamsSchema } from '../schemas/quote.js'
 import { AssetTransactionSchema } from '../schemas/transaction.js'
@@ -108,7 +108,7 @@ export const portfolioAssetOperations = [
 
   operation({
     input: { params: IdParamsSchema },
-    output: Type.Array(AssetEventSchema),
+    output: AssetEventsSchema,
     scope: 'portfolio',
     run: async (domain, call, { params }) => await domain.events.ofAsset(call.access, params.id, call.log),
     rest: {

@@ -112,6 +112,11 @@ export const AssetEventSchema = Type.Object({
 }, { title: 'AssetEvent', description: 'A corporate event the asset was entitled to (docs/api.md#corporate-events)' })
 export type AssetEvent = Static<typeof AssetEventSchema>
 
+/** `GET /portfolio-assets/:id/events`: every event the asset was entitled to, by data com. */
+export const AssetEventsSchema = Type.Array(AssetEventSchema, {
+  title: 'AssetEvents', description: 'The corporate events the asset was entitled to, by data com'
+})
+
 /** The first year an income may be asked of (the first a transaction may be dated in). */
 export const FIRST_INCOME_YEAR = 1990
 
@@ -132,7 +137,7 @@ const IncomeTotalsSchema = Type.Object({
 export const PortfolioIncomeSchema = Type.Object({
   portfolioId: RecordId('The portfolio'),
   currency: Type.Literal('BRL'),
-  year: Type.Integer(),
+  year: Type.Integer({ minimum: FIRST_INCOME_YEAR, maximum: 9999 }),
   total: IncomeTotalsSchema,
   months: Type.Array(Type.Object({
     month: Type.String({ ...MonthSchema, description: 'YYYY-MM: the events whose payment date falls in it' }),
