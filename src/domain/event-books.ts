@@ -38,12 +38,6 @@ export class EventBooks {
     return await this.readWith(symbols, async (tickers, quotes) => await quotes.events?.(tickers, log))
   }
 
-  /** The events of `symbols` asked of the provider again now, whatever its cache holds. */
-  async readAgain (symbols: readonly string[], log: Log): Promise<Map<string, EventBook>> {
-    return await this.readWith(symbols, async (tickers, quotes) =>
-      await (quotes.refreshEvents ?? quotes.events)?.call(quotes, tickers, log))
-  }
-
   /**
    * `write` with the events of the symbols it names (`eventsOf`): those known on this instance; a symbol's never read
    * here stops the write (its transaction rolled back), is read, and the write runs again. No provider is asked while

@@ -34,7 +34,7 @@ export class EventsRefresh {
 
   constructor (
     private readonly store: Pick<DataStore, 'assets' | 'write'>,
-    private readonly books: Pick<EventBooks, 'read' | 'readAgain'>,
+    private readonly books: Pick<EventBooks, 'read'>,
     private readonly log: Log,
     private readonly now: () => Date = () => new Date()
   ) {}
@@ -57,31 +57,30 @@ export class EventsRefresh {
 
   /**
    * One run now, for the timer, the demo data's reset and a test's explicit refresh; while one is on its way, one more
-   * after it (shared by whoever asks meanwhile), so that it sees every write made before the call. `readAgain` asks
-   * the provider again whatever its cache holds. Rejects when the symbols' events cannot be read.
+   * after it (shared by whoever asks meanwhile), so that it sees every write made before the call. Rejects when the
+   * symbols' events cannot be read.
    */
-  async refreshNow (options: { readAgain?: boolean } = {}): Promise<RefreshRun> {
-    const readAgain = options.readAgain === true
-    if (this.running === undefined) return await this.begin(readAgain)
+  async refreshNow (): Promise<RefreshRun> {
+    if (this.running === undefined) return await this.begin()
     this.queued ??= this.running.then(() => {}, () => {}).then(async () => {
       this.queued = undefined
-      return await this.begin(readAgain)
+      return await this.begin()
     })
     return await this.queued
   }
 
-  private async begin (readAgain: boolean): Promise<RefreshRun> {
-    this.running = this.run(readAgain).finally(() => { this.running = undefined })
+  private async begin (): Promise<RefreshRun> {
+    this.running = this.run().finally(() => { this.running = undefined })
     return await this.running
   }
 
-  private async run (readAgain: boolean): Promise<RefreshRun> {
+  private async run (): Promise<RefreshRun> {
     const symbols = (await this.store.assets.symbols()).filter(isTicker)
     const done: RefreshRun = { symbols: symbols.length, recomputed: 0, marked: 0 }
     if (symbols.length === 0) return done
     let books: Map<string, EventBook>
     try {
-      books = readAgain ? await this.books.readAgain(symbols, this.log) : await this.books.read(symbols, this.log)
+      books = await this.books.read(symbols, this.log)
     } catch (error) {
       this.log.warn({ err: error, symbols: symbols.length }, 'corporate events not read: positions kept as they are')
       throw error

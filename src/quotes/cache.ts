@@ -189,18 +189,6 @@ export class CachedQuotes implements QuoteProvider {
     return this.lastEvents.get(symbol)
   }
 
-  /** The events of `symbols` asked again now, kept as today's; a failure is the caller's. */
-  async refreshEvents (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, EventsRead>> {
-    const events = this.provider.events
-    if (events === undefined) return new Map()
-    const answers = await events.call(this.provider, [...new Set(symbols)], log)
-    for (const [symbol, read] of answers) {
-      this.lastEvents.set(symbol, read)
-      this.remember(this.eventEntries, symbol, untilNextDay(this.now()), Promise.resolve(read))
-    }
-    return answers
-  }
-
   /** The provider's answer to a batch, each symbol's kept as its last known; on a failure, those last known. */
   private async eventsOfProvider (
     symbols: readonly string[], read: () => Promise<Map<string, EventsRead>>

@@ -65,8 +65,6 @@ export interface QuoteProvider {
   events?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, EventsRead>>
   /** The events of `symbol` last read, without asking: a cache's; `undefined` when it keeps none. */
   eventsKnown?: (symbol: string) => EventsRead | undefined
-  /** Asks the provider again now for the events of `symbols`, whatever a cache holds, and keeps them. */
-  refreshEvents?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, EventsRead>>
   /**
    * Tells the provider which symbols are coins (held by assets of type CRYPTO), so that it prices
    * them as such from now on; answers the ones it did not know were.

@@ -361,3 +361,27 @@ for (const raw of [false, true]) {
     t.match(answer, { income: 100, result: 100, twr: 3.33, value: 3000 }, '200 × 0.50 paid on 18 November')
   })
 }
+
+t.test('a plan that refuses includeRaw is asked without it from then on; refreshes asked at once share one run after',
+  async t => {
+    const { app, brapi } = await eventsApp(t)
+    brapi.rawRefusal = 403
+    brapi.prices.set('ABCD3', 16)
+    brapi.dividends.set('ABCD3', EXAMPLE)
+    const { assetIds: [assetId] } = await portfolioWith(app, [
+      { symbol: 'ABCD3', quantity: 100, price: 30, date: '2026-01-12' }
+    ])
+    t.same(brapi.eventRequests().map(request => request.query.get('includeRaw')), ['true', null],
+      'refused with it, answered without it: the plan\'s refusal')
+    const events = await get(app, `/portfolio-assets/${String(assetId)}/events`)
+    t.match(events.find((event: { type: string }) => event.type === 'JCP'), { rate: 0.3125, gross: 68.75 },
+      'without rawRate, the JCP\'s rate (no stock event after it)')
+    await get(app, `/portfolios/${(await get(app, `/portfolio-assets/${String(assetId)}`)).portfolioId as string}` +
+      '/performance?range=1m')
+    t.same(brapi.requestsTo('/api/quote/ABCD3').map(request => request.query.get('includeRaw')), [null],
+      'the daily history asked without it')
+
+    const runs = await Promise.all([1, 2, 3].map(async () => await app.domain.eventsRefresh.refreshNow()))
+    t.same(runs.map(run => run.symbols), [1, 1, 1])
+    t.equal(runs[1], runs[2], 'those asked while one ran share the one after it')
+  })
