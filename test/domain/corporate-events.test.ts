@@ -1,12 +1,15 @@
 import t from 'tap'
 import { entitlements, eventAnswer } from '../../src/domain/asset-events.js'
 import { digestOf, eventBookOf, type EventBook } from '../../src/domain/corporate-events.js'
+import { EventBooks } from '../../src/domain/event-books.js'
 import { positionWithEvents } from '../../src/domain/holdings.js'
+import type { QuoteProvider } from '../../src/quotes/provider.js'
 import { replay } from '../../src/domain/replay.js'
 import { averagePrice, type Trade } from '../../src/schemas/average-cost.js'
 import {
   labelOf, type ProviderCashEvent, type ProviderStockEvent
 } from '../../src/schemas/corporate-events.js'
+import { capturedLog } from '../fixtures/captured-log.js'
 
 /*
  * docs/api.md#corporate-events, rule by rule, on the domain's pure functions: the labels, the ratio and its
@@ -215,4 +218,28 @@ t.test('cash at brapi\'s rate is on its adjusted scale: the shares restated by t
     [cash('DIVIDENDO', { rate: 0.45454545, rawRate: 0.5 })])
   t.equal(entitlements([buy('2026-01-10', 200)], { book: raw, today: TODAY })
     .find(({ cash }) => cash !== undefined)?.cash?.gross.toNumber(), 100, 'rawRate, as paid: 200 × 0.5')
+})
+
+t.test('an event left unapplied is named in one warning line per instance, whoever reads it', async t => {
+  const { log, lines } = capturedLog()
+  const read = {
+    events: { stock: [stock('DESDOBRAMENTO', { factor: 5000 })], cash: [cash('AMORTIZACAO')] },
+    asOf: `${TODAY}T09:00:00.000Z`
+  }
+  const quotes = {
+    source: 'test',
+    quote: async () => undefined,
+    history: async () => undefined,
+    // A new read each time, as each day's is.
+    events: async (symbols: readonly string[]) => new Map(symbols.map(symbol => [symbol, { ...read }])),
+    eventsKnown: () => read
+  }
+  const books = new EventBooks(quotes as unknown as QuoteProvider, log)
+  for (let reading = 0; reading < 3; reading++) await books.read(['ODDS3'], log)
+  t.same(books.known('ODDS3')?.unapplied.length, 2)
+  const warned = lines.filter(line => /not applied/.test(String(line.msg)))
+  t.same(warned.map(line => [line.symbol, line.event, line.why]), [
+    ['ODDS3', 'DESDOBRAMENTO', 'a ratio outside 1/1000 to 1000'], ['ODDS3', 'AMORTIZACAO', 'an unknown label']
+  ], 'once each, naming the symbol and the event')
+  t.match(String(warned[0]?.msg), /ODDS3.*DESDOBRAMENTO of 2026-03-13/)
 })
