@@ -1,8 +1,12 @@
 /**
  * brapi as far as a performance needs it, for bench/performance.ts: a daily history of any ticker
  * (`/api/quote/{ticker}?range=…&interval=1d`, every weekday from January 2005, a deterministic walk
- * per ticker, in reais), no coins, and the SELIC and IPCA series. Each answer is made once and kept,
- * so this process's cost stays out of the service's. Prints its port on its first line.
+ * per ticker, in reais), no coins, and the SELIC and IPCA series; for bench/corporate-events.ts, the
+ * corporate events of each ticker (`/api/v2/stocks/dividends?symbols=`): those starting with `EVT` a
+ * 2-for-1 split every four years and a 10 % bonus issue every five from 2008, and a dividend or JCP each
+ * quarter from 2006; any other none. `/requests` answers how many requests asked for events. Each answer
+ * is made once and kept, so this process's cost stays out of the service's. Prints its port on its first
+ * line.
  */
 import { createHash } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -52,10 +56,70 @@ function history (ticker: string): unknown {
   }
 }
 
+/** The dividendsData of `ticker`, as brapi's SDKs define it. */
+function dividendsData (ticker: string): unknown {
+  const stockDividends: unknown[] = []
+  const cashDividends: unknown[] = []
+  if (ticker.startsWith('EVT')) {
+    for (let year = 2008; year <= new Date(today).getUTCFullYear(); year++) {
+      const common = { approvedOn: null, isinCode: null, assetIssued: null, remarks: '' }
+      if (year % 4 === 0) {
+        stockDividends.push({
+          ...common,
+          label: 'DESDOBRAMENTO',
+          factor: 2,
+          completeFactor: '2 para 1',
+          lastDatePrior: `${year}-04-14`,
+          exDate: `${year}-04-15`
+        })
+      }
+      if (year % 5 === 0) {
+        stockDividends.push({
+          ...common,
+          label: 'BONIFICACAO',
+          factor: 10,
+          completeFactor: '11 para 10',
+          lastDatePrior: `${year}-09-14`,
+          exDate: `${year}-09-15`
+        })
+      }
+    }
+    for (let year = 2006; year <= new Date(today).getUTCFullYear(); year++) {
+      for (const month of ['02', '05', '08', '11']) {
+        cashDividends.push({
+          label: month === '05' || month === '11' ? 'JCP' : 'DIVIDENDO',
+          rate: 0.25,
+          rawRate: 0.5,
+          lastDatePrior: `${year}-${month}-10`,
+          exDate: `${year}-${month}-11`,
+          paymentDate: `${year}-${month}-28`,
+          approvedOn: null,
+          relatedTo: '',
+          isinCode: null,
+          assetIssued: null,
+          remarks: ''
+        })
+      }
+    }
+  }
+  return { cashDividends, stockDividends, subscriptions: [] }
+}
+
+let eventRequests = 0
+
 const server = createServer((request, response) => {
   const url = new URL(request.url ?? '/', 'http://fake')
   let body: string
-  if (url.pathname === '/api/v2/crypto/available') body = answerOf('coins', () => ({ coins: [] }))
+  if (url.pathname === '/requests') body = JSON.stringify({ events: eventRequests })
+  else if (url.pathname === '/api/v2/stocks/dividends') {
+    eventRequests++
+    const symbols = (url.searchParams.get('symbols') ?? '').split(',')
+    body = JSON.stringify({
+      results: symbols.map(symbol => ({ symbol, requestedSymbol: symbol, data: dividendsData(symbol) })),
+      requestedAt: new Date().toISOString(),
+      took: 3
+    })
+  } else if (url.pathname === '/api/v2/crypto/available') body = answerOf('coins', () => ({ coins: [] }))
   else if (url.pathname === '/api/v2/prime-rate') {
     body = answerOf('selic', () => ({ 'prime-rate': weekdays.map(time => ({ date: brDate(time), value: '11.25' })) }))
   } else if (url.pathname === '/api/v2/inflation') {

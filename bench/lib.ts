@@ -12,6 +12,7 @@ import type { Store } from '../src/store/store.js'
 import { EVERY_PORTFOLIO, type Access } from '../src/domain/access.js'
 import { createDomain, type Domain } from '../src/domain/index.js'
 import { mintToken, providerConfig } from '../src/schemas/tokens.js'
+import { loadConfig, type AppConfig } from '../src/config/config.js'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -367,4 +368,21 @@ export async function onEachEngine<Row> (
     await run(`drop schema ${schema} cascade`)
   }
   return rows
+}
+
+/** An app measured in process: a SQLite file in `dir`, quotes from the fake brapi at `brapiUrl`. */
+export function inProcessConfig (dir: string, brapiUrl: string, apiKey: string): AppConfig {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
+    API_KEYS: apiKey,
+    DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
+    QUOTES_PROVIDER: 'brapi',
+    BRAPI_URL: brapiUrl,
+    BRAPI_TOKEN: 'bench',
+    // Thousands of requests a round: this measures a request's CPU, not the rate limit's refusals.
+    RATE_LIMIT_MAX: '100000000'
+  })
 }

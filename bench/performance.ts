@@ -12,8 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config/config.js'
-import { median, pinSelf, startHelper, table } from './lib.js'
+import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const WARM_CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
@@ -24,19 +23,7 @@ const headers = { 'x-api-key': KEY }
 pinSelf()
 const fake = await startHelper('fake-brapi-history.ts', 1)
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-performance-'))
-const config = loadConfig({
-  NODE_ENV: 'test',
-  LOG_LEVEL: 'silent',
-  MAX_EVENT_LOOP_DELAY_MS: '0',
-  JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
-  API_KEYS: KEY,
-  DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
-  QUOTES_PROVIDER: 'brapi',
-  BRAPI_URL: fake.url,
-  BRAPI_TOKEN: 'bench',
-  // Thousands of warm requests a round: this measures a request's CPU, not the rate limit's refusals.
-  RATE_LIMIT_MAX: '100000000'
-})
+const config = inProcessConfig(dir, fake.url, KEY)
 
 type App = Awaited<ReturnType<typeof buildApp>>
 async function call (app: App, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object): Promise<any> {

@@ -8,11 +8,14 @@ import {
 import type { Trade } from '../schemas/average-cost.js'
 import type { Access } from './access.js'
 import { assertMatches, decidesOnRow, existing, found, tagged, type PageRequest } from './common.js'
+import { digestOf } from './corporate-events.js'
+import type { EventBooks, EventsOf } from './event-books.js'
 import {
-  bounded, dayOf, heldAfter, nextSeq, positionAt, positionColumns, quantityChange, reconciledTrades
+  bounded, dayOf, nextSeq, positionAt, positionColumns, positionWithEvents, quantityChange, reconciledTrades,
+  type EventColumns
 } from './holdings.js'
 import { ifReached, listOwner, reachable, reached, reaches } from './ownership.js'
-import type { DataStore } from './ports.js'
+import type { DataStore, LockedAsset, RecordedTrade, UnitOfWork } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
 
@@ -84,10 +87,14 @@ export interface AssetFilter {
  * unknown portfolio, or another user's, is NOT_FOUND (`Portfolio não encontrado`) and stores
  * nothing. `totalValue` is `quantity × price` rounded half away from zero to cents, at most 10¹³
  * BRL (src/domain/holdings.ts). Each write is one write of the store (its unit of work), deciding on the asset's
- * row read once, under its lock: the scope, an `If-Match`, the position.
+ * row read once, under its lock: the scope, an `If-Match`, the position, replayed with the corporate events of its
+ * symbol as of the write's day (docs/api.md#corporate-events).
  */
 export class AssetService {
-  constructor (private readonly store: Pick<DataStore, 'assets' | 'portfolios' | 'write'>) {}
+  constructor (
+    private readonly store: Pick<DataStore, 'assets' | 'portfolios' | 'write'>,
+    private readonly events: Pick<EventBooks, 'during'>
+  ) {}
 
   /** A page of assets: a user token's lists hold only the assets of its own portfolios. */
   async list (access: Access, filter: AssetFilter, page: PageRequest): Promise<Asset[]> {
@@ -108,45 +115,66 @@ export class AssetService {
   async create (access: Access, input: CreateAssetInput): Promise<Asset> {
     const scope = await access.portfolioScope()
     const { date, quantity, price, ...asset } = createAssetInput(input)
-    return await this.store.write(async work => {
+    return await this.events.during(async eventsOf => await this.store.write(async work => {
       // The portfolio's row first, as the write's lock (it cannot vanish before the insert); another user's, or
       // none, is refused before anything else is written, and what the touch wrote is rolled back.
       const owner = await work.portfolios.touch(asset.portfolioId)
       if (owner === undefined || !reaches(scope, owner)) throw new NotFoundError('Portfolio')
       const buy: Trade = bounded({ type: 'BUY', date: date ?? dayOf(work.now), quantity, price, fee: 0 })
-      const created = await work.assets.insert({ ...asset, ...positionColumns(heldAfter([buy])) })
+      const held = positionWithEvents([], [buy], eventsOf(asset.symbol, dayOf(work.now)))
+      const created = await work.assets.insert({ ...asset, ...positionColumns(held.position, held.events) })
       await work.trades.insert(created.id, buy, 1)
       return created
-    })
+    }))
   }
 
   /**
    * Changes quantity and/or price (docs/api.md#transactions): `price` becomes the asset's price; a
-   * new quantity is a BUY or SELL of the difference dated today at that price (else the asset's).
+   * new quantity is a BUY or SELL of the difference from what is held (its trades and the corporate events as of
+   * today) dated today at that price (else the asset's).
    */
   async update (
     access: Access, id: string, input: UpdateAssetInput, precondition?: Precondition
   ): Promise<Tagged<Asset>> {
     const scope = await access.portfolioScope()
     const update = updateAssetInput(input)
-    const changed = await found(id, missing, async id => await this.store.write(async work => {
-      const locked = ifReached(scope, await work.assets.lockForWrite(id), asset => asset.userId)
-      if (locked === undefined) return undefined
-      assertMatches(precondition, id, locked.version)
-      const { value: asset } = locked
-      const quantity = update.quantity ?? asset.quantity
-      const price = update.price ?? asset.price
-      const position = positionAt(quantity, price)
-      if (quantity !== asset.quantity) {
-        const recorded = await reconciledTrades(work, locked)
-        const change = bounded(quantityChange(decimal(quantity).minus(asset.quantity), price, work.now))
-        await work.trades.insert(id, change, nextSeq(recorded))
-      }
-      const after = await work.assets.setPosition(id, position)
-      await work.portfolios.touch(asset.portfolioId)
-      return after
-    }))
+    const changed = await found(id, missing, async id => await this.events.during(async eventsOf =>
+      await this.store.write(async work => {
+        const locked = ifReached(scope, await work.assets.lockForWrite(id), asset => asset.userId)
+        if (locked === undefined) return undefined
+        assertMatches(precondition, id, locked.version)
+        const { value: asset } = locked
+        const price = update.price ?? asset.price
+        const { held, events, recorded } = await this.heldNow(work, locked, eventsOf, update.quantity !== undefined)
+        const quantity = update.quantity ?? held
+        if (quantity !== held) {
+          const change = bounded(quantityChange(decimal(quantity).minus(held), price, work.now))
+          await work.trades.insert(id, change, nextSeq(recorded))
+        }
+        const after = await work.assets.setPosition(id, positionAt(quantity, price, events))
+        await work.portfolios.touch(asset.portfolioId)
+        return after
+      })))
     return tagged(changed)
+  }
+
+  /**
+   * What the locked asset holds now and the columns of the events it follows: its row's when they are today's
+   * events and no quantity is given (a PATCH of price reads no transaction), else replayed from its transactions.
+   */
+  private async heldNow (
+    work: UnitOfWork, locked: LockedAsset, eventsOf: EventsOf, quantityGiven: boolean
+  ): Promise<{ held: number, events: EventColumns, recorded: readonly RecordedTrade[] }> {
+    const { value: asset } = locked
+    const events = eventsOf(asset.symbol, dayOf(work.now))
+    if (!quantityGiven && locked.eventsCurrent && locked.eventsDigest === digestOf(events.book, events.today)) {
+      const { eventsUnapplied, eventsAsOf } = asset
+      const kept = { eventsDigest: locked.eventsDigest, eventsUnapplied, eventsAsOf }
+      return { held: asset.quantity, events: kept, recorded: [] }
+    }
+    const recorded = await reconciledTrades(work, locked)
+    const replayed = positionWithEvents(recorded, recorded, events)
+    return { held: replayed.position.quantity.toNumber(), events: replayed.events, recorded }
   }
 
   /** Removes the asset and its transactions. */

@@ -1,10 +1,15 @@
 import { monthKey, monthsBetween, type MonthKey } from '../quotes/provider.js'
 import { averagePrice, NO_POSITION, type Position } from '../schemas/average-cost.js'
+import { dayKey, monthEndOf } from '../schemas/calendar.js'
 import type { Dashboard } from '../schemas/dashboard.js'
-import { decimal, money, percentage, positionValue, roundMoney, unitAmount, type Decimal } from '../schemas/money.js'
+import {
+  decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
+} from '../schemas/money.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
+import { appliedEvents, entitlements, eventAnswer, onDayBasis } from './asset-events.js'
+import { NO_EVENTS, type EventBook } from './corporate-events.js'
 import type { MonthClose } from './reais.js'
-import { Replay } from './replay.js'
+import { Replay, type ReplayedEvents } from './replay.js'
 
 export type { Dashboard } from '../schemas/dashboard.js'
 
@@ -24,6 +29,8 @@ export interface AssetPrices {
   /** Who gave `lastQuote`. */
   origin: QuoteOrigin
   closes: readonly MonthClose[]
+  /** Its symbol's corporate events (docs/api.md#corporate-events); none when absent. */
+  events?: EventBook
 }
 
 /** Where a `lastQuote` came from: a provider's quote, or the asset's own stored price. */
@@ -102,13 +109,18 @@ function byDate (a: DashboardTransaction, b: DashboardTransaction): number {
 
 /**
  * What was held at the end of each of `months` (in order), from transactions in the order they
- * count, replayed at average cost in one pass.
+ * count and the corporate events, replayed at average cost in one pass.
  */
 function positionsAt (
-  transactions: readonly DashboardTransaction[], months: readonly MonthKey[]
+  transactions: readonly DashboardTransaction[], months: readonly MonthKey[], events: ReplayedEvents
 ): Map<MonthKey, Position> {
-  const replay = new Replay(transactions)
+  const replay = new Replay(transactions, events)
   return new Map(months.map(month => [month, replay.through(month)]))
+}
+
+/** A month's close is its last day's. */
+function lastDayOf (close: MonthClose): string {
+  return monthEndOf(`${close.month}-01`)
 }
 
 /** `quantity × price`, exact and rounded to cents. */
@@ -127,8 +139,14 @@ function valueOf (quantity: Decimal, price: number): Decimal {
  *   was held at the end of that month valued at that month's price.
  */
 export function buildDashboard (input: DashboardInput): Dashboard {
-  // Transactions in date order everywhere (of one date, as recorded): sums then add up in one order.
-  const portfolio = input.portfolio.map(entry => ({ ...entry, transactions: [...entry.transactions].sort(byDate) }))
+  // Transactions in date order everywhere (of one date, as recorded): sums then add up in one order. Each asset
+  // with the corporate events it follows, its closes on each month's share basis (docs/api.md#corporate-events).
+  const today = dayKey(input.now)
+  const portfolio = input.portfolio.map(entry => {
+    const transactions = [...entry.transactions].sort(byDate)
+    const events = appliedEvents(transactions, { book: entry.events ?? NO_EVENTS, today })
+    return { ...entry, transactions, replayed: events, closes: onDayBasis(entry.closes, lastDayOf, events) }
+  })
   const own = portfolio.find(entry => entry.assetId === input.asset.id)
   if (own === undefined) throw new Error('the asset must be part of its portfolio')
   const transactions = own.transactions
@@ -137,12 +155,16 @@ export function buildDashboard (input: DashboardInput): Dashboard {
 
   const months = firstTransaction === undefined ? [] : monthsBetween(firstTransaction.date.slice(0, 7), current)
   // What each asset of the portfolio held at the end of each month, the current one included.
-  const positions = new Map(portfolio.map(entry => [entry, positionsAt(entry.transactions, [...months, current])]))
+  const positions = new Map(portfolio.map(entry =>
+    [entry, positionsAt(entry.transactions, [...months, current], entry.replayed)]))
   const holdingAt = (entry: typeof own, month: MonthKey): Position => positions.get(entry)?.get(month) ?? NO_POSITION
   const position = holdingAt(own, current)
   const invested = roundMoney(position.cost)
   const grossValue = valueOf(position.quantity, own.lastQuote)
   const result = grossValue.minus(invested)
+  const entitled = entitlements(transactions, own.replayed)
+  const incomeOf = (status: string): Decimal =>
+    sum(entitled.flatMap(({ cash }) => cash?.status === status ? [cash.net] : []))
 
   const benchmarkAt = (month: MonthKey): MonthPrice | undefined => {
     const benchmark = input.benchmark
@@ -207,7 +229,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       ticker: input.asset.symbol,
       name: input.asset.name,
       imageUrl: input.asset.imageUrl,
-      quantity: input.asset.quantity,
+      quantity: position.quantity.toNumber(),
       averagePrice: averagePrice(position).toNumber(),
       lastQuote: unitAmount(own.lastQuote),
       quoteSource: own.origin.source,
@@ -217,7 +239,9 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       result: result.toNumber(),
       resultPercentage: percentage(result, invested),
       realizedResult: money(position.realized.minus(position.fees)),
-      fees: money(position.fees)
+      fees: money(position.fees),
+      income: money(incomeOf('paid')),
+      incomeAnnounced: money(incomeOf('announced'))
     },
     monthlyHistory,
     historicalChart,
@@ -230,6 +254,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       pricePerUnit: transaction.price,
       totalValue: money(positionValue(transaction.quantity, transaction.price)),
       fee: transaction.fee
-    }))
+    })),
+    events: entitled.map(eventAnswer)
   }
 }

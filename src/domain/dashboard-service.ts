@@ -4,7 +4,9 @@ import type { Asset } from '../schemas/asset.js'
 import type { Access } from './access.js'
 import { found, type Each } from './common.js'
 import { reachable, reached } from './ownership.js'
+import type { EventBook } from './corporate-events.js'
 import { buildDashboard, STORED_PRICE_SOURCE, type AssetPrices, type Dashboard } from './dashboard-calculation.js'
+import type { EventBooks } from './event-books.js'
 import type { AssetStore, Holding, Log } from './ports.js'
 import { knowCoinsOf, marketPriced, marketTickers } from './quotes.js'
 import { monthlyClosesInReais, quotesInReais, type MonthClose, type QuoteInReais } from './reais.js'
@@ -26,25 +28,28 @@ function pricesOf (
   source: string,
   { asset, transactions }: Holding,
   quote: QuoteInReais | undefined,
-  closes: readonly MonthClose[]
+  closes: readonly MonthClose[],
+  events: EventBook | undefined
 ): AssetPrices {
   if (quote !== undefined) {
     const origin = { source, lastUpdate: quote.lastUpdate }
-    return { assetId: asset.id, transactions, lastQuote: quote.price, origin, closes }
+    return { assetId: asset.id, transactions, lastQuote: quote.price, origin, closes, events }
   }
   const origin = { source: STORED_PRICE_SOURCE, lastUpdate: null }
-  return { assetId: asset.id, transactions, lastQuote: asset.price, origin, closes: [] }
+  return { assetId: asset.id, transactions, lastQuote: asset.price, origin, closes: [], events }
 }
 
 /**
  * The dashboard of `holding`, one of `portfolio`'s (every holding of its portfolio, it included):
  * the quotes of the portfolio's tickers and the benchmark in one provider batch, each one's monthly
- * closes beside. Provider failures (502/503/504) propagate; a missing rate leaves its symbols unquoted.
+ * closes and corporate events beside. Provider failures (502/503/504) propagate; a missing rate leaves
+ * its symbols unquoted.
  */
 async function dashboardOf (
   holding: Holding,
   portfolio: readonly Holding[],
   quotes: QuoteProvider,
+  books: Pick<EventBooks, 'read'>,
   log: Log,
   now = new Date()
 ): Promise<Dashboard> {
@@ -52,10 +57,11 @@ async function dashboardOf (
   const since = transactions[0]?.date.slice(0, 7) ?? monthKey(now)
   knowCoinsOf(quotes, portfolio.map(entry => entry.asset))
   const tickers = marketTickers(portfolio.map(entry => entry.asset))
-  const [inReais, closes, benchmarkCloses] = await Promise.all([
+  const [inReais, closes, benchmarkCloses, eventsOf] = await Promise.all([
     quotesInReais(quotes, [...tickers, IBOV_SYMBOL], log),
     Promise.all(tickers.map(async ticker => [ticker, await monthlyClosesInReais(quotes, ticker, since, log)] as const)),
-    monthlyClosesInReais(quotes, IBOV_SYMBOL, since, log)
+    monthlyClosesInReais(quotes, IBOV_SYMBOL, since, log),
+    books.read(tickers, log)
   ])
   const closesOf = new Map(closes)
   const benchmarkQuote = inReais.get(IBOV_SYMBOL)
@@ -67,9 +73,13 @@ async function dashboardOf (
       quantity: asset.quantity,
       imageUrl: imageUrlFor(asset.symbol)
     },
-    portfolio: portfolio.map(entry => marketPriced(entry.asset)
-      ? pricesOf(quotes.source, entry, inReais.get(entry.asset.symbol), closesOf.get(entry.asset.symbol) ?? [])
-      : pricesOf(quotes.source, entry, undefined, [])),
+    portfolio: portfolio.map(entry => {
+      const { symbol } = entry.asset
+      const events = eventsOf.get(symbol)
+      return marketPriced(entry.asset)
+        ? pricesOf(quotes.source, entry, inReais.get(symbol), closesOf.get(symbol) ?? [], events)
+        : pricesOf(quotes.source, entry, undefined, [], events)
+    }),
     benchmark: benchmarkQuote === undefined ? undefined : { lastQuote: benchmarkQuote.price, closes: benchmarkCloses },
     now
   })
@@ -83,14 +93,15 @@ async function dashboardOf (
 export class DashboardService {
   constructor (
     private readonly assets: Pick<AssetStore, 'portfolioHoldingsOf' | 'holdingsOfPortfolios' | 'ownersOf'>,
-    private readonly quotes: QuoteProvider
+    private readonly quotes: QuoteProvider,
+    private readonly books: Pick<EventBooks, 'read'>
   ) {}
 
   async ofAsset (access: Access, assetId: string, log: Log): Promise<Dashboard> {
     const scope = await access.portfolioScope()
     const holdings = await found(assetId, missing, async id =>
       await reachable(scope, id, this.assets) ? await this.assets.portfolioHoldingsOf(id) : undefined)
-    return await dashboardOf(holdings.holding, holdings.portfolio, this.quotes, log)
+    return await dashboardOf(holdings.holding, holdings.portfolio, this.quotes, this.books, log)
   }
 
   /**
@@ -110,7 +121,7 @@ export class DashboardService {
       const portfolio = (ids.has(id) ? holdings.get(portfolioId) : undefined) ?? []
       const holding = portfolio.find(entry => entry.asset.id === id)
       if (holding === undefined) return missing()
-      return await dashboardOf(holding, portfolio, this.quotes, log)
+      return await dashboardOf(holding, portfolio, this.quotes, this.books, log)
     }))
   }
 }

@@ -5,6 +5,7 @@ import { principalKey } from './access.js'
 import { dayOf } from './holdings.js'
 import { NOT_YOUR_ITEM } from './item-ownership.js'
 import { planOf, tradesOf } from './investments.js'
+import type { EventBooks } from './event-books.js'
 import { writeInvestment, type ImportTarget } from './investment-writes.js'
 import type { JobOutcome } from './jobs.js'
 import type { DataStore, Log, PendingImport } from './ports.js'
@@ -18,6 +19,8 @@ import type { DataStore, Log, PendingImport } from './ports.js'
 export interface ImportRunDeps {
   store: Pick<DataStore, 'portfolios' | 'imports' | 'write'>
   investments: AggregatorInvestments
+  /** The corporate events an investment's position is replayed with, as every write of a position is. */
+  events: Pick<EventBooks, 'during'>
 }
 
 /** Why an import failed, as its answer says it: the error code of docs/api.md#error-codes and the message. */
@@ -96,7 +99,9 @@ export async function importOnce (
     }
     const { trades, skipped } = tradesOf(plan.investmentId, transactions, today)
     try {
-      await deps.store.write(async work => { await writeInvestment(work, target, plan, trades, skipped) })
+      await deps.events.during(async eventsOf => await deps.store.write(async work => {
+        await writeInvestment(work, target, plan, trades, skipped, eventsOf)
+      }))
     } catch (error) {
       // The portfolio deleted meanwhile: its imports went with it.
       if (error instanceof NotFoundError) return { result: 'done' }

@@ -6,6 +6,9 @@ import { AggregatorInvestments } from '../upstream/investments.js'
 import { AggregatorItemService } from './aggregator-items.js'
 import { AssetService } from './assets.js'
 import { DashboardService } from './dashboard-service.js'
+import { EventBooks } from './event-books.js'
+import { EventsRefresh } from './events-refresh.js'
+import { EventService } from './income.js'
 import { ExclusionService } from './exclusions.js'
 import { IMPORT, IMPORT_DEFAULTS, ImportService, type ImportOptions } from './imports.js'
 import { ItemOwnership } from './item-ownership.js'
@@ -44,6 +47,10 @@ export interface Domain {
   stats: StatsService
   principals: PrincipalService
   valuations: ValuationService
+  /** The corporate events of assets and the income of portfolios (docs/api.md#corporate-events). */
+  events: EventService
+  /** Keeps the stored positions with their symbols' corporate events: started by the app, run at will by a test. */
+  eventsRefresh: EventsRefresh
   /** Portfolio performances over ranges, kept per portfolio and range while the feed proves it hears every change. */
   performances: PerformanceService
   /** The live valuations of this instance: one per app (its streams share one quote refresher). */
@@ -54,7 +61,10 @@ export interface Domain {
   imports: ImportService
   /** This instance's runner of the queue's jobs (verifications, imports): started and closed by the modules. */
   jobs: JobRunner
-  /** Ends what the services hold open: the live valuation streams, the read and performance caches (the app closes). */
+  /**
+   * Ends what the services hold open: the live valuation streams, the read and performance caches, the events'
+   * refresh (the app closes).
+   */
   close: () => void
 }
 
@@ -101,6 +111,12 @@ export function createDomain (
   }
   let cache: CachedPortfolioReads | undefined
   let performances: PerformanceCache | undefined
+  let books: EventBooks | undefined
+  /** The events of symbols every service shares (one warning per unapplied event), made at first use. */
+  function eventBooks (): EventBooks {
+    books ??= new EventBooks(adapters.quotes as DomainAdapters['quotes'] | undefined, adapters.log)
+    return books
+  }
   /** The portfolio reads every service shares: cached when there is a change feed to keep them true. */
   function reads (): PortfolioReads {
     const feed = adapters.changeFeed as DomainAdapters['changeFeed'] | undefined
@@ -111,10 +127,12 @@ export function createDomain (
   }
   const domain: Domain = {
     get portfolios () { return once('portfolios', () => new PortfolioService(adapters.store, reads())) },
-    get assets () { return once('assets', () => new AssetService(adapters.store)) },
-    get transactions () { return once('transactions', () => new TransactionService(adapters.store)) },
+    get assets () { return once('assets', () => new AssetService(adapters.store, eventBooks())) },
+    get transactions () { return once('transactions', () => new TransactionService(adapters.store, eventBooks())) },
     get quotes () { return once('quotes', () => new QuoteService(adapters.quotes)) },
-    get dashboards () { return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes)) },
+    get dashboards () {
+      return once('dashboards', () => new DashboardService(adapters.store.assets, adapters.quotes, eventBooks()))
+    },
     get exclusions () { return once('exclusions', () => new ExclusionService(adapters.store.exclusions)) },
     get aggregatorItems () {
       return once('aggregatorItems', () => new AggregatorItemService(
@@ -134,8 +152,12 @@ export function createDomain (
         if (feed !== undefined && performanceCache.maxEntries > 0) {
           performances = new PerformanceCache(feed, performanceCache, adapters.telemetry)
         }
-        return new PerformanceService(reads(), adapters.store.assets, adapters.quotes, performances)
+        return new PerformanceService(reads(), adapters.store.assets, adapters.quotes, eventBooks(), performances)
       })
+    },
+    get events () { return once('events', () => new EventService(adapters.store, eventBooks())) },
+    get eventsRefresh () {
+      return once('eventsRefresh', () => new EventsRefresh(adapters.store, eventBooks(), adapters.log))
     },
     get liveValuations () {
       return once('liveValuations', () => new LiveValuations(
@@ -156,6 +178,7 @@ export function createDomain (
         store: adapters.store,
         investments: new AggregatorInvestments(adapters.aggregator),
         runner: () => domain.jobs,
+        events: eventBooks(),
         telemetry: adapters.telemetry
       }, background.imports))
     },
@@ -166,7 +189,8 @@ export function createDomain (
       ]), adapters.log, background.queue))
     },
     close: () => {
-      (made.get('liveValuations') as LiveValuations | undefined)?.close()
+      const open = [made.get('liveValuations'), made.get('eventsRefresh')] as Array<{ close: () => void } | undefined>
+      for (const service of open) service?.close()
       cache?.close()
       performances?.close()
     }

@@ -3,10 +3,13 @@ import { FIRST_TRADE_DATE, type Asset } from '../schemas/asset.js'
 import { averagePrice, type Trade } from '../schemas/average-cost.js'
 import type { SkippedInvestment } from '../schemas/import.js'
 import { decimal, quotient, UNIT_DECIMALS, type Decimal } from '../schemas/money.js'
-import { dayOf, heldAfter, nextSeq, positionAt, positionColumns, reconciledTrades } from './holdings.js'
+import type { EventsOf } from './event-books.js'
+import {
+  dayOf, eventColumns, nextSeq, positionAt, positionColumns, positionWithEvents, reconciledTrades
+} from './holdings.js'
 import type { ImportedTrade, InvestmentPlan } from './investments.js'
 import type { PositionColumns, RecordedTrade, UnitOfWork } from './ports.js'
-import { replay, type Entry } from './replay.js'
+import { replay, type ReplayedEvents } from './replay.js'
 
 /*
  * An investment written into its asset (docs/api.md#imports), in one write of the store: the asset found again by
@@ -34,8 +37,10 @@ function buy (quantity: Decimal, date: string, price: number): Trade {
 }
 
 /** The replay of `entries` after an opening buy of `quantity` (none for 0), which counts first. */
-function replayedWith (entries: readonly Entry[], quantity: Decimal, date: string, price: number) {
-  return replay(quantity.gt(0) ? [buy(quantity, date, price), ...entries] : entries)
+function replayedWith (
+  entries: readonly Trade[], quantity: Decimal, date: string, price: number, events: ReplayedEvents
+) {
+  return replay(quantity.gt(0) ? [buy(quantity, date, price), ...entries] : entries, events)
 }
 
 /**
@@ -43,11 +48,11 @@ function replayedWith (entries: readonly Entry[], quantity: Decimal, date: strin
  * stopped the replay lacked (the least such gap of its day, so never more than it needs), and the replay is run
  * again from the start.
  */
-function leastOpening (entries: readonly Entry[], date: string, price: number): Decimal {
+function leastOpening (entries: readonly Trade[], date: string, price: number, events: ReplayedEvents): Decimal {
   const sales = entries.filter(entry => entry.type === 'SELL')
   let least = decimal(0)
   for (let round = 0; round <= sales.length; round++) {
-    const { after, shortAt } = replayedWith(entries, least, date, price)
+    const { after, shortAt } = replayedWith(entries, least, date, price, events)
     if (shortAt === undefined) return least
     const gaps = sales.filter(sale => sale.date === shortAt && decimal(sale.quantity).gt(after.quantity))
       .map(sale => decimal(sale.quantity).minus(after.quantity))
@@ -72,8 +77,9 @@ function dayBefore (day: string): string {
  * figures' day (or the last entry's, if later).
  */
 function estimatesFor (
-  entries: readonly Entry[], plan: InvestmentPlan, firstPrice: number | undefined, today: string
+  entries: readonly Trade[], plan: InvestmentPlan, firstPrice: number | undefined, events: ReplayedEvents
 ): Estimates {
+  const today = events.today
   const first = entries.reduce<string | undefined>((earliest, { date }) => earliest === undefined || date < earliest
     ? date
     : earliest, undefined)
@@ -81,12 +87,12 @@ function estimatesFor (
     ? plan.purchasedOn ?? today
     : plan.purchasedOn !== undefined && plan.purchasedOn < first ? plan.purchasedOn : dayBefore(first)
   const price = plan.openingPrice ?? firstPrice ?? plan.institutionPrice ?? 0
-  const least = leastOpening(entries, date, price)
-  const base = replayedWith(entries, least, date, price).after
+  const least = leastOpening(entries, date, price, events)
+  const base = replayedWith(entries, least, date, price, events).after
   if (plan.held.gte(base.quantity)) {
     // What is held at the end moves with the opening (one for one with trades; an event after it, such as a split,
     // would scale it): a second replay says by how much.
-    const slope = replayedWith(entries, least.plus(1), date, price).after.quantity.minus(base.quantity)
+    const slope = replayedWith(entries, least.plus(1), date, price, events).after.quantity.minus(base.quantity)
     const opening = least.plus(quotient(plan.held.minus(base.quantity), slope, UNIT_DECIMALS))
     return { opening: opening.gt(0) ? buy(opening, date, price) : undefined, closing: undefined }
   }
@@ -119,8 +125,9 @@ function changes (before: Asset, columns: PositionColumns, plan: InvestmentPlan)
  */
 export async function writeInvestment (
   work: UnitOfWork, target: ImportTarget, plan: InvestmentPlan, trades: readonly ImportedTrade[],
-  skipped: readonly SkippedInvestment[]
+  skipped: readonly SkippedInvestment[], eventsOf: EventsOf
 ): Promise<void> {
+  const events = eventsOf(plan.symbol, dayOf(work.now))
   const locked = await work.assets.lockByInvestment(target.portfolioId, plan.investmentId)
   let assetId: string
   let recorded: RecordedTrade[] = []
@@ -129,7 +136,13 @@ export async function writeInvestment (
     if (await work.portfolios.touch(target.portfolioId) !== target.owner) throw new NotFoundError('Portfolio')
     const { investmentId, name, symbol, type, institution } = plan
     const created = await work.assets.insert({
-      portfolioId: target.portfolioId, name, symbol, type, investmentId, ...institution, ...positionAt(0, 0)
+      portfolioId: target.portfolioId,
+      name,
+      symbol,
+      type,
+      investmentId,
+      ...institution,
+      ...positionAt(0, 0, eventColumns(events, false))
     })
     assetId = created.id
   } else {
@@ -142,8 +155,8 @@ export async function writeInvestment (
   await work.trades.insertAll(assetId, added.map(({ investmentTransactionId, type, date, quantity, price, fee }) => ({
     trade: { type, date, quantity, price, fee }, seq: seq++, imported: { investmentTransactionId, estimated: false }
   })))
-  const others: Entry[] = [...recorded.filter(trade => !trade.estimated), ...added]
-  const wanted = estimatesFor(others, plan, trades[0]?.price, dayOf(work.now))
+  const others: Trade[] = [...recorded.filter(trade => !trade.estimated), ...added]
+  const wanted = estimatesFor(others, plan, trades[0]?.price, events)
   let transactionsRecorded = added.length
   let removed = 0
   for (const [type, estimate] of [['BUY', wanted.opening], ['SELL', wanted.closing]] as const) {
@@ -159,14 +172,16 @@ export async function writeInvestment (
     await work.trades.insert(assetId, estimate, place, { investmentTransactionId: null, estimated: true })
     transactionsRecorded++
   }
-  const position = heldAfter([wanted.opening, ...others, wanted.closing].filter(entry => entry !== undefined))
+  const all = [wanted.opening, ...others, wanted.closing].filter(entry => entry !== undefined)
+  // The opening makes every sale possible with the events; a grouping its trades disagree with is left unapplied.
+  const { position, events: applied } = positionWithEvents(all, all, events)
   const recordedNothing = transactionsRecorded + removed === 0
   // A price of the investor's own (a PATCH) stands until a transaction is recorded, as through the routes.
   const columns = plan.institutionPrice !== undefined
-    ? positionAt(position.quantity.toNumber(), plan.institutionPrice)
+    ? positionAt(position.quantity.toNumber(), plan.institutionPrice, applied)
     : locked !== undefined && recordedNothing
-      ? positionAt(position.quantity.toNumber(), locked.value.price)
-      : positionColumns(position)
+      ? positionAt(position.quantity.toNumber(), locked.value.price, applied)
+      : positionColumns(position, applied)
   const changed = locked === undefined || !recordedNothing || changes(locked.value, columns, plan)
   if (changed) {
     await work.assets.setPosition(assetId, columns, plan.institution)

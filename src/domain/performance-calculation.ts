@@ -4,11 +4,13 @@ import type { PercentObservation } from '../quotes/provider.js'
 import type { PerformancePoint, PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import { ipcaChange, percentChange, selicChange } from './benchmarks.js'
 import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from '../schemas/calendar.js'
+import { appliedEvents, entitlements, onDayBasis } from './asset-events.js'
+import { NO_EVENTS, type EventBook } from './corporate-events.js'
 import type { DayClose } from './reais.js'
-import { Replay } from './replay.js'
+import { Replay, type ReplayedEvents } from './replay.js'
 
 /**
- * One asset of the portfolio: its transactions and what is known of its daily closes, in reais.
+ * One asset of the portfolio: its transactions, its symbol's corporate events, its daily closes in reais.
  * @internal Test seam: the property test generates them.
  */
 export interface PerformanceHolding {
@@ -18,6 +20,13 @@ export interface PerformanceHolding {
   closes: readonly DayClose[]
   /** The asset's own price: what a symbol without closes is worth on the last day. */
   storedPrice: number
+  /** Its symbol's corporate events (docs/api.md#corporate-events); none when absent. */
+  events?: EventBook
+}
+
+/** A holding as valued: its events as the replay applies them, its closes on each day's share basis. */
+interface ValuedHolding extends PerformanceHolding {
+  replayed: ReplayedEvents
 }
 
 export interface PerformanceInput {
@@ -84,12 +93,12 @@ interface Priced {
  * close, its average price then; a holding without closes at its average price, and on `last` at
  * its stored price.
  */
-function valuesOn (holdings: readonly PerformanceHolding[], days: readonly string[], last: string) {
+function valuesOn (holdings: readonly ValuedHolding[], days: readonly string[], last: string) {
   const value = days.map(() => decimal(0))
   const invested = days.map(() => decimal(0))
   const estimated = days.map(() => false)
   for (const holding of holdings) {
-    const replay = new Replay(holding.transactions)
+    const replay = new Replay(holding.transactions, holding.replayed)
     let close = -1
     days.forEach((day, index) => {
       const position = replay.through(day)
@@ -111,10 +120,22 @@ function priceOf (holding: PerformanceHolding, close: number, day: string, last:
   return { price: averagePrice(position), market: false }
 }
 
-/** Money bought (cost and fees) and sold (proceeds less fees) on a day of the calendar. */
+/**
+ * Money bought (cost and fees) and sold (proceeds less fees) on a day of the calendar, and the net cash of the
+ * corporate events paid that day: a distribution, counted in the return as money taken out is.
+ */
 interface Flow {
   bought: Decimal
   sold: Decimal
+  income: Decimal
+}
+
+/** Each holding with the events its replay applies and its closes on each day's share basis. */
+function valuedHoldings (input: PerformanceInput): ValuedHolding[] {
+  return input.holdings.map(holding => {
+    const replayed = appliedEvents(holding.transactions, { book: holding.events ?? NO_EVENTS, today: input.today })
+    return { ...holding, replayed, closes: onDayBasis(holding.closes, close => close.date, replayed) }
+  })
 }
 
 /** `a / b` to 30 decimals; 1 when `b` is 0 (no money at work: nothing to grow). */
@@ -134,6 +155,7 @@ function cumulative (growth: Decimal, value: Decimal, base: Decimal): number {
  * when answered.
  */
 export function buildPerformance (input: PerformanceInput): PortfolioPerformance {
+  const holdings = valuedHoldings(input)
   const calendar = calendarOf(input)
   const to = calendar.at(-1) ?? input.today
   const firstTransaction = input.holdings.flatMap(holding => holding.transactions.map(trade => trade.date)).sort()[0]
@@ -143,16 +165,30 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
   const days = calendar.filter(day => day >= from && day <= to)
   const dayIndex = new Map(days.map((day, index) => [day, index]))
 
-  // Each transaction after `from` moves money on the first trading day at or after its date.
+  // Each transaction after `from` moves money on the first trading day at or after its date, a cash event's net
+  // on the first at or after its payment date.
   const flows = new Map<string, Flow>()
-  for (const trade of input.holdings.flatMap(holding => holding.transactions)) {
+  const flowOn = (date: string): Flow => {
+    const day = days[lastAtOrBefore(days, addDays(date, -1)) + 1] as string
+    const flow = flows.get(day) ?? { bought: decimal(0), sold: decimal(0), income: decimal(0) }
+    flows.set(day, flow)
+    return flow
+  }
+  for (const trade of holdings.flatMap(holding => holding.transactions)) {
     if (trade.date <= from || trade.date > to) continue
-    const day = days[lastAtOrBefore(days, addDays(trade.date, -1)) + 1] as string
-    const flow = flows.get(day) ?? { bought: decimal(0), sold: decimal(0) }
+    const flow = flowOn(trade.date)
     const amount = decimal(trade.quantity).times(trade.price)
     if (trade.type === 'BUY') flow.bought = flow.bought.plus(amount).plus(trade.fee)
     else flow.sold = flow.sold.plus(amount).minus(trade.fee)
-    flows.set(day, flow)
+  }
+  for (const holding of holdings) {
+    if (holding.replayed.book.cash.length === 0) continue
+    for (const { cash } of entitlements(holding.transactions, holding.replayed)) {
+      const paid = cash?.event.paymentDate
+      if (cash === undefined || paid === null || paid === undefined || paid <= from || paid > to) continue
+      const flow = flowOn(paid)
+      flow.income = flow.income.plus(cash.net)
+    }
   }
 
   const spacing = spacingOf(input.range)
@@ -161,7 +197,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
     index === 0 || day === to || periods === undefined || periods[index] !== periods[index + 1]
   // The days valued: the points, and each flow's day and the day before it.
   const valued = days.filter((day, index) => isPoint(day, index) || flows.has(day) || flows.has(days[index + 1] ?? ''))
-  const { value, invested, estimated } = valuesOn(input.holdings, valued, to)
+  const { value, invested, estimated } = valuesOn(holdings, valued, to)
   const at = new Map(valued.map((day, index) => [day, index]))
   const valueAt = (day: string): Decimal => value[at.get(day) as number] as Decimal
 
@@ -175,7 +211,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
     if (flow !== undefined) {
       // Money bought works from the day's start, money sold until its end (docs/api.md#performance).
       const before = valueAt(days[(dayIndex.get(day) as number) - 1] as string)
-      const ofDay = ratio((value[index] as Decimal).plus(flow.sold), before.plus(flow.bought))
+      const ofDay = ratio((value[index] as Decimal).plus(flow.sold).plus(flow.income), before.plus(flow.bought))
       growth = growth.times(ratio(before, base)).times(ofDay).round(30)
       base = value[index] as Decimal
     }
@@ -192,6 +228,7 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
   })
 
   const moved = [...flows.values()]
+  const income = sum(moved.map(flow => flow.income))
   const last = points.at(-1) as PerformancePoint
   return {
     portfolioId: input.portfolioId,
@@ -202,8 +239,9 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
     points,
     invested: last.invested,
     value: last.value,
+    income: money(income),
     result: money(valueAt(to).minus(valueAt(from))
-      .minus(sum(moved.map(flow => flow.bought))).plus(sum(moved.map(flow => flow.sold)))),
+      .minus(sum(moved.map(flow => flow.bought))).plus(sum(moved.map(flow => flow.sold))).plus(income)),
     twr: last.twr,
     benchmarks: {
       ibov: last.ibov,

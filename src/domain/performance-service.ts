@@ -5,6 +5,7 @@ import type { PerformanceRange, PortfolioPerformance } from '../schemas/performa
 import type { Access } from './access.js'
 import { ifReached } from './ownership.js'
 import { found } from './common.js'
+import type { EventBooks } from './event-books.js'
 import { buildPerformance, nominalStart } from './performance-calculation.js'
 import type { PerformanceCache } from './performance-cache.js'
 import type { PortfolioReads } from './portfolio-read-cache.js'
@@ -55,6 +56,7 @@ export class PerformanceService {
     private readonly portfolios: Pick<PortfolioReads, 'portfolioAndAssets'>,
     private readonly assets: Pick<AssetStore, 'holdingsOfPortfolios'>,
     private readonly quotes: QuoteProvider,
+    private readonly books: Pick<EventBooks, 'read'>,
     private readonly cache: PerformanceCache | undefined,
     private readonly now: () => Date = () => new Date()
   ) {}
@@ -76,9 +78,10 @@ export class PerformanceService {
     const since = sinceOf(range, today, firstTransaction)
     knowCoinsOf(this.quotes, holdings.map(({ asset }) => asset))
     const tickers = marketTickers(holdings.map(({ asset }) => asset))
-    const [closes, ibov, selic, ipca] = await Promise.all([
+    const [closes, events, ibov, selic, ipca] = await Promise.all([
       Promise.all(tickers.map(async ticker =>
         [ticker, await dailyClosesInReais(this.quotes, ticker, since, log)] as const)),
+      this.books.read(tickers, log),
       orNone('ibov', async () => await dailyClosesInReais(this.quotes, IBOV_SYMBOL, since, log), log),
       orNone<PercentObservation[]>('selic', async () => await this.quotes.primeRate?.(since, log), log),
       orNone<PercentObservation[]>('ipca', async () => await this.quotes.inflation?.(since, log), log)
@@ -93,7 +96,8 @@ export class PerformanceService {
       holdings: holdings.map(({ asset, transactions }) => ({
         transactions,
         closes: marketPriced(asset) ? closesOf.get(asset.symbol) ?? [] : [],
-        storedPrice: asset.price
+        storedPrice: asset.price,
+        events: events.get(asset.symbol)
       })),
       ibov: ibov ?? [],
       selic,

@@ -66,6 +66,10 @@ export interface AssetStore extends Owners {
   /** The asset's holding, and every holding of its portfolio (it included); undefined for no such asset. */
   portfolioHoldingsOf: (assetId: string) => Promise<{ holding: Holding, portfolio: Holding[] } | undefined>
   holdingsOfPortfolios: (portfolioIds: readonly string[]) => Promise<Map<string, Holding[]>>
+  /** The symbol of every asset, each once. */
+  symbols: () => Promise<string[]>
+  /** The ids of the assets of `symbol` whose position was not computed with the events `digest` names. */
+  staleForEvents: (symbol: string, digest: string) => Promise<string[]>
 }
 
 interface TransactionStore {
@@ -216,13 +220,24 @@ interface PortfolioRows {
 /** An asset's row read under the write's lock, with its version and its portfolio's owner. */
 export interface LockedAsset extends Versioned<Asset> {
   userId: string
+  /** The digest of the corporate events its position was computed with ('' for none: corporate-events.ts). */
+  eventsDigest: string
+  /** Whether its position was written with them: false after a write of a version that knew nothing of events. */
+  eventsCurrent: boolean
 }
 
-/** What the asset's row keeps of its position: the quantity held, its price, and their value in cents. */
+/**
+ * What the asset's row keeps of its position: the quantity held, its price, and their value in cents; and of the
+ * corporate events it follows (docs/api.md#corporate-events): their digest, whether one was left unapplied, when
+ * they were read.
+ */
 export interface PositionColumns {
   quantity: number
   price: number
   valueCents: number
+  eventsDigest: string
+  eventsUnapplied: boolean
+  eventsAsOf: string | null
 }
 
 /** What an institution says of an imported asset (docs/api.md#imports), its price's origin included. */
@@ -247,6 +262,11 @@ interface AssetRows {
    * when `institution` says so (an import's write), else the average price or the investor's own.
    */
   setPosition: (id: string, position: PositionColumns, institution?: InstitutionFields) => Promise<Versioned<Asset>>
+  /**
+   * Marks the assets of `symbol` computed with the events `digest` names as read at `asOf` (those marked before its
+   * day; their versions bumped): their portfolios' ids, sorted, for the write to touch.
+   */
+  markEventsRead: (symbol: string, digest: string, asOf: string) => Promise<string[]>
   /** Deletes it and its transactions: its portfolio's id, undefined when there was no such asset. */
   delete: (id: string) => Promise<string | undefined>
 }

@@ -32,6 +32,8 @@ export interface MonthClose {
   month: MonthKey
   close: number
   estimated?: boolean
+  /** The price traded then, on that day's share basis (src/schemas/quote.ts: `Close`). */
+  traded?: boolean
 }
 
 /**
@@ -120,6 +122,8 @@ export interface DayClose {
   date: string
   close: number
   estimated: boolean
+  /** The price traded that day, on its share basis (src/schemas/quote.ts: `Close`). */
+  traded?: boolean
 }
 
 /**
@@ -132,9 +136,11 @@ export interface DayClose {
  */
 async function closesInReais (
   provider: QuoteProvider, history: PriceHistory, query: HistoryQuery, periodOf: (date: string) => string, log: Log
-): Promise<Array<{ period: string, close: number, estimated: boolean }>> {
+): Promise<Array<{ period: string, close: number, estimated: boolean, traded: boolean }>> {
   const closes = lastOfEachPeriod(history.closes, periodOf)
-  if (history.currency === REAIS) return closes.map(([period, close]) => ({ period, close, estimated: false }))
+  if (history.currency === REAIS) {
+    return closes.map(([period, { close, traded }]) => ({ period, close, estimated: false, traded: traded === true }))
+  }
   const rates = await ratesByPeriod(provider, history.currency, query, periodOf, log)
   // Without a history of the rate, today's stands for every period: each is estimated.
   const today = rates.size === 0
@@ -142,11 +148,12 @@ async function closesInReais (
     : undefined
   const known = [...rates].sort(([a], [b]) => (a < b ? -1 : 1))
   let before = -1
-  return closes.flatMap(([period, close]) => {
+  return closes.flatMap(([period, { close, traded }]) => {
     while (before + 1 < known.length && (known[before + 1]?.[0] ?? '') < period) before++
     const own = rates.get(period)
     const rate = own ?? known[before]?.[1] ?? known[0]?.[1] ?? today?.rate
-    return rate === undefined ? [] : [{ period, close: inReais(close, rate), estimated: own === undefined }]
+    if (rate === undefined) return []
+    return [{ period, close: inReais(close, rate), estimated: own === undefined, traded: traded === true }]
   })
 }
 
@@ -155,12 +162,12 @@ async function closesInReais (
  * history is), are taken as they are: thousands of them, where a map and a sort cost a recomputed
  * performance of 20 symbols over 20 years about 30 ms of CPU (bench/performance.ts).
  */
-function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) => string): Array<[string, number]> {
-  const periods = closes.map(({ date, close }) => [periodOf(date), close] as [string, number])
-  if (periods.every(([period], index) => index === 0 || (periods[index - 1] as [string, number])[0] < period)) {
+function lastOfEachPeriod (closes: readonly Close[], periodOf: (date: string) => string): Array<[string, Close]> {
+  const periods = closes.map(close => [periodOf(close.date), close] as [string, Close])
+  if (periods.every(([period], index) => index === 0 || (periods[index - 1] as [string, Close])[0] < period)) {
     return periods
   }
-  const byPeriod = new Map<string, number>()
+  const byPeriod = new Map<string, Close>()
   for (const [period, close] of periods) byPeriod.set(period, close)
   return [...byPeriod].sort(([a], [b]) => (a < b ? -1 : 1))
 }
@@ -175,8 +182,13 @@ export async function monthlyClosesInReais (
   const query: HistoryQuery = { interval: '1mo', since: `${since}-01` }
   const history = await provider.history(symbol, query, log)
   if (history === undefined) return []
-  const closes = await closesInReais(provider, history, query, monthOf, log)
-  return closes.map(({ period, close, estimated }) => ({ month: period, close, estimated }))
+  const kept = history.currency === REAIS ? monthlyInReais.get(history) : undefined
+  if (kept !== undefined) return kept
+  const closes = (await closesInReais(provider, history, query, monthOf, log))
+    .map(({ period, close, estimated, traded }): MonthClose =>
+      traded ? { month: period, close, estimated, traded } : { month: period, close, estimated })
+  if (history.currency === REAIS) monthlyInReais.set(history, closes)
+  return closes
 }
 
 /**
@@ -192,7 +204,8 @@ export async function dailyClosesInReais (
   const kept = history.currency === REAIS ? dailyInReais.get(history) : undefined
   if (kept !== undefined) return kept
   const closes = (await closesInReais(provider, history, query, day => day, log))
-    .map(({ period, close, estimated }) => ({ date: period, close, estimated }))
+    .map(({ period, close, estimated, traded }): DayClose =>
+      traded ? { date: period, close, estimated, traded } : { date: period, close, estimated })
   if (history.currency === REAIS) dailyInReais.set(history, closes)
   return closes
 }
@@ -203,6 +216,11 @@ export async function dailyClosesInReais (
  * change, spent 6 ms of its CPU making them again (bench/performance.ts). Shared: never changed.
  */
 const dailyInReais = new WeakMap<PriceHistory, DayClose[]>()
+/**
+ * A monthly history in reais, likewise: the same list to every dashboard, so that its closes on each month's share
+ * basis are made once (src/domain/asset-events.ts, onDayBasis; measured in BENCHMARKS.md, "Corporate events").
+ */
+const monthlyInReais = new WeakMap<PriceHistory, MonthClose[]>()
 
 function monthOf (date: string): MonthKey {
   return date.slice(0, 7)

@@ -5,6 +5,7 @@ import {
   UpdateAssetInputSchema
 } from '../schemas/asset.js'
 import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../schemas/common.js'
+import { AssetEventSchema, AssetEventsSchema } from '../schemas/corporate-events.js'
 import { DashboardSchema } from '../schemas/dashboard.js'
 import { QuoteSchema, SymbolParamsSchema } from '../schemas/quote.js'
 import { AssetTransactionSchema } from '../schemas/transaction.js'
@@ -22,6 +23,8 @@ const upstreamErrors = [400, 401, 404, 502, 504] as const
 
 /** An asset's transactions are unbounded; cost estimates assume this many. */
 const TRANSACTIONS_PER_ASSET_ESTIMATE = 20
+/** An asset's corporate events: a year of monthly rendimentos and a few more. */
+const EVENTS_PER_ASSET_ESTIMATE = 20
 
 /**
  * A root `quote` names its ticker in the document, so each alias is one more ticker asked of the
@@ -99,6 +102,24 @@ export const portfolioAssetOperations = [
       description: 'An asset\'s position (quantity, average price, last quote, result, realized result, fees), its ' +
         'month-by-month history against the IBOVESPA and its buys and sales; months not priced by the market ' +
         'are marked (docs/api.md#the-asset-dashboard).',
+      errors: upstreamErrors
+    }
+  }),
+
+  operation({
+    input: { params: IdParamsSchema },
+    output: AssetEventsSchema,
+    scope: 'portfolio',
+    run: async (domain, call, { params }) => await domain.events.ofAsset(call.access, params.id, call.log),
+    rest: {
+      method: 'GET',
+      url: '/:id/events',
+      operationId: 'getAssetEvents',
+      summary: 'The corporate events an asset was entitled to',
+      description: 'The splits, groupings, bonus issues, dividends, JCP and rendimentos of the asset\'s symbol whose ' +
+        'data com has ended with shares held, by data com: what each counted, its ratio or its cash (gross, 15 % ' +
+        'withheld of a JCP, net, paid or announced). Read from the quote provider at most once a day ' +
+        '(docs/api.md#corporate-events).',
       errors: upstreamErrors
     }
   }),
@@ -277,6 +298,19 @@ export const portfolioAssetOperations = [
       nullable: true,
       description: 'Position, monthly history, buys and sales of the asset',
       cost: 25
+    }
+  }),
+
+  // The corporate events of every asset of an answer from one read of their transactions and one batch of events.
+  batched({
+    output: Type.Array(AssetEventSchema),
+    scope: 'portfolio',
+    batch: async (domain, call, assets) => await domain.events.ofAssets(call.access, assets, call.log),
+    graphql: {
+      field: 'events',
+      of: AssetSchema,
+      description: 'The corporate events the asset was entitled to, by data com',
+      cost: { items: EVENTS_PER_ASSET_ESTIMATE }
     }
   })
 ]

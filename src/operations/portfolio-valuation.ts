@@ -5,6 +5,7 @@ import {
   DEFAULT_PERFORMANCE_RANGE, PerformanceQuerySchema, PortfolioPerformanceSchema
 } from '../schemas/performance.js'
 import { PortfolioValuationSchema } from '../schemas/valuation.js'
+import { IncomeQuerySchema, PortfolioIncomeSchema } from '../schemas/corporate-events.js'
 import { batched, operation, stream } from './operation.js'
 
 /*
@@ -17,6 +18,8 @@ const errors = [400, 401, 404] as const
 
 /** A performance asks the provider for a history per symbol (cached), and IBOVESPA, SELIC and IPCA. */
 const PERFORMANCE_COST = 25
+/** An income reads the portfolio's transactions and its symbols' events (cached a day). */
+const INCOME_COST = 10
 
 export const portfolioValuationOperations = [
   // The valuations of every portfolio of an answer in one provider batch.
@@ -57,6 +60,32 @@ export const portfolioValuationOperations = [
       args: { range: { path: 'query.range', default: DEFAULT_PERFORMANCE_RANGE } },
       description: 'How the portfolio did over a range, against IBOVESPA, SELIC and IPCA',
       cost: PERFORMANCE_COST
+    }
+  }),
+
+  operation({
+    input: { params: IdParamsSchema, query: IncomeQuerySchema },
+    output: PortfolioIncomeSchema,
+    scope: 'portfolio',
+    run: async (domain, call, { params, query }) =>
+      await domain.events.income(call.access, params.id, query.year, call.log),
+    rest: {
+      method: 'GET',
+      url: '/:id/income',
+      operationId: 'getPortfolioIncome',
+      summary: 'The dividends, JCP and rendimentos of a year, by payment month',
+      description: 'The cash of the corporate events the portfolio\'s assets were entitled to (the shares held at ' +
+        'each data com), whose payment date falls in `year` (default this year): gross, withheld (15 % of a JCP) ' +
+        'and net by month (12 of them; the net split into paid and announced) and by symbol ' +
+        '(docs/api.md#corporate-events).',
+      errors: [400, 401, 404, 502, 504]
+    },
+    graphql: {
+      field: 'income',
+      of: PortfolioSchema,
+      args: { year: 'query.year' },
+      description: 'The dividends, JCP and rendimentos of a year (default this year), by payment month',
+      cost: INCOME_COST
     }
   }),
 

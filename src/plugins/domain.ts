@@ -28,8 +28,9 @@ export interface DomainPluginOptions {
 /**
  * The domain over the app's adapters (`store`, `quotes`, `aggregator`, `changeFeed`), decorated
  * once at the root. A module registered in a host that did not register this plugin registers
- * it within its own scope ({@link ensureDomain}), so a host may mount one module alone. When the
- * app closes, its live valuation streams end (before the listener closes: docs/deploy.md#shutdown).
+ * it within its own scope ({@link ensureDomain}), so a host may mount one module alone. Once the app is ready,
+ * the corporate events' refresh starts (docs/api.md#corporate-events). When the app closes, its live valuation
+ * streams end (before the listener closes: docs/deploy.md#shutdown), and the refresh stops.
  */
 async function domain (app: FastifyInstance, options: DomainPluginOptions): Promise<void> {
   const telemetry = telemetryOf(app)
@@ -44,6 +45,8 @@ async function domain (app: FastifyInstance, options: DomainPluginOptions): Prom
   PERFORMANCE_CACHE_DEFAULTS, options.background ?? BACKGROUND_DEFAULTS)
   app.decorate('domain', services)
   telemetry.watchStreams(() => services.liveValuations.streams)
+  // With quotes, the stored positions follow their symbols' corporate events from the start on.
+  app.addHook('onReady', async () => { if (app.hasDecorator('quotes')) services.eventsRefresh.start() })
   app.addHook('preClose', async () => { services.close() })
 }
 

@@ -68,10 +68,18 @@ export function quoteOf (
   return { symbol, price: unitAmount(price), currency, lastUpdate: timeOf(result.regularMarketTime, now) }
 }
 
+/** A close of brapi's as the service keeps it: a unit price. */
+function unitPrice (close: number): number {
+  return EIGHT_PLACES.test(String(close)) ? close : unitAmount(close)
+}
+
 /**
  * `historicalDataPrice` as closes from `since` (`YYYY-MM-DD`) on, oldest first: an entry without a
  * close (brapi's `null`: no trade, or no exchange rate that day for a coin) is a gap; a close that
- * is not a non-negative number is garbage. Several entries of one date: the last wins.
+ * is not a non-negative number is garbage. Several entries of one date: the last wins. A close is
+ * `traded` (docs/api.md#corporate-events) when brapi gives its `rawClose` (`includeRaw=true`), which
+ * is then the close, or when it differs from its `adjustedClose`: brapi's daily closes may come
+ * restated for later events, equal to the adjusted ones.
  */
 export function closesOf (history: JsonValue | undefined, since: string, log: FastifyBaseLogger): Close[] {
   if (!Array.isArray(history)) return []
@@ -86,10 +94,15 @@ export function closesOf (history: JsonValue | undefined, since: string, log: Fa
     if (date < since) continue
     const previous = closes.at(-1)
     if (previous !== undefined && previous.date >= date) ordered = false
-    closes.push({ date, close: EIGHT_PLACES.test(String(entry.close)) ? entry.close : unitAmount(entry.close) })
+    const raw = entry.rawClose
+    if (raw !== null && raw !== undefined && !isPrice(raw)) throw unusable(log, 'a close it cannot read')
+    if (isPrice(raw)) closes.push({ date, close: unitPrice(raw), traded: true })
+    else if (isPrice(entry.adjustedClose) && entry.adjustedClose !== entry.close) {
+      closes.push({ date, close: unitPrice(entry.close), traded: true })
+    } else closes.push({ date, close: unitPrice(entry.close) })
   }
   // brapi answers in date order, a close a day: taken as they come; anything else sorted, the last of a date kept.
   if (ordered) return closes
-  const byDate = new Map(closes.map(({ date, close }) => [date, close]))
-  return [...byDate].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, close]) => ({ date, close }))
+  const byDate = new Map(closes.map(close => [close.date, close]))
+  return [...byDate.values()].sort((a, b) => (a.date < b.date ? -1 : 1))
 }

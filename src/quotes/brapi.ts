@@ -4,8 +4,11 @@ import { BrapiClient } from './brapi-client.js'
 import { CoinDirectory } from './brapi-coins.js'
 import { exchangeRates, rateObservations } from './brapi-currencies.js'
 import { INDICATOR_RETRY_MS, INDICATORS, indicatorSeries, type Indicator } from './brapi-indicators.js'
+import { BrapiEvents } from './brapi-events.js'
 import { answerOf, closesOf, currencyOf, quoteOf, unusable } from './brapi-parse.js'
+import { RawFields } from './brapi-raw.js'
 import { dayRangeCovering, monthsOf, RangeLimits, rangeCovering, shorterRange } from './brapi-ranges.js'
+import { NO_PROVIDER_EVENTS, type EventsRead } from '../schemas/corporate-events.js'
 import {
   REAIS,
   type ExchangeRate,
@@ -60,6 +63,8 @@ export class BrapiQuotes implements QuoteProvider {
   private readonly brapi: BrapiClient
   private readonly coins: CoinDirectory
   private readonly ranges: RangeLimits
+  private readonly raw: RawFields
+  private readonly dividends: BrapiEvents
   /** False once brapi refused several tickers in one request that it serves one by one (the plan's limit). */
   private batching = true
   /** Until when an indicator the plan refused is not asked again (ms since the epoch). */
@@ -75,6 +80,8 @@ export class BrapiQuotes implements QuoteProvider {
     this.brapi = new BrapiClient(client, token, () => this.now().getTime())
     this.coins = new CoinDirectory(this.brapi, () => this.now().getTime(), client.telemetry)
     this.ranges = new RangeLimits(now)
+    this.raw = new RawFields(this.brapi)
+    this.dividends = new BrapiEvents(this.raw, () => this.batching ? this.tickersPerRequest : 1)
   }
 
   knowCoins (symbols: readonly string[]): string[] {
@@ -109,7 +116,9 @@ export class BrapiQuotes implements QuoteProvider {
     let range = this.ranges.within(endpoint.name, covering)
     let refused = false
     for (;;) {
-      const answer = await this.request(endpoint, [symbol], log, { range, interval: query.interval })
+      // A day's close on that day's share basis, where the plan gives it (docs/api.md#corporate-events).
+      const answer = await this.request(endpoint, [symbol], log, { range, interval: query.interval },
+        endpoint === STOCKS && query.interval === '1d')
       if (answer === 'unknown') return undefined
       if (answer === 'refused') {
         const shorter = shorterRange(range, this.now())
@@ -127,6 +136,15 @@ export class BrapiQuotes implements QuoteProvider {
       if (currency === undefined) throw unusable(log, 'a history without its currency')
       return { currency, closes: closesOf(result.historicalDataPrice, query.since, log) }
     }
+  }
+
+  /** Corporate events of B3 tickers ({@link BrapiEvents}); a coin has none, and is not asked. */
+  async events (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, EventsRead>> {
+    const coins = await this.coins.among(symbols, log)
+    const tickers = symbols.filter(symbol => !coins.has(symbol))
+    const found = tickers.length === 0 ? new Map() : await this.dividends.of(tickers, log)
+    const asOf = this.now().toISOString()
+    return new Map(symbols.map(symbol => [symbol, { events: found.get(symbol) ?? NO_PROVIDER_EVENTS, asOf }]))
   }
 
   async rates (currencies: readonly string[], log: FastifyBaseLogger): Promise<Map<string, ExchangeRate | undefined>> {
@@ -207,13 +225,17 @@ export class BrapiQuotes implements QuoteProvider {
     })
   }
 
-  /** One request to `endpoint` for `tickers`; a 2xx must hold at least one result. */
+  /** One request to `endpoint` for `tickers` (`raw`: with the plan's unadjusted prices); a 2xx has a result. */
   private async request (
-    endpoint: Endpoint, tickers: readonly string[], log: FastifyBaseLogger, query: Record<string, QueryValue> = {}
+    endpoint: Endpoint, tickers: readonly string[], log: FastifyBaseLogger, query: Record<string, QueryValue> = {},
+    raw = false
   ): Promise<Answer> {
     const params = { ...endpoint.query(tickers), ...query }
     const path = endpoint.path(tickers)
-    const answer = answerOf(await this.brapi.get(path, Object.keys(params).length > 0 ? params : undefined, log), log)
+    const response = raw
+      ? await this.raw.get(path, params, log)
+      : await this.brapi.get(path, Object.keys(params).length > 0 ? params : undefined, log)
+    const answer = answerOf(response, log)
     if (typeof answer === 'string') return answer
     const list = jsonObject(answer.body)?.[endpoint.list]
     if (!Array.isArray(list) || list.length === 0) throw unusable(log, 'a 2xx without a result')

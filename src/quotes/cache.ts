@@ -1,6 +1,7 @@
 import { MemoryCache, type TimeToLive } from '../cache/memory-cache.js'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
+import type { EventsRead } from '../schemas/corporate-events.js'
 import {
   nextClose,
   quotesOf,
@@ -32,14 +33,29 @@ export const MAX_ENTRIES = 5_000
 export const untilTheNextClose = (_value: unknown, startedAt: number): number =>
   Math.min(HISTORY_TTL_MS, nextClose(startedAt) - startedAt)
 
+const DAY_MS = 24 * 60 * 60 * 1000
+
+/** From `now` (ms) to the next day's start (00:00 UTC): a symbol's corporate events are asked once a day. */
+function untilNextDay (now: number): number {
+  return DAY_MS - (now % DAY_MS)
+}
+
+/** A symbol's events as a batch answered them: `fresh` when read of the provider now, else the last known. */
+interface EventsAnswer {
+  read: EventsRead
+  fresh: boolean
+}
+
 /**
  * An in-process cache in front of a provider: quotes and exchange rates for `quoteTtlMs`, histories
  * (prices, rates, the SELIC and the IPCA) for an hour (daily prices not past the next close), and
  * one upstream call per key however many requests ask at once (single flight; the first asker's
  * logger carries the upstream's log lines). Each kind is a use of the one mechanism
- * (src/cache/memory-cache.ts) under the cache name `quotes`: a kind more (corporate events, say) is
- * one line of the constructor, with its time to live, and a method that asks it like `rateHistory`.
- * Each instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
+ * (src/cache/memory-cache.ts) under the cache name `quotes`: a kind more is one line of the
+ * constructor, with its time to live, and a method that asks it like `rateHistory`. Corporate events
+ * are kept until the next day (00:00 UTC); the events last read of each symbol are kept past their
+ * day, and a provider that fails answers them (their `asOf` says when they were read), not kept as
+ * today's. Each instance keeps its own cache, so N instances make up to N calls per symbol and TTL.
  */
 export class CachedQuotes implements QuoteProvider {
   private readonly quoteEntries: MemoryCache<ProviderQuote | undefined>
@@ -50,6 +66,10 @@ export class CachedQuotes implements QuoteProvider {
   private readonly rateHistoryEntries: MemoryCache<RateObservation[] | undefined>
   /** The SELIC and IPCA series, by indicator and `since`. */
   private readonly indicatorEntries: MemoryCache<PercentObservation[] | undefined>
+  /** Events by symbol, today's only: an answer of the last known (the provider failing) is not kept. */
+  private readonly eventEntries: MemoryCache<EventsAnswer | undefined>
+  /** Each symbol's events last read of the provider, whatever their day (peeked, never loaded). */
+  private readonly lastEvents: MemoryCache<EventsRead>
 
   constructor (
     private readonly provider: QuoteProvider,
@@ -66,6 +86,18 @@ export class CachedQuotes implements QuoteProvider {
     this.dailyHistoryEntries = kind<PriceHistory | undefined>(untilTheNextClose)
     this.rateHistoryEntries = kind(HISTORY_TTL_MS)
     this.indicatorEntries = kind(HISTORY_TTL_MS)
+    this.eventEntries = new MemoryCache<EventsAnswer | undefined>({
+      name: 'quotes',
+      maxEntries: MAX_ENTRIES,
+      ttlMs: (_answer, startedAt) => untilNextDay(startedAt),
+      keeps: answer => answer?.fresh === true,
+      telemetry,
+      now
+    })
+    // Kept however old, the least recently used dropped first: answered only when the provider fails.
+    this.lastEvents = new MemoryCache<EventsRead>({
+      name: 'quotes', maxEntries: MAX_ENTRIES, ttlMs: Number.MAX_SAFE_INTEGER, now
+    })
   }
 
   get source (): string {
@@ -136,6 +168,39 @@ export class CachedQuotes implements QuoteProvider {
       async () => await inflation.call(this.provider, since, log))
   }
 
+  /**
+   * The events of `symbols` read today (the fresh ones, and those on their way, shared), the others asked of the
+   * provider in one batch. When it fails, each symbol read before answers its last known events, not kept as
+   * today's (asked again by the next reader); a symbol never read fails with the provider's error.
+   */
+  async events (symbols: readonly string[], log: FastifyBaseLogger): Promise<Map<string, EventsRead>> {
+    const events = this.provider.events
+    if (events === undefined) return new Map()
+    const ask = async (missing: readonly string[]): Promise<Map<string, EventsAnswer>> =>
+      await this.eventsOfProvider(missing, async () => await events.call(this.provider, missing, log))
+    const answers = await batched(this.eventEntries, symbols, ask, async symbol => (await ask([symbol])).get(symbol))
+    return new Map([...answers].map(([symbol, answer]) => [symbol, (answer as EventsAnswer).read]))
+  }
+
+  eventsKnown (symbol: string): EventsRead | undefined {
+    return this.lastEvents.peek(symbol)
+  }
+
+  /** The provider's answer to a batch, each symbol's kept as its last known; on a failure, those last known. */
+  private async eventsOfProvider (
+    symbols: readonly string[], read: () => Promise<Map<string, EventsRead>>
+  ): Promise<Map<string, EventsAnswer>> {
+    try {
+      const answers = await read()
+      for (const [symbol, events] of answers) this.lastEvents.keep(symbol, events)
+      return new Map(symbols.map(symbol => [symbol, { read: answers.get(symbol) as EventsRead, fresh: true }]))
+    } catch (error) {
+      const known = symbols.map(symbol => [symbol, this.lastEvents.peek(symbol)] as const)
+      if (known.some(([, read]) => read === undefined)) throw error
+      return new Map(known.map(([symbol, read]) => [symbol, { read: read as EventsRead, fresh: false }]))
+    }
+  }
+
   /** Symbols that become coins are asked again: what was cached for them was asked as something else. */
   knowCoins (symbols: readonly string[]): string[] {
     const fresh = this.provider.knowCoins?.(symbols) ?? []
@@ -150,7 +215,7 @@ export class CachedQuotes implements QuoteProvider {
 }
 
 /**
- * Values of several keys (quotes, rates): the fresh ones and those on their way are shared, the
+ * Values of several keys (quotes, rates, events): the fresh ones and those on their way are shared, the
  * missing ones asked in one `load` (when more than one, else by `one`), each then kept like a single value.
  */
 async function batched<T> (

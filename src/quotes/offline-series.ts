@@ -23,11 +23,11 @@ function random (seed: number): () => number {
 }
 
 /** The PRNG seeded by the SHA-256 of `key`. */
-function seeded (key: string): () => number {
+export function seeded (key: string): () => number {
   return random(createHash('sha256').update(key).digest().readUInt32BE(0))
 }
 
-function rounded (value: number, decimals: number): number {
+export function rounded (value: number, decimals: number): number {
   const scale = 10 ** decimals
   return Math.round(value * scale) / scale
 }

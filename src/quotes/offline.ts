@@ -1,16 +1,19 @@
-import { dailyBridge, monthlyWalk, simulatedIpca, simulatedSelic } from './offline-series.js'
+import { dailyBridge, monthlyWalk, rounded, simulatedIpca, simulatedSelic } from './offline-series.js'
+import { OFFLINE_EVENT_SYMBOLS, offlineEvents, tradedFactors } from './offline-events.js'
+import type { EventsRead } from '../schemas/corporate-events.js'
 import {
   REAIS,
   type ExchangeRate,
   type HistoryQuery,
   type MonthKey,
   type PercentObservation,
+  type Close,
   type PriceHistory,
   type ProviderQuote,
   type QuoteProvider,
   type RateObservation
 } from './provider.js'
-import { dayKey } from '../schemas/calendar.js'
+import { dayKey, monthEndOf } from '../schemas/calendar.js'
 
 /**
  * Typical price levels of the demo's tickers, so simulated quotes sit near their buy prices;
@@ -86,7 +89,24 @@ export class OfflineQuotes implements QuoteProvider {
     const closes = query.interval === '1d'
       ? dailyBridge(symbol.toUpperCase(), series, 2, query.since, this.now()).map(([date, close]) => ({ date, close }))
       : series.map(([month, close]) => ({ date: `${month}-01`, close })).filter(entry => entry.date >= query.since)
-    return { currency: this.currencyOf(symbol), closes }
+    return { currency: this.currencyOf(symbol), closes: this.traded(symbol.toUpperCase(), closes, query) }
+  }
+
+  /**
+   * The closes of a symbol with simulated corporate events (./offline-events.ts) on each day's share basis: the walk
+   * is today's, so a close before a split is the walk's times its ratio. A month's close is its last day's.
+   */
+  private traded (symbol: string, closes: Close[], query: HistoryQuery): Close[] {
+    if (!OFFLINE_EVENT_SYMBOLS.has(symbol)) return closes
+    const factorOn = tradedFactors(symbol, this.now())
+    const dayOf = query.interval === '1d' ? (date: string) => date : monthEndOf
+    return closes.map(({ date, close }) => ({ date, close: rounded(close * factorOn(dayOf(date)), 2), traded: true }))
+  }
+
+  /** Simulated corporate events of ITUB4, BBAS3 and HGLG11 (./offline-events.ts), read now. */
+  async events (symbols: readonly string[]): Promise<Map<string, EventsRead>> {
+    const asOf = this.now().toISOString()
+    return new Map(symbols.map(symbol => [symbol, { events: offlineEvents(symbol.toUpperCase(), this.now()), asOf }]))
   }
 
   /** The dollar's simulated rate (any other currency has none): `[month, reais per dollar]`. */

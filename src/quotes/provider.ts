@@ -9,6 +9,7 @@ import {
   type ProviderQuote,
   type RateObservation
 } from '../schemas/quote.js'
+import type { EventsRead } from '../schemas/corporate-events.js'
 
 export type {
   Close, ExchangeRate, HistoryQuery, MonthKey, PercentObservation, PriceHistory, ProviderQuote,
@@ -55,6 +56,15 @@ export interface QuoteProvider {
    * the month's first day, oldest first; `undefined` when it gives none (a plan without it).
    */
   inflation?: (since: string, log: FastifyBaseLogger) => Promise<PercentObservation[] | undefined>
+  /**
+   * The corporate events of each of `symbols` (docs/api.md#corporate-events), in as few requests as the provider
+   * allows: none for a symbol it has none of, or does not know, or that is a coin. `asOf` is when they were read of
+   * the provider: behind a cache, they are asked at most once a day, and a failure answers those last known (older).
+   * Without it, the provider gives no events.
+   */
+  events?: (symbols: readonly string[], log: FastifyBaseLogger) => Promise<Map<string, EventsRead>>
+  /** The events of `symbol` last read, without asking: a cache's; `undefined` when it keeps none. */
+  eventsKnown?: (symbol: string) => EventsRead | undefined
   /**
    * Tells the provider which symbols are coins (held by assets of type CRYPTO), so that it prices
    * them as such from now on; answers the ones it did not know were.

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  AtLeastOneOf, DaySchema, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp
+  AtLeastOneOf, DaySchema, IdSchema, NonBlankString, PageQuerySchema, RecordId, StoredText, StringEnum, Timestamp,
+  TimestampOf
 } from './common.js'
 
 export const ASSET_TYPES = ['STOCK', 'BOND', 'FUND', 'CRYPTO', 'COMMODITY'] as const
@@ -48,6 +49,14 @@ export const AssetSchema = Type.Object({
   price: Type.Number({ description: 'Unit price in BRL, at most 8 decimals' }),
   totalValue: Type.Number({ description: 'quantity × price in BRL, rounded half away from zero to 2 decimals' }),
   portfolioId: RecordId('The portfolio that holds it'),
+  eventsUnapplied: Type.Boolean({
+    description: 'True when a corporate event of its symbol it was entitled to is not applied to quantity and ' +
+      'price (an unknown label, an implausible ratio, or sales recorded against it: docs/api.md#corporate-events)'
+  }),
+  eventsAsOf: Type.Union([TimestampOf('When its corporate events were read'), Type.Null()], {
+    description: 'When the corporate events its quantity and price follow were read of the provider; null when ' +
+      'never (a symbol the provider gives no events of)'
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   investmentId: Type.Union([RecordId(), Type.Null()], {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DaySchema, MonthSchema, RecordId, StoredText, TimestampOf } from './common.js'
+import { AssetEventSchema } from './corporate-events.js'
 import { QUOTE_SOURCES } from './quote.js'
 import { TransactionTypeSchema } from './transaction.js'
 
@@ -10,8 +11,8 @@ export const DashboardSchema = Type.Object({
     name: StoredText(200),
     // brapi's icon URL around the ticker percent-encoded: 34 characters, and at most 12 per character of the ticker.
     imageUrl: Type.String({ format: 'uri', maxLength: 34 + 12 * 200, description: 'The ticker\'s logo (brapi icons)' }),
-    quantity: Type.Number(),
-    averagePrice: Type.Number(),
+    quantity: Type.Number({ description: 'Held now, as the trades and the corporate events leave it' }),
+    averagePrice: Type.Number({ description: 'What is held cost ÷ quantity (8 decimals)' }),
     lastQuote: Type.Number(),
     quoteSource: Type.Unsafe<string>({
       type: 'string',
@@ -30,7 +31,14 @@ export const DashboardSchema = Type.Object({
     realizedResult: Type.Number({
       description: 'What the sales made over the average price, less every transaction\'s fee'
     }),
-    fees: Type.Number({ description: 'The fees of every transaction' })
+    fees: Type.Number({ description: 'The fees of every transaction' }),
+    income: Type.Number({
+      description: 'The net cash of the dividends, JCP and rendimentos paid so far; what the asset made is ' +
+        'result + realizedResult + income'
+    }),
+    incomeAnnounced: Type.Number({
+      description: 'The net cash of those it is entitled to and not yet paid (docs/api.md#corporate-events)'
+    })
   }),
   monthlyHistory: Type.Array(Type.Object({
     month: MonthSchema,
@@ -61,6 +69,9 @@ export const DashboardSchema = Type.Object({
     pricePerUnit: Type.Number(),
     totalValue: Type.Number({ description: 'quantity × pricePerUnit, the fee apart' }),
     fee: Type.Number()
-  }))
+  })),
+  events: Type.Array(AssetEventSchema, {
+    description: 'The corporate events the asset was entitled to, by data com (docs/api.md#corporate-events)'
+  })
 }, { title: 'AssetDashboard' })
 export type Dashboard = Static<typeof DashboardSchema>

@@ -75,13 +75,17 @@ export const PortfolioPerformanceSchema = Type.Object({
   }),
   invested: Type.Number({ description: 'What was held at `to` cost, at average cost (2 decimals)' }),
   value: Type.Number({ description: 'What was held at `to` was worth at its close (2 decimals)' }),
+  income: Type.Number({
+    description: 'The net cash of the dividends, JCP and rendimentos paid after `from` up to `to` (2 decimals; ' +
+      'docs/api.md#corporate-events)'
+  }),
   result: Type.Number({
-    description: 'value at `to` − value at `from` − what was bought + what was sold in between, fees included ' +
-      '(2 decimals)'
+    description: 'value at `to` − value at `from` − what was bought + what was sold in between, fees included, + ' +
+      'income (2 decimals)'
   }),
   twr: Type.Number({
     description: 'The time-weighted return over the range, percent (2 decimals): money put in or taken out is ' +
-      'not performance'
+      'not performance; cash paid by corporate events is (total return)'
   }),
   benchmarks: PerformanceBenchmarksSchema,
   estimated: Type.Boolean({ description: 'True when any point is' }),

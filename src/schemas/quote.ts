@@ -54,10 +54,16 @@ export interface HistoryQuery {
   since: string
 }
 
-/** One close of a history: the period that starts on `date` (`YYYY-MM-DD`, UTC) closed at `close`. */
+/**
+ * One close of a history: the period that starts on `date` (`YYYY-MM-DD`, UTC) closed at `close`. `traded` when the
+ * close is the price traded then, on that day's share basis (brapi's `rawClose`, a close other than its
+ * `adjustedClose`, the offline provider's); else it may be restated for corporate events after it
+ * (docs/api.md#corporate-events).
+ */
 export interface Close {
   date: string
   close: number
+  traded?: true
 }
 
 /** A price history as a provider gives it: its closes, oldest first, in `currency`. */

@@ -22,11 +22,14 @@ interface Holding {
   transactions: AssetTransaction[]
 }
 
-/** What the asset's row keeps of its position. */
+/** What the asset's row keeps of its position, and of the corporate events it follows. */
 interface PositionColumns {
   quantity: number
   price: number
   valueCents: number
+  eventsDigest: string
+  eventsUnapplied: boolean
+  eventsAsOf: string | null
 }
 
 /** What an institution says of an imported asset (docs/api.md#imports), its price's origin included. */
@@ -35,6 +38,18 @@ type InstitutionFields = Pick<Asset, 'priceSource' | 'asOf' | 'issuer' | 'dueDat
 /** A new asset's row: the fields its create names, and its first position; an import's, its investment too. */
 type NewAsset = Pick<CreateAssetInput, 'portfolioId' | 'name' | 'symbol' | 'type'> & PositionColumns &
   Partial<Pick<Asset, 'investmentId'> & InstitutionFields>
+
+/** An asset's row read for a write: its owner, and whether its position was written with the events it names. */
+type LockedRow = Versioned<Asset> & { userId: string, eventsDigest: string, eventsCurrent: boolean }
+
+/** The columns of a position's events. */
+function eventColumns (position: PositionColumns) {
+  return {
+    events_digest: position.eventsDigest,
+    events_unapplied: position.eventsUnapplied ? 1 : 0,
+    events_as_of: position.eventsAsOf
+  }
+}
 
 /**
  * Portfolio assets (docs/api.md#resources), each with its transactions (transactions.ts): their reads, and the rows
@@ -68,6 +83,24 @@ export class AssetRepository {
   async versioned (id: string): Promise<Versioned<Asset> | undefined> {
     const row = await this.handle.db.selectFrom('portfolio_assets').selectAll().where('id', '=', id).executeTakeFirst()
     return row === undefined ? undefined : { value: toAsset(row), version: row.version }
+  }
+
+  /** The symbols of every asset, each once (the corporate events' refresh: src/domain/events-refresh.ts). */
+  async symbols (): Promise<string[]> {
+    const rows = await this.handle.db.selectFrom('portfolio_assets').select('symbol').distinct().orderBy('symbol')
+      .execute()
+    return rows.map(row => row.symbol)
+  }
+
+  /**
+   * The assets of `symbol` whose position was not computed with the events `digest` names: another digest, or a
+   * version written since by a write that knew nothing of them.
+   */
+  async staleForEvents (symbol: string, digest: string): Promise<string[]> {
+    const rows = await this.handle.db.selectFrom('portfolio_assets').select('id').where('symbol', '=', symbol)
+      .where(eb => eb.or([eb('events_digest', '<>', digest), eb('events_version', '<>', eb.ref('version'))]))
+      .orderBy('id').execute()
+    return rows.map(row => row.id)
   }
 
   /** The assets' rows of the write `trx`, whose rows are stamped `now`. */
@@ -171,21 +204,21 @@ export class AssetRows {
     private readonly now: string
   ) {}
 
-  /** The asset, its version and its portfolio's owner; undefined when there is no such asset. */
-  async lockForWrite (id: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+  /** The asset, its version, its portfolio's owner and its events' columns; undefined when there is no such asset. */
+  async lockForWrite (id: string): Promise<LockedRow | undefined> {
     return await this.lockWhere('portfolio_assets.id', id)
   }
 
   /** As {@link lockForWrite}, the asset of the portfolio imported from the aggregator's investment `investmentId`. */
   async lockByInvestment (
     portfolioId: string, investmentId: string
-  ): Promise<Versioned<Asset> & { userId: string } | undefined> {
+  ): Promise<LockedRow | undefined> {
     return await this.lockWhere('portfolio_assets.investment_id', investmentId, portfolioId)
   }
 
   private async lockWhere (
     column: 'portfolio_assets.id' | 'portfolio_assets.investment_id', value: string, portfolioId?: string
-  ): Promise<Versioned<Asset> & { userId: string } | undefined> {
+  ): Promise<LockedRow | undefined> {
     let query = this.trx.selectFrom('portfolio_assets').selectAll('portfolio_assets')
       // A subquery, not a join: PostgreSQL's `for update` then locks the asset's row alone.
       .select(eb => eb.selectFrom('portfolios').select('user_id')
@@ -193,11 +226,14 @@ export class AssetRows {
       .where(column, '=', value)
     if (portfolioId !== undefined) query = query.where('portfolio_assets.portfolio_id', '=', portfolioId)
     const row = await (this.engine === 'postgres' ? query.forUpdate() : query).executeTakeFirst()
-    return row === undefined ? undefined : { value: toAsset(row), version: row.version, userId: row.user_id }
+    if (row === undefined) return undefined
+    const eventsCurrent = row.events_version === row.version
+    const { version, user_id: userId, events_digest: eventsDigest } = row
+    return { value: toAsset(row), version, userId, eventsDigest, eventsCurrent }
   }
 
   /** As {@link lockForWrite}, for the asset's delete: its transactions locked first. */
-  async lockForDelete (id: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+  async lockForDelete (id: string): Promise<LockedRow | undefined> {
     if (this.engine === 'postgres') {
       await this.trx.selectFrom('asset_transactions').select('id').where('asset_id', '=', id).forUpdate().execute()
     }
@@ -205,7 +241,7 @@ export class AssetRows {
   }
 
   /** As {@link lockForWrite}, for the removal of its transaction `tradeId`: that one locked first. */
-  async lockForRemoval (id: string, tradeId: string): Promise<Versioned<Asset> & { userId: string } | undefined> {
+  async lockForRemoval (id: string, tradeId: string): Promise<LockedRow | undefined> {
     if (this.engine === 'postgres') {
       await this.trx.selectFrom('asset_transactions').select('id').where('id', '=', tradeId)
         .where('asset_id', '=', id).forUpdate().execute()
@@ -223,20 +259,22 @@ export class AssetRows {
       quantity: asset.quantity,
       price: asset.price,
       value_cents: asset.valueCents,
+      ...eventColumns(asset),
       created_at: this.now,
       updated_at: this.now,
       version: 1,
       investment_id: asset.investmentId ?? null,
-      ...institutionColumns(asset)
+      ...institutionColumns(asset),
+      events_version: 1
     }
     await this.trx.insertInto('portfolio_assets').values(row).execute()
     return toAsset(row)
   }
 
   /**
-   * Sets the asset's position columns and bumps its version: the asset after it. Its price is then its
-   * institution's when `institution` says so (an import's write, which sets what the institution says of it too),
-   * else the average price or the investor's own.
+   * Sets the asset's position columns and bumps its version (the events' with it): the asset after it. Its price is
+   * then its institution's when `institution` says so (an import's write, which sets what the institution says of it
+   * too), else the average price or the investor's own.
    */
   async setPosition (
     id: string, position: PositionColumns, institution?: InstitutionFields
@@ -245,10 +283,33 @@ export class AssetRows {
     const origin = institution === undefined ? { price_source: null, as_of: null } : institutionColumns(institution)
     const row = await this.trx.updateTable('portfolio_assets')
       .set(eb => ({
-        quantity, price, value_cents: valueCents, ...origin, updated_at: this.now, version: eb('version', '+', 1)
+        quantity,
+        price,
+        value_cents: valueCents,
+        ...origin,
+        ...eventColumns(position),
+        updated_at: this.now,
+        version: eb('version', '+', 1),
+        events_version: eb('version', '+', 1)
       }))
       .where('id', '=', id).returningAll().executeTakeFirstOrThrow()
     return { value: toAsset(row), version: row.version }
+  }
+
+  /**
+   * Records that the events `digest` names, read at `asOf`, are still those of every asset of `symbol` computed
+   * with them and marked read before `asOf`'s day: each one's version bumped. Their portfolios' ids, once each.
+   */
+  async markEventsRead (symbol: string, digest: string, asOf: string): Promise<string[]> {
+    const rows = await this.trx.updateTable('portfolio_assets')
+      .set(eb => ({
+        events_as_of: asOf, updated_at: this.now, version: eb('version', '+', 1), events_version: eb('version', '+', 1)
+      }))
+      .where('symbol', '=', symbol).where('events_digest', '=', digest)
+      .where(eb => eb('events_version', '=', eb.ref('version')))
+      .where(eb => eb.or([eb('events_as_of', 'is', null), eb('events_as_of', '<', asOf.slice(0, 10))]))
+      .returning('portfolio_id').execute()
+    return [...new Set(rows.map(row => row.portfolio_id))].sort()
   }
 
   /** Deletes the asset and its transactions: its portfolio's id, undefined when there was no such asset. */

@@ -14,7 +14,7 @@ export type PortfoliosTable = ColumnsOf<Omit<Portfolio, 'totalValue'>> & {
   version: Generated<number>
 }
 
-export type PortfolioAssetsTable = ColumnsOf<Omit<Asset, 'totalValue'>> & {
+export type PortfolioAssetsTable = ColumnsOf<Omit<Asset, 'totalValue' | 'eventsUnapplied'>> & {
   /**
    * `quantity × price` in integer cents, rounded half away from zero from the exact product
    * (docs/api.md#money), kept so that every sum is exact in SQL; the asset's `totalValue`. PostgreSQL
@@ -23,6 +23,14 @@ export type PortfolioAssetsTable = ColumnsOf<Omit<Asset, 'totalValue'>> & {
   value_cents: ColumnType<number | string, number, number>
   /** Bumped by every write of the asset (migration 9): its ETag's. */
   version: Generated<number>
+  /**
+   * What the position was computed with (migration 11): a digest of its symbol's corporate events ('' for none),
+   * and the version it was written at — another is a write that knew nothing of them (docs/api.md#corporate-events).
+   */
+  events_digest: Generated<string>
+  events_version: Generated<number>
+  /** 1 when an event was left unapplied (the asset's `eventsUnapplied`), else 0: one type on both engines. */
+  events_unapplied: Generated<number>
 }
 
 export interface ExcludedTransactionsTable {

@@ -117,3 +117,23 @@ export async function upImports (db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('asset_transactions_investment_idx').on('asset_transactions').unique()
     .columns(['asset_id', 'investment_transaction_id']).execute()
 }
+
+/**
+ * What each asset's stored position was computed with (docs/api.md#corporate-events): a digest of its symbol's
+ * events then ('' for none, as every position before them was computed), the version of the row it was written
+ * with (a write of the previous version, during a rolling deployment, bumps the version alone: the position is
+ * computed again), whether an event was left unapplied, and when the events were read. The refresh looks assets
+ * up by symbol.
+ */
+export async function upCorporateEvents (db: Kysely<unknown>): Promise<void> {
+  await db.schema.alterTable('portfolio_assets')
+    .addColumn('events_digest', 'text', col => col.notNull().defaultTo('')).execute()
+  await db.schema.alterTable('portfolio_assets')
+    .addColumn('events_version', 'integer', col => col.notNull().defaultTo(0)).execute()
+  await db.schema.alterTable('portfolio_assets')
+    .addColumn('events_unapplied', 'integer', col => col.notNull().defaultTo(0)).execute()
+  await db.schema.alterTable('portfolio_assets').addColumn('events_as_of', 'text').execute()
+  await (db as Kysely<{ portfolio_assets: { version: number, events_version: number } }>)
+    .updateTable('portfolio_assets').set(eb => ({ events_version: eb.ref('version') })).execute()
+  await db.schema.createIndex('portfolio_assets_symbol_idx').on('portfolio_assets').column('symbol').execute()
+}

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely'
 import { positionCents, unitAmount } from '../schemas/money.js'
-import { upImports, upJobs } from './later-migrations.js'
+import { upCorporateEvents, upImports, upJobs } from './later-migrations.js'
 
 /**
  * Versioned schema, the same for SQLite and PostgreSQL. Append new migrations; never edit one
@@ -241,7 +241,8 @@ export const MIGRATIONS: Record<string, Migration> = {
   },
   // Their bodies, in src/store/later-migrations.ts.
   '0011-jobs': { up: upJobs },
-  '0012-investment-imports': { up: upImports }
+  '0012-investment-imports': { up: upImports },
+  '0013-corporate-events': { up: upCorporateEvents }
 }
 
 async function up0010 (db: Kysely<unknown>): Promise<void> {

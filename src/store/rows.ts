@@ -13,8 +13,9 @@ export type TransactionRow = Selectable<AssetTransactionsTable>
  * An asset as answered, each field from its column; its `totalValue` is the stored cents every sum adds, so the
  * two always agree.
  */
-export const toAsset = rowReader(AssetSchema, (row: Pick<AssetRow, 'value_cents'>) => ({
-  totalValue: fromCents(row.value_cents)
+export const toAsset = rowReader(AssetSchema, (row: Pick<AssetRow, 'value_cents' | 'events_unapplied'>) => ({
+  totalValue: fromCents(row.value_cents),
+  eventsUnapplied: Number(row.events_unapplied) === 1
 }))
 
 /** A transaction as answered: its `totalValue` is quantity × price to the cent. */
@@ -36,7 +37,9 @@ export function toTransaction (row: TransactionRow): AssetTransaction {
 }
 
 /** The columns {@link toAsset} reads. */
-export const ASSET_COLUMNS = [...storedFields(AssetSchema, ['totalValue']).map(columnOf), 'value_cents'] as const
+export const ASSET_COLUMNS = [
+  ...storedFields(AssetSchema, ['totalValue', 'eventsUnapplied']).map(columnOf), 'value_cents', 'events_unapplied'
+] as const
 
 /**
  * `column` among `ids`, bound as one parameter whatever their number (`json_each` on SQLite, `any` on

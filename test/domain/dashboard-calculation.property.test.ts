@@ -184,7 +184,9 @@ function expectedDashboard (
       result: result.rounded(2),
       resultPercentage: percent(result, Rational.of(position.investedValue)),
       realizedResult: position.realizedResult,
-      fees: position.fees
+      fees: position.fees,
+      income: 0,
+      incomeAnnounced: 0
     },
     monthlyHistory: history.map(({ month, appliedValue, ...entry }) => ({ ...entry, month: labels(month).long })),
     historicalChart: history.map(({ month, appliedValue, currentBalance }) =>
@@ -198,7 +200,8 @@ function expectedDashboard (
       pricePerUnit: tx.price,
       totalValue: referenceValue(tx.quantity, tx.price),
       fee: tx.fee
-    }))
+    })),
+    events: []
   }
 }
 

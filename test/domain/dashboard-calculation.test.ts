@@ -57,7 +57,9 @@ t.test('docs/api.md\'s worked example', async t => {
     resultPercentage: 20,
     // 30 × (38 − 33.33333333) = 140.0000001, less 4.90 + 5.70 of fees
     realizedResult: 129.4,
-    fees: 10.6
+    fees: 10.6,
+    income: 0,
+    incomeAnnounced: 0
   })
   t.same(dashboard.monthlyHistory, [
     {

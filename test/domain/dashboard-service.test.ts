@@ -9,6 +9,7 @@ import { UpstreamClient } from '../../src/upstream/client.js'
 import { dayOf, monthStart, startFakeBrapi } from '../fixtures/fake-brapi.js'
 import { silentLog as log } from '../helper.js'
 import { NOT_IMPORTED, RECORDED_BY_HAND } from '../fixtures/portfolios.js'
+import { NO_EVENT_BOOKS } from '../fixtures/corporate-events.js'
 
 const access: Access = {
   apiKey: async () => {},
@@ -30,6 +31,8 @@ function holding (
     price: lots[0]?.[2] ?? 0,
     totalValue: 0,
     portfolioId: 'p',
+    eventsUnapplied: false,
+    eventsAsOf: null,
     createdAt: '',
     updatedAt: '',
     ...RECORDED_BY_HAND
@@ -84,7 +87,7 @@ t.test('a dashboard from brapi: coins and dollar shares in reais, months the pla
   }
   const client = new UpstreamClient({ name: 'brapi', baseUrl: brapi.url, timeoutMs: 5000 })
   const quotes = new CachedQuotes(new BrapiQuotes(client, 'token'), 60_000)
-  const dashboards = new DashboardService(holdings, quotes)
+  const dashboards = new DashboardService(holdings, quotes, NO_EVENT_BOOKS)
 
   const petr4 = await dashboards.ofAsset(access, 'PETR4', log)
   t.equal(petr4.monthlyHistory.length, 14)

@@ -75,6 +75,8 @@ t.test('valuate: exact cents, half away from zero; oldest quote time; unquoted s
     price,
     totalValue,
     portfolioId: 'p1',
+    eventsUnapplied: false,
+    eventsAsOf: null,
     createdAt: '',
     updatedAt: '',
     ...RECORDED_BY_HAND

@@ -50,6 +50,8 @@ const asset = (symbol: string, quantity = 1): Asset => ({
   price: 10,
   totalValue: quantity * 10,
   portfolioId: 'p1',
+  eventsUnapplied: false,
+  eventsAsOf: null,
   createdAt: '',
   updatedAt: '',
   ...RECORDED_BY_HAND

@@ -1,9 +1,9 @@
 import t from 'tap'
-import { Replay, replay, type Entry } from '../../src/domain/replay.js'
-import type { Position } from '../../src/schemas/average-cost.js'
+import { Replay, replay } from '../../src/domain/replay.js'
+import type { Position, Trade } from '../../src/schemas/average-cost.js'
 
-const buy = (date: string, quantity: number, price: number): Entry => ({ type: 'BUY', date, quantity, price, fee: 0 })
-const sell = (date: string, quantity: number, price: number): Entry => ({ type: 'SELL', date, quantity, price, fee: 1 })
+const buy = (date: string, quantity: number, price: number): Trade => ({ type: 'BUY', date, quantity, price, fee: 0 })
+const sell = (date: string, quantity: number, price: number): Trade => ({ type: 'SELL', date, quantity, price, fee: 1 })
 
 /** A position's figures as numbers. */
 function figures (position: Position): { quantity: number, cost: number, realized: number, fees: number } {

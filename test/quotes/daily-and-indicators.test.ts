@@ -54,8 +54,11 @@ t.test('a daily history: interval=1d on the range covering the day, each close o
   brapi.maxRange = '3mo'
   const { log: captured, lines } = capturedLog()
   const year = await quotes.history('PETR4', { interval: '1d', since: dayBefore(300) }, captured)
-  t.same(brapi.requestsTo('/api/quote/PETR4').slice(1).map(request => request.query.get('range')), ['1y', '3mo'],
-    'refused, then the next shorter range')
+  t.same(brapi.requestsTo('/api/quote/PETR4').slice(1)
+    .map(request => [request.query.get('range'), request.query.get('includeRaw')]),
+  [['1y', 'true'], ['1y', null], ['3mo', 'true']],
+  'refused with the unadjusted closes and without them (the plan\'s range, not its unadjusted prices), then the ' +
+    'next shorter range')
   t.ok(year !== undefined && year.closes.length > 50 && year.closes.length < 70, 'three months of closes')
   t.equal(year?.closes.some(close => close.date === days[3]), false, 'a day without a close is a gap')
   t.equal(lines.filter(line => /gives history up to this range/.test(String(line.msg))).length, 1)

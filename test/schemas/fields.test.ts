@@ -63,8 +63,9 @@ forEachEngine(t, 'every stored field of a portfolio and an asset has its column,
     t.same(new Set(tables.get('portfolios')), new Set([...stored(PortfolioSchema, ['totalValue']), 'version']),
       'portfolios: PortfolioSchema\'s fields but the summed totalValue, and the ETag\'s version')
     t.same(new Set(tables.get('portfolio_assets')),
-      new Set([...stored(AssetSchema, ['totalValue']), 'value_cents', 'version']),
-      'portfolio_assets: AssetSchema\'s fields, totalValue as its cents, and the ETag\'s version')
+      new Set([...stored(AssetSchema, ['totalValue']), 'value_cents', 'version', 'events_digest', 'events_version']),
+      'portfolio_assets: AssetSchema\'s fields, totalValue as its cents, the ETag\'s version, and what the position ' +
+      'was computed with (its events\' digest and version)')
   })
 
 forEachEngine(t, 'every read and write of a portfolio answers every field of its schema', async (t, engine) => {

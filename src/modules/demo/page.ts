@@ -21,8 +21,9 @@ export function demoPage (token: string): string {
 <body>
   <header>
     <h1>Desempenho da carteira</h1>
-    <p>Development only: what <code>GET /portfolios/:id/performance</code> and
-      <code>GET /portfolios/:id/valuation/stream</code> answer (docs/api.md#performance).</p>
+    <p>Development only: what <code>GET /portfolios/:id/performance</code>, <code>GET /portfolios/:id/income</code>
+      and <code>GET /portfolios/:id/valuation/stream</code> answer (docs/api.md#performance,
+      docs/api.md#corporate-events).</p>
   </header>
   <section id="credentials">
     <label>Bearer token (the demo user's, signed with the development secret)
@@ -45,6 +46,12 @@ export function demoPage (token: string): string {
     <dt>TWR</dt><dd id="twr"></dd><dt>IBOVESPA</dt><dd id="ibov"></dd><dt>SELIC</dt><dd id="selic"></dd>
     <dt>IPCA</dt><dd id="ipca"></dd><dt>Prices</dt><dd id="prices"></dd>
   </dl></section>
+  <section id="income-panel"><h2>Proventos (dividends, JCP, rendimentos) this year, by payment month</h2>
+    <svg id="income" xmlns="http://www.w3.org/2000/svg" width="720" height="160" viewBox="0 0 720 160"
+      role="img" aria-label="Net income by payment month"></svg>
+    <p class="legend"><span class="paid">■ paid</span> <span class="announced">□ announced</span>
+      <span id="income-total"></span></p>
+  </section>
   <section id="live"><h2>Live valuation</h2><dl>
     <dt>Market value</dt><dd id="market-value"></dd><dt>Result</dt><dd id="live-result"></dd>
     <dt>Quoted at</dt><dd id="quoted-at"></dd><dt>Messages</dt><dd id="messages">0</dd>
@@ -65,9 +72,10 @@ header p { margin: 0 0 16px; color: #57606a; }
 #ranges { display: flex; gap: 4px; margin-bottom: 8px; }
 #ranges button[aria-pressed="true"] { background: #1f6feb; color: #fff; }
 #status { min-height: 20px; color: #cf222e; margin: 4px 0; }
-#chart { display: block; background: #fff; border: 1px solid #d0d7de; }
+#chart, #income { display: block; background: #fff; border: 1px solid #d0d7de; }
 .legend span { margin-right: 16px; }
 .legend .twr { color: #1f6feb; } .legend .ibov { color: #bc4c00; } .legend .estimated { color: #57606a; }
+.legend .paid, .legend .announced { color: #1a7f37; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; margin: 8px 0 16px; }
 dt { color: #57606a; } dd { margin: 0; font-variant-numeric: tabular-nums; }
 `

@@ -27,6 +27,8 @@ export function demoScript (): void {
     quoteSource: string
   }
   interface Valuation { marketValue: number, result: number, quotedAt: string | null }
+  interface IncomeMonth { month: string, net: number, paid: number, announced: number }
+  interface Income { year: number, total: { gross: number, withheld: number, net: number }, months: IncomeMonth[] }
   interface ErrorBody { statusCode: number, code: string, message: string | string[] }
 
   const SVG = 'http://www.w3.org/2000/svg'
@@ -38,6 +40,7 @@ export function demoScript (): void {
   const portfolio = element<HTMLSelectElement>('portfolio')
   const status = element('status')
   const chart = document.getElementById('chart') as unknown as SVGSVGElement
+  const incomeChart = document.getElementById('income') as unknown as SVGSVGElement
   const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' })
   const percent = (value: number | null): string => (value === null ? '—' : `${value.toFixed(2)} %`)
   let range = '1y'
@@ -78,12 +81,43 @@ export function demoScript (): void {
     if (data !== undefined) target.dataset.value = data
   }
 
-  function svg (name: string, attributes: Record<string, string | number>, text?: string): SVGElement {
+  function svg (
+    name: string, attributes: Record<string, string | number>, text?: string, parent: SVGSVGElement = chart
+  ): SVGElement {
     const node = document.createElementNS(SVG, name)
     for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, String(value))
     if (text !== undefined) node.textContent = text
-    chart.appendChild(node)
+    parent.appendChild(node)
     return node
+  }
+
+  /** The year's net income by payment month: paid solid, announced hollow above it (docs/api.md#corporate-events). */
+  function drawIncome (income: Income): void {
+    incomeChart.replaceChildren()
+    const [height, bottom, top] = [160, 24, 12]
+    const highest = Math.max(0.01, ...income.months.map(month => month.net))
+    const slot = (WIDTH - LEFT - RIGHT) / 12
+    const scale = (value: number): number => value / highest * (height - top - bottom)
+    svg('text', { ...LABEL, x: LEFT - 6, y: top + 4, 'text-anchor': 'end' }, money.format(highest), incomeChart)
+    svg('line', { stroke: '#d0d7de', x1: LEFT, x2: WIDTH - RIGHT, y1: height - bottom, y2: height - bottom },
+      undefined, incomeChart)
+    income.months.forEach((month, index) => {
+      const x = LEFT + index * slot + 3
+      const bar = { x: x.toFixed(2), width: (slot - 6).toFixed(2), stroke: '#1a7f37' }
+      svg('rect', {
+        ...bar,
+        'data-month': month.month,
+        'data-net': month.net,
+        y: (height - bottom - scale(month.net)).toFixed(2),
+        height: scale(month.net).toFixed(2),
+        fill: '#fff'
+      }, undefined, incomeChart)
+      const paid = scale(month.paid)
+      svg('rect', { ...bar, y: (height - bottom - paid).toFixed(2), height: paid.toFixed(2), fill: '#1a7f37' },
+        undefined, incomeChart)
+      svg('text', { ...LABEL, x: (x + (slot - 6) / 2).toFixed(2), y: height - 8, 'text-anchor': 'middle' },
+        month.month.slice(5), incomeChart)
+    })
   }
 
   /** The time-weighted return and IBOVESPA, percent from `from`, on one scale; estimated points hollow. */
@@ -162,6 +196,11 @@ export function demoScript (): void {
     show('prices', market ? 'market closes (brapi.dev)' : `simulated, not market prices (${performance.quoteSource})`,
       performance.quoteSource)
     chart.dataset.loaded = `${id} ${range}`
+    const income = await api<Income>(`/portfolios/${encodeURIComponent(id)}/income`)
+    drawIncome(income)
+    show('income-total', `${money.format(income.total.net)} net (${money.format(income.total.withheld)} withheld)`,
+      String(income.total.net))
+    incomeChart.dataset.loaded = `${id} ${income.year}`
   }
 
   /** Server-Sent Events read from fetch (a browser's EventSource cannot send the credential headers). */

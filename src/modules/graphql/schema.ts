@@ -2,6 +2,7 @@ import { GraphQLEnumType, GraphQLNonNull, GraphQLObjectType, GraphQLSchema } fro
 import { ASSET_TYPES, PRICE_SOURCES } from '../../schemas/asset.js'
 import { MeSchema, PRINCIPAL_TYPES } from '../../schemas/auth.js'
 import { TRANSACTION_TYPES } from '../../schemas/transaction.js'
+import { CORPORATE_EVENT_TYPES, INCOME_STATUSES } from '../../schemas/corporate-events.js'
 import { IMPORT_STATUSES } from '../../schemas/import.js'
 import { ITEM_STATUSES } from '../../schemas/item-status.js'
 import { PERFORMANCE_RANGE_NAMES, PERFORMANCE_RANGES, PortfolioPerformanceSchema } from '../../schemas/performance.js'
@@ -35,6 +36,8 @@ export function buildGraphql (operations: readonly Operation[] = OPERATIONS): Gr
     TransactionType: TRANSACTION_TYPES,
     ImportStatus: IMPORT_STATUSES,
     PriceSource: PRICE_SOURCES,
+    CorporateEventType: CORPORATE_EVENT_TYPES,
+    IncomeStatus: INCOME_STATUSES,
     Currency: ['BRL']
   }, [PerformanceRangeEnum])
   // Types named otherwise than their schemas' titles, or with a field of their own.

@@ -101,6 +101,9 @@ const systemModule: FastifyPluginAsyncTypebox<SystemModuleOptions> = async (app,
     onRequest: [app.verifyApiKey]
   }, async () => {
     await app.store.demo.reset()
+    // The demo data's positions as the corporate events of its symbols leave them (a provider failure is logged:
+    // the next run of the refresh applies them).
+    await app.domain.eventsRefresh.refreshNow().catch(() => {})
     return { message: 'Dados resetados com sucesso' }
   })
 }

@@ -57,7 +57,8 @@ function compared (actual: PNG, reference: PNG): number {
 }
 
 testNeeding(t, 'the demo page draws the performance the API answers against IBOVESPA, point by point and as the ' +
-  'reference picture, and follows the live valuation through a transaction', [NEEDS_CHROMIUM], async t => {
+  'reference picture, follows the live valuation through a transaction, and draws the income by month',
+[NEEDS_CHROMIUM], async t => {
   mock.timers.enable({ apis: ['Date'], now: Date.parse(NOW) })
   t.teardown(() => { mock.timers.reset() })
   const app = await buildTestApp(t, { QUOTES_TTL: '1', VALUATION_MIN_INTERVAL_MS: '100' })
@@ -146,4 +147,34 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
   const after = await valuation()
   await until('the valuation after a buy', async () => await shown() === after)
   t.pass('the live valuation followed the buy')
+
+  // The income by month, beside the performance: a portfolio of the offline provider's symbols with events.
+  const { id: earning } = await post(app, '/portfolios', { name: 'Proventos', userId: '1' })
+  for (const [symbol, type] of [['HGLG11', 'FUND'], ['ITUB4', 'STOCK']]) {
+    await post(app, '/portfolio-assets', {
+      name: symbol,
+      symbol,
+      type,
+      quantity: 100,
+      price: 30,
+      portfolioId: earning,
+      date: '2025-06-02'
+    })
+  }
+  await page('document.getElementById(\'load\').click(); true')
+  await until('the new portfolio listed', async () =>
+    await page(`[...document.getElementById('portfolio').options].some(option => option.value === '${earning}')`))
+  await until('the first portfolio\'s income', async () =>
+    await page('document.getElementById("income").dataset.loaded') === `${id} 2026`)
+  await page(`(() => { const select = document.getElementById('portfolio'); select.value = '${earning}'; ` +
+    'select.dispatchEvent(new Event(\'change\')); return true })()')
+  await until('the income chart', async () =>
+    await page('document.getElementById("income").dataset.loaded') === `${earning} 2026`)
+  const income = (await app.inject({ method: 'GET', url: `/portfolios/${earning}/income`, headers: apiKey() })).json()
+  const bars = await page<Array<[string, string]>>('[...document.querySelectorAll("#income rect[data-month]")]' +
+    '.map(bar => [bar.dataset.month, bar.dataset.net])')
+  t.same(bars, income.months.map((month: { month: string, net: number }) => [month.month, String(month.net)]),
+    'a bar a month, each the API\'s net')
+  t.ok(income.total.net > 0, `the rendimentos and JCP of the year: ${String(income.total.net)}`)
+  t.equal(await page('document.getElementById("income-total").dataset.value'), String(income.total.net))
 })

@@ -54,8 +54,8 @@ function assertRefused (t: Test, answer: GraphqlAnswer, code: string, message?: 
 }
 
 const PORTFOLIO_FIELDS = 'id name description userId totalValue createdAt updatedAt'
-const ASSET_FIELDS = 'id name symbol type quantity price totalValue portfolioId createdAt updatedAt ' +
-  'investmentId priceSource asOf issuer dueDate rate rateType isin'
+const ASSET_FIELDS = 'id name symbol type quantity price totalValue portfolioId eventsUnapplied eventsAsOf createdAt ' +
+  'updatedAt investmentId priceSource asOf issuer dueDate rate rateType isin'
 
 async function createPortfolio (app: App, input: Record<string, unknown>): Promise<Record<string, any>> {
   const answer = await graphql(

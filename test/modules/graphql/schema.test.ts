@@ -61,11 +61,15 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'value',
     'valuation',
     'performance',
-    'imports'
+    'imports',
+    'income'
   ])
   const performance = (schema.getType('Portfolio') as GraphQLObjectType).getFields().performance
   t.same(performance?.args.map(arg => [arg.name, String(arg.type), arg.defaultValue]),
     [['range', 'PerformanceRange', 'ONE_YEAR']], 'Portfolio.performance(range: PerformanceRange = ONE_YEAR)')
+  const income = (schema.getType('Portfolio') as GraphQLObjectType).getFields().income
+  t.same(income?.args.map(arg => [arg.name, String(arg.type), arg.defaultValue]), [['year', 'Int', undefined]],
+    'Portfolio.income(year: Int): this year when absent')
   t.same(fieldsOf('PortfolioAsset'), [
     'id',
     'name',
@@ -75,6 +79,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'price',
     'totalValue',
     'portfolioId',
+    'eventsUnapplied',
+    'eventsAsOf',
     'createdAt',
     'updatedAt',
     'investmentId',
@@ -87,7 +93,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'isin',
     'transactions',
     'quote',
-    'dashboard'
+    'dashboard',
+    'events'
   ])
   t.same(fieldsOf('AssetTransaction'),
     ['id', 'assetId', 'type', 'date', 'quantity', 'price', 'fee', 'totalValue', 'createdAt', 'investmentTransactionId',

@@ -125,6 +125,8 @@ forEachEngine(t, 'GET /portfolio-assets lists, filters by portfolio and by type'
   t.same(Object.keys(all.json()[0]).sort(), [
     'asOf',
     'dueDate',
+    'eventsAsOf',
+    'eventsUnapplied',
     'id',
     'investmentId',
     'isin',

@@ -4,7 +4,11 @@ import type { App } from '../../../src/app.js'
 import { apiKey, assertErrorBody, buildDataApp, buildTestApp, forEachEngine, TEXTS } from '../../helper.js'
 import { monthStart, startFakeBrapi, type FakeBrapi } from '../../fixtures/fake-brapi.js'
 import { sendJson } from '../../fixtures/fake-server.js'
-import { referencePosition } from '../../fixtures/average-cost.js'
+import { answeredPosition } from '../../fixtures/average-cost.js'
+import {
+  referenceWithEvents, type ReferenceCashEvent, type ReferenceStockEvent
+} from '../../fixtures/corporate-events.js'
+import { OfflineQuotes } from '../../../src/quotes/offline.js'
 
 const LONG_LABEL = /^(Jan|Fev|Mar|Abr|Mai|Jun|Jul|Ago|Set|Out|Nov|Dez)\.\d{4}$/
 const SOURCE_FIELDS = '{ lastQuote quoteSource quoteUpdatedAt }'
@@ -179,7 +183,9 @@ forEachEngine(t, 'GET /portfolio-assets/:id/dashboard computes from transactions
     result: 150 * 40 - invested,
     resultPercentage: 20,
     realizedResult: 0,
-    fees: 0
+    fees: 0,
+    income: 0,
+    incomeAnnounced: 0
   })
   t.equal(monthlyHistory.length, 1, 'all was bought this month: one month of history')
   t.match(monthlyHistory[0], {
@@ -242,17 +248,21 @@ forEachEngine(t, 'the demo data has a dashboard of consistent numbers for every 
     method: 'GET',
     url: '/portfolio-assets',
     headers: apiKey()
-  })).json() as Array<{ id: string, portfolioId: string, quantity: number }>
+  })).json() as Array<{ id: string, portfolioId: string, symbol: string, quantity: number }>
   t.ok(assets.length >= 10)
   const shares = new Map<string, number[]>()
   for (const asset of assets) {
     const res = await app.inject({ method: 'GET', url: `/portfolio-assets/${asset.id}/dashboard`, headers: apiKey() })
     t.equal(res.statusCode, 200)
     const { basicInfo, monthlyHistory, historicalChart, transactions } = res.json()
-    const position = referencePosition(transactions.map((tx: { pricePerUnit: number }) =>
-      ({ ...tx, price: tx.pricePerUnit })))
-    t.match(basicInfo, position, 'quantity, average price, invested, realized result and fees as recomputed')
-    t.equal(position?.quantity, asset.quantity, 'the transactions make the asset\'s quantity')
+    // The offline provider's simulated corporate events of the symbol, as it gives them.
+    const { stock, cash } = await offlineEventsOf(asset.symbol)
+    const reference = referenceWithEvents(transactions.map((tx: { pricePerUnit: number }) =>
+      ({ ...tx, price: tx.pricePerUnit })), stock, cash, new Date().toISOString().slice(0, 10))
+    const position = reference.position === undefined ? undefined : answeredPosition(reference.position)
+    t.match(basicInfo, { ...position, income: reference.income.paid, incomeAnnounced: reference.income.announced },
+      'quantity, average price, invested, realized result, fees and income as recomputed with the events')
+    t.equal(position?.quantity, asset.quantity, 'the transactions and the events make the asset\'s quantity')
     t.ok(monthlyHistory.length > 1, 'demo transactions span several months')
     t.equal(monthlyHistory.length, historicalChart.length)
     t.equal(monthlyHistory.at(-1).currentBalance, basicInfo.grossValue, 'the last month is the current position')
@@ -343,3 +353,21 @@ t.test('offline is the default provider and names itself', async t => {
   t.match(dashboard.basicInfo, { lastQuote: quote.price, quoteSource: quote.source, quoteUpdatedAt: quote.lastUpdate },
     'the dashboard says its values rest on simulated prices')
 })
+
+/** The offline provider's events of `symbol` as the reference reads them: `a para b`, the ex-date, the raw rate. */
+async function offlineEventsOf (
+  symbol: string
+): Promise<{ stock: ReferenceStockEvent[], cash: ReferenceCashEvent[] }> {
+  const read = (await new OfflineQuotes().events([symbol])).get(symbol)
+  const stock = (read?.events.stock ?? []).map(event => {
+    const [after, before] = (event.completeFactor as string).split(' para ')
+    return { dataCom: event.lastDatePrior as string, effective: event.exDate as string, after: after!, before: before! }
+  })
+  const cash = (read?.events.cash ?? []).map(event => ({
+    dataCom: event.lastDatePrior as string,
+    paymentDate: event.paymentDate,
+    jcp: event.label === 'JCP',
+    rawRate: event.rawRate as number
+  }))
+  return { stock, cash }
+}

@@ -84,6 +84,7 @@ t.test('the worked example of docs/api.md#performance, recomputed by hand: a dep
     points,
     invested: 4000,
     value: value['20'].rounded(),
+    income: 0,
     result: result.rounded(),
     twr: (growth[3] as Rational).percentOfGrowth(),
     // IPCA: no month ended within the dates (November's is measured once it ends).
@@ -100,7 +101,7 @@ t.test('GraphQL\'s Portfolio.performance answers what REST does, its range named
   const { app } = await exampleApp(t)
   const { id } = await examplePortfolio(app)
   const restAnswer = await rest(app, 'GET', `/portfolios/${id}/performance?range=1m`, apiKey())
-  const fields = 'portfolioId currency range from to invested value result twr estimated quoteSource ' +
+  const fields = 'portfolioId currency range from to invested value income result twr estimated quoteSource ' +
     'benchmarks { ibov selic ipca } points { date invested value twr ibov estimated }'
   const answer = await graphql(app, 'portfolio',
     `query ($id: ID!) { portfolio(id: $id) { performance(range: ONE_MONTH) { ${fields} } } }`, { id }, apiKey())
@@ -213,8 +214,10 @@ t.test('a plan that gives three months of history: a year answered with what it 
     !point.estimated && point.value === 300), 'the months served: market closes')
   t.equal(answer.twr, 20)
   t.ok(answer.estimated)
-  t.same(brapi.requestsTo('/api/quote/PETR4').map(request => request.query.get('range')), ['2y', '1y', '3mo'],
-    'the range reaching two weeks before the start, refused, shorter ones until one is served')
+  t.same(brapi.requestsTo('/api/quote/PETR4').map(request => request.query.get('range')),
+    ['2y', '2y', '1y', '1y', '3mo'],
+    'the range reaching two weeks before the start, refused (with the unadjusted closes and without them: the ' +
+    'plan\'s range, not its unadjusted prices), shorter ones until one is served')
 })
 
 t.test('IBOVESPA\'s history failing makes it null, the held symbols\' trading days the calendar', async t => {

@@ -2,6 +2,7 @@ import Big from 'big.js'
 import t from 'tap'
 import { apiKey, buildDataApp, buildTestApp, forEachEngine, tymon } from '../../helper.js'
 import { DEMO_PORTFOLIOS } from '../../../src/store/demo-data.js'
+import { OFFLINE_EVENT_SYMBOLS } from '../../../src/quotes/offline-events.js'
 
 t.test('GET /provider-config reports the computed hashes without credentials', async t => {
   const app = await buildTestApp(t)
@@ -64,9 +65,17 @@ forEachEngine(t, 'POST /reset restores the demo data (development only)', async 
   t.same(portfolios.map((p: { name: string }) => p.name).sort(), DEMO_PORTFOLIOS.map(p => p.name).sort())
   // Each asset's value rounded to cents, summed exactly (docs/api.md#money): quantity × its own price, else
   // × the average price of its buys — the demo's sales all come after the buys they sell from, and a sale
-  // leaves the average price as it is.
+  // leaves the average price as it is. The symbols with the offline provider's corporate events hold what the
+  // events left, at the average price (recomputed in test/modules/portfolio-assets/quotes-dashboard.test.ts).
+  const listed = (await app.inject({ method: 'GET', url: '/portfolio-assets', headers: apiKey() })).json()
+  const eventful = (listed as Array<{ symbol: string, totalValue: number }>)
+    .filter(asset => OFFLINE_EVENT_SYMBOLS.has(asset.symbol))
+  t.same(eventful.map(asset => asset.symbol).sort(), ['BBAS3', 'HGLG11', 'ITUB4'], 'each symbol with events once')
+  const withEvents = new Map(eventful.map(asset => [asset.symbol, asset.totalValue]))
   const expected = DEMO_PORTFOLIOS.flatMap(p => p.assets)
     .reduce((sum, a) => {
+      const valued = withEvents.get(a.symbol)
+      if (valued !== undefined) return sum.plus(valued)
       const bought = a.lots.reduce((q, lot) => q.plus(lot.quantity), new Big(0))
       const sold = (a.sales ?? []).reduce((q, sale) => q.plus(sale.quantity), new Big(0))
       const cost = a.lots.reduce((c, lot) => c.plus(new Big(lot.quantity).times(lot.price)), new Big(0))

@@ -1,0 +1,121 @@
+/**
+ * What corporate events cost (docs/api.md#corporate-events): CPU this process spends, in process (app.inject), on an
+ * asset read, a dashboard and a warm performance of a portfolio of 20 assets (240 dated buys and sales since 2006)
+ * whose symbols have events at brapi — a split every four years, a bonus issue every five, a dividend or JCP each
+ * quarter: about 90 each — beside the same portfolio of symbols without any, in one run, quotes from a fake brapi in
+ * another process (bench/fake-brapi-history.ts) on core 1 while this process runs on core 0; and how many requests
+ * asked brapi for events. Run it on a checkout without events too: the same script measures that version's cost.
+ * Run with `npx node --import tsx bench/corporate-events.ts`; it stops by itself.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const CALLS = Number(process.env.BENCH_CALLS ?? 1_000)
+const DASHBOARDS = Number(process.env.BENCH_DASHBOARDS ?? 100)
+const ASSETS = 20
+const KEY = 'bench-key'
+const headers = { 'x-api-key': KEY }
+
+pinSelf()
+const fake = await startHelper('fake-brapi-history.ts', 1)
+const dir = mkdtempSync(join(tmpdir(), 'bff-bench-events-'))
+const config = inProcessConfig(dir, fake.url, KEY)
+
+type App = Awaited<ReturnType<typeof buildApp>>
+async function call (app: App, url: string, method: 'GET' | 'POST' = 'GET', payload?: object): Promise<any> {
+  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
+  return res.json()
+}
+
+/** 20 assets of `prefix`, each bought in 2006 and eleven times more, one sale in four: the portfolio and an asset. */
+async function portfolio (app: App, prefix: string): Promise<{ id: string, assetId: string }> {
+  const { id } = await call(app, '/portfolios', 'POST', { name: prefix, userId: 'bench' })
+  let assetId = ''
+  for (let asset = 0; asset < ASSETS; asset++) {
+    const symbol = `${prefix}${String(asset).padStart(2, '0')}3`
+    const created = await call(app, '/portfolio-assets', 'POST', {
+      name: symbol, symbol, type: 'STOCK', quantity: 100, price: 20, portfolioId: id, date: `2006-0${1 + asset % 9}-10`
+    })
+    assetId = String(created.id)
+    for (let trade = 1; trade < 12; trade++) {
+      const date = `${2006 + trade * 1 + (asset % 7)}-${String(1 + (asset + trade) % 12).padStart(2, '0')}-15`
+      const type = trade % 4 === 0 ? 'SELL' : 'BUY'
+      await call(app, `/portfolio-assets/${assetId}/transactions`, 'POST',
+        { type, date, quantity: type === 'SELL' ? 20 : 10, price: 20 + trade, fee: 4.9 })
+    }
+  }
+  return { id: String(id), assetId }
+}
+
+/** CPU ms of this process per call of `url`, over `calls` calls. */
+async function cpuMsPerCall (app: App, url: string, calls: number): Promise<number> {
+  const before = process.cpuUsage()
+  for (let i = 0; i < calls; i++) await call(app, url)
+  const used = process.cpuUsage(before)
+  return (used.user + used.system) / 1000 / calls
+}
+
+const eventRequests = async (): Promise<number> =>
+  (await (await fetch(`${fake.url}/requests`)).json() as { events: number }).events
+
+const kinds = ['EVT', 'BEN'] as const
+const figures = Object.fromEntries(kinds.map(kind => [kind, {
+  read: [] as number[],
+  dashboard: [] as number[],
+  performance: [] as number[]
+}]))
+const asked: number[] = []
+let events = 0
+try {
+  const seeding = await buildApp(config)
+  await seeding.ready()
+  const portfolios = { EVT: await portfolio(seeding, 'EVT'), BEN: await portfolio(seeding, 'BEN') }
+  // A version without events has no such route: none.
+  const url = `/portfolio-assets/${portfolios.EVT.assetId}/events`
+  const listed = await seeding.inject({ method: 'GET', url, headers })
+  events = listed.statusCode === 200 ? (listed.json() as unknown[]).length : 0
+  await seeding.close()
+  for (let round = 0; round < ROUNDS; round++) {
+    const app = await buildApp(config)
+    await app.ready()
+    const before = await eventRequests()
+    for (const kind of kinds) {
+      const { id, assetId } = portfolios[kind]
+      const performance = `/portfolios/${id}/performance?range=max`
+      await call(app, performance)
+      await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, 10)
+    }
+    // Each kind measured first in every other round: what warms up is not counted to one of them.
+    for (const kind of round % 2 === 0 ? kinds : [...kinds].reverse()) {
+      const { id, assetId } = portfolios[kind]
+      const performance = `/portfolios/${id}/performance?range=max`
+      const measured = figures[kind] as { read: number[], dashboard: number[], performance: number[] }
+      measured.read.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}`, CALLS))
+      measured.dashboard.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, DASHBOARDS))
+      measured.performance.push(await cpuMsPerCall(app, performance, CALLS))
+    }
+    asked.push(await eventRequests() - before)
+    await app.close()
+  }
+} finally {
+  await fake.stop()
+  rmSync(dir, { recursive: true, force: true })
+}
+
+const of = (kind: string, what: 'read' | 'dashboard' | 'performance'): number =>
+  median((figures[kind] as Record<string, number[]>)[what] as number[])
+process.stdout.write(`${ASSETS} assets, ${ASSETS * 12} transactions; EVT's events: ${events} an asset was entitled ` +
+  `to; CPU ms of this process per request, medians of ${ROUNDS} rounds; requests for events per round (a fresh ` +
+  `app, ${2 * ASSETS} symbols): ${asked.join(', ')}\n`)
+process.stdout.write(table((['read', 'dashboard', 'performance'] as const).map(what => ({
+  request: { read: 'GET /portfolio-assets/:id', dashboard: 'GET …/dashboard', performance: 'warm performance' }[what],
+  'without events': of('BEN', what).toFixed(3),
+  'with events': of('EVT', what).toFixed(3),
+  ratio: (of('EVT', what) / of('BEN', what)).toFixed(2)
+}))))
+process.stdout.write('\n')
