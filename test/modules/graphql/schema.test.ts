@@ -61,8 +61,8 @@ t.test('the schema holds the documented names, arguments and types', async t => 
     'value',
     'valuation',
     'performance',
-    'imports',
-    'income'
+    'income',
+    'imports'
   ])
   const performance = (schema.getType('Portfolio') as GraphQLObjectType).getFields().performance
   t.same(performance?.args.map(arg => [arg.name, String(arg.type), arg.defaultValue]),
