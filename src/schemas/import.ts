@@ -18,7 +18,10 @@ export const SkippedInvestmentSchema = Type.Object({
 }, { title: 'SkippedInvestment' })
 export type SkippedInvestment = Static<typeof SkippedInvestmentSchema>
 
-const Count = (description: string) => Type.Integer({ minimum: 0, description })
+const Count = (description: string) => Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1, description })
+
+/** Entries of `skipped` an answer lists at most; `counts.skipped` counts them all. */
+export const MAX_SKIPPED_LISTED = 1000
 
 /** What an import did so far: each count grows as each investment is written. */
 export const ImportCountsSchema = Type.Object({
@@ -42,7 +45,9 @@ export const InvestmentImportSchema = Type.Object({
   finishedAt: Type.Union([Timestamp, Type.Null()], { description: 'When it ended (done or failed); null before' }),
   counts: ImportCountsSchema,
   skipped: Type.Array(SkippedInvestmentSchema, {
-    description: 'What it left out and why: investments it cannot hold, transactions that are no buy or sale'
+    maxItems: MAX_SKIPPED_LISTED,
+    description: 'What it left out and why: investments it cannot hold, transactions that are no buy or sale ' +
+      `(the first ${MAX_SKIPPED_LISTED}; counts.skipped counts them all)`
   }),
   error: Type.Union([StoredText(SKIP_REASON_LENGTH), Type.Null()], {
     description: 'Why it failed (failed), or why its last attempt did (queued again, retried later); null otherwise'

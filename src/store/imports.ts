@@ -4,7 +4,7 @@ import type { Database, ImportStatus, ImportsTable } from './database.js'
 import type { StoreEngine } from './connect.js'
 import type { StoreHandle } from './handle.js'
 import type { Page } from '../schemas/common.js'
-import type { InvestmentImport, SkippedInvestment } from '../schemas/import.js'
+import { MAX_SKIPPED_LISTED, type InvestmentImport, type SkippedInvestment } from '../schemas/import.js'
 
 type Row = Selectable<ImportsTable>
 
@@ -40,7 +40,7 @@ function importOf (row: Row): InvestmentImport {
       transactionsRecorded: Number(row.transactions_recorded),
       skipped: skipped.length
     },
-    skipped,
+    skipped: skipped.slice(0, MAX_SKIPPED_LISTED),
     error: row.error
   }
 }

@@ -27,7 +27,7 @@ interface Edit { file: string, find: RegExp, put: (found: string) => string }
 
 /** The next migration's name, after the last of src/store/migrations.ts (the copy's own order). */
 function nextMigration (source: string): string {
-  const names = [...source.matchAll(/^ {2}'(\d{4})-[\w-]+': \{$/gm)].map(([, number = '']) => Number(number))
+  const names = [...source.matchAll(/^ {2}'(\d{4})-[\w-]+': \{/gm)].map(([, number = '']) => Number(number))
   return `${String(Math.max(...names) + 1).padStart(4, '0')}-portfolio-risk-profile`
 }
 
@@ -36,9 +36,8 @@ const EDITS: readonly Edit[] = [
   {
     // Appended after the last migration: the object's closing brace is the first line that is one.
     file: 'src/store/migrations.ts',
-    find: /(export const MIGRATIONS: Record<string, Migration> = \{[\s\S]*?\n {2}\})\n\}\n/,
-    put: found => found.replace(/\n {2}\}\n\}\n$/, `
-  },
+    find: /(export const MIGRATIONS: Record<string, Migration> = \{[\s\S]*?)\n\}\n/,
+    put: found => found.replace(/\n\}\n$/, `,
   '${nextMigration(migrations)}': {
     async up (db: Kysely<unknown>) {
       await db.schema.alterTable('portfolios').addColumn('risk_profile', 'text').execute()
