@@ -57,6 +57,22 @@ forEachEngine(t, 'every page is read: 600 transactions of one investment, in pag
   t.notOk(held?.transactions.some(transaction => transaction.estimated))
 })
 
+t.test('an answer lists the first 1 000 entries left out, and counts them all', async t => {
+  const pluggy = await startFakePluggy(t)
+  pluggy.items.set('item-ana', ANA)
+  pluggy.investments.set('inv-taxed', pluggyInvestment('inv-taxed', 'item-ana', { code: 'VALE3', quantity: 1 }))
+  const taxes = Array.from({ length: 1002 }, (_, index) => pluggyInvestmentTransaction(`tax-${index}`, 'inv-taxed', {
+    type: 'TAX', quantity: null, value: null, amount: 1
+  }))
+  pluggy.investmentTransactions.set('inv-taxed', [...dailyBuys('inv-taxed', 1), ...taxes])
+  const app = await buildTestApp(t, importConfig(pluggy))
+  const portfolioId = await portfolioOf(app, ANA)
+  const done = await imported(app, ANA, portfolioId, 'item-ana')
+  t.match(done.counts, { transactionsRecorded: 1, skipped: 1002 })
+  t.equal(done.skipped.length, 1000)
+  t.equal(done.skipped[0]?.transactionId, 'tax-0', 'the first ones, in the order they were left out')
+})
+
 t.test('a 429 with Retry-After and a 5xx mid-import: tried again, nothing written twice', async t => {
   const pluggy = await startFakePluggy(t)
   twoEquities(pluggy)
