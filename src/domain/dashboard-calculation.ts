@@ -84,8 +84,7 @@ interface MonthPrice {
  * The price of a month: the current quote in the current month (market data when `quoted`, the
  * provider's); before that, the last close at or before the month (a gap repeats the previous
  * close, which is not that month's); before any close, `fallback()` (never market data), asked
- * only then: an average price is a division in big.js, and a dashboard of 20 assets over 20 years
- * asked one each month of each asset — a third of its CPU — to use almost none.
+ * only then.
  */
 function priceIn (
   month: MonthKey,
@@ -170,6 +169,18 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   }
   const benchmarkStart = months[0] === undefined ? undefined : benchmarkAt(months[0])
 
+  // A position's average price, once: a division in big.js, asked of each asset's every month without a close (all
+  // those before the range of history the provider gives: a third of a dashboard's CPU over 20 years), of a position
+  // that changes only at a trade or an event (the replay answers the same object until then).
+  const averages = new WeakMap<Position, number>()
+  const averageOf = (holding: Position): number => {
+    const kept = averages.get(holding)
+    if (kept !== undefined) return kept
+    const average = averagePrice(holding).toNumber()
+    averages.set(holding, average)
+    return average
+  }
+
   const monthlyHistory: Dashboard['monthlyHistory'] = []
   const historicalChart: Dashboard['historicalChart'] = []
   for (const month of months) {
@@ -181,7 +192,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
     for (const entry of portfolio) {
       const holding = holdingAt(entry, month)
       if (holding.quantity.eq(0)) continue
-      const fallback = (): number => averagePrice(holding).toNumber()
+      const fallback = (): number => averageOf(holding)
       const quoted = entry.origin.source !== STORED_PRICE_SOURCE
       const { price, market } = priceIn(month, current, entry.lastQuote, entry.closes, fallback, quoted)
       if (!market) estimated = true
