@@ -4,7 +4,8 @@
  * per ticker, in reais), no coins, and the SELIC and IPCA series; for bench/corporate-events.ts, the
  * corporate events of each ticker (`/api/v2/stocks/dividends?symbols=`): those starting with `EVT` a
  * 2-for-1 split every four years and a 10 % bonus issue every five from 2008, and a dividend or JCP each
- * quarter from 2006; any other none. `/requests` answers how many requests asked for events. Each answer
+ * quarter from 2006; those starting with `EVR` a typical stock's (a dividend each year, a JCP every other, one
+ * split); any other none. `/requests` answers how many requests asked for events. Each answer
  * is made once and kept, so this process's cost stays out of the service's. Prints its port on its first
  * line.
  */
@@ -56,16 +57,31 @@ function history (ticker: string): unknown {
   }
 }
 
+const COMMON = { approvedOn: null, isinCode: null, assetIssued: null, remarks: '' }
+
+/** A cash event of `month` (`YYYY-MM`): data com on the 10th, paid on the 28th. */
+function cashEvent (label: string, month: string): unknown {
+  return {
+    ...COMMON,
+    label,
+    rate: 0.25,
+    rawRate: 0.5,
+    lastDatePrior: `${month}-10`,
+    exDate: `${month}-11`,
+    paymentDate: `${month}-28`,
+    relatedTo: ''
+  }
+}
+
 /** The dividendsData of `ticker`, as brapi's SDKs define it. */
 function dividendsData (ticker: string): unknown {
   const stockDividends: unknown[] = []
   const cashDividends: unknown[] = []
   if (ticker.startsWith('EVT')) {
     for (let year = 2008; year <= new Date(today).getUTCFullYear(); year++) {
-      const common = { approvedOn: null, isinCode: null, assetIssued: null, remarks: '' }
       if (year % 4 === 0) {
         stockDividends.push({
-          ...common,
+          ...COMMON,
           label: 'DESDOBRAMENTO',
           factor: 2,
           completeFactor: '2 para 1',
@@ -75,7 +91,7 @@ function dividendsData (ticker: string): unknown {
       }
       if (year % 5 === 0) {
         stockDividends.push({
-          ...common,
+          ...COMMON,
           label: 'BONIFICACAO',
           factor: 10,
           completeFactor: '11 para 10',
@@ -86,20 +102,17 @@ function dividendsData (ticker: string): unknown {
     }
     for (let year = 2006; year <= new Date(today).getUTCFullYear(); year++) {
       for (const month of ['02', '05', '08', '11']) {
-        cashDividends.push({
-          label: month === '05' || month === '11' ? 'JCP' : 'DIVIDENDO',
-          rate: 0.25,
-          rawRate: 0.5,
-          lastDatePrior: `${year}-${month}-10`,
-          exDate: `${year}-${month}-11`,
-          paymentDate: `${year}-${month}-28`,
-          approvedOn: null,
-          relatedTo: '',
-          isinCode: null,
-          assetIssued: null,
-          remarks: ''
-        })
+        cashDividends.push(cashEvent(month === '05' || month === '11' ? 'JCP' : 'DIVIDENDO', `${year}-${month}`))
       }
+    }
+  }
+  if (ticker.startsWith('EVR')) {
+    // A typical stock's: a dividend each year, a JCP every other, one 2-for-1 split.
+    const split = { label: 'DESDOBRAMENTO', factor: 2, completeFactor: '2 para 1' }
+    stockDividends.push({ ...COMMON, ...split, lastDatePrior: '2016-04-14', exDate: '2016-04-15' })
+    for (let year = 2006; year <= new Date(today).getUTCFullYear(); year++) {
+      cashDividends.push(cashEvent('DIVIDENDO', `${year}-08`))
+      if (year % 2 === 0) cashDividends.push(cashEvent('JCP', `${year}-12`))
     }
   }
   return { cashDividends, stockDividends, subscriptions: [] }

@@ -1,4 +1,4 @@
-import type { Trade } from '../schemas/average-cost.js'
+import type { Position, Trade } from '../schemas/average-cost.js'
 import type { AssetEvent, IncomeStatus } from '../schemas/corporate-events.js'
 import { decimal, quotient, UNIT_DECIMALS, type Decimal } from '../schemas/money.js'
 import type { CashEvent, CorporateEvent, EventBook, StockEvent } from './corporate-events.js'
@@ -38,7 +38,40 @@ export interface Entitlement {
  */
 export function appliedEvents (trades: readonly Trade[], events: ReplayedEvents): ReplayedEvents {
   if (events.book.stock.length === 0 || replay(trades, events).shortAt === undefined) return events
-  return { book: { ...events.book, stock: [] }, today: events.today }
+  return cashOnly(events)
+}
+
+function cashOnly ({ book, today }: ReplayedEvents): ReplayedEvents {
+  return { book: { ...book, stock: [] }, today }
+}
+
+/** A replay run to its end with the events its trades follow, and the positions it passed through on the way. */
+interface FollowedEvents {
+  /** As {@link appliedEvents} chooses them. */
+  events: ReplayedEvents
+  /** The position at each of the `marks` it was made with, in their order. */
+  positions: Position[]
+  /** Run to its end: what each event's data com left held, and where a sale went short. */
+  replay: Replay
+}
+
+/**
+ * `trades` replayed once with the events {@link appliedEvents} chooses, the position taken at each of `marks` (days or
+ * months, ascending) on the way: the choice, the positions and the entitlements ({@link entitlementsOf}) of one
+ * replay, not one each — a dashboard of 20 assets with 93 events each replayed every asset three or four times.
+ * Only trades that go short with the stock events are replayed again, with the cash ones alone.
+ */
+export function replayedWith (
+  trades: readonly Trade[], events: ReplayedEvents, marks: readonly string[] = []
+): FollowedEvents {
+  const run = (applied: ReplayedEvents): FollowedEvents => {
+    const replayed = new Replay(trades, applied)
+    const positions = marks.map(mark => replayed.through(mark))
+    replayed.through()
+    return { events: applied, positions, replay: replayed }
+  }
+  const all = run(events)
+  return all.replay.shortAt === undefined || events.book.stock.length === 0 ? all : run(cashOnly(events))
 }
 
 /** The product of the ratios of the stock events of `book` in effect after `day`, by `today`: [after, before]. */
@@ -81,10 +114,14 @@ function cashPaid (event: CashEvent, held: Decimal, book: EventBook, today: stri
  * the order of their data coms (stock events before cash ones of one data com).
  */
 export function entitlements (trades: readonly Trade[], events: ReplayedEvents): Entitlement[] {
-  const applied = appliedEvents(trades, events)
-  const { book, today } = applied
-  const replayed = new Replay(trades, applied)
-  replayed.through(today)
+  return entitlementsOf(replayedWith(trades, events))
+}
+
+/**
+ * {@link entitlements} read off a replay already run: what each data com left held is set when the replay passes it,
+ * and no data com is after `today`, so the trades after it change none.
+ */
+export function entitlementsOf ({ events: { book, today }, replay: replayed }: FollowedEvents): Entitlement[] {
   const found: Entitlement[] = []
   const byDataCom = (a: CorporateEvent, b: CorporateEvent): number =>
     a.dataCom < b.dataCom ? -1 : a.dataCom > b.dataCom ? 1 : 0

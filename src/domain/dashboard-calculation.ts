@@ -6,10 +6,9 @@ import {
   decimal, money, percentage, positionValue, roundMoney, sum, unitAmount, type Decimal
 } from '../schemas/money.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
-import { appliedEvents, entitlements, eventAnswer, onDayBasis } from './asset-events.js'
+import { entitlementsOf, eventAnswer, onDayBasis, replayedWith } from './asset-events.js'
 import { NO_EVENTS, type EventBook } from './corporate-events.js'
 import type { MonthClose } from './reais.js'
-import { Replay, type ReplayedEvents } from './replay.js'
 
 export type { Dashboard } from '../schemas/dashboard.js'
 
@@ -84,38 +83,29 @@ interface MonthPrice {
 /**
  * The price of a month: the current quote in the current month (market data when `quoted`, the
  * provider's); before that, the last close at or before the month (a gap repeats the previous
- * close, which is not that month's); before any close, `fallback` (never market data).
+ * close, which is not that month's); before any close, `fallback()` (never market data), asked
+ * only then.
  */
 function priceIn (
   month: MonthKey,
   current: MonthKey,
   lastQuote: number,
   closes: readonly MonthClose[],
-  fallback: number,
+  fallback: () => number,
   quoted: boolean
 ): MonthPrice {
   if (month === current) return { price: lastQuote, market: quoted }
-  let found: MonthPrice = { price: fallback, market: false }
+  let found: MonthClose | undefined
   for (const entry of closes) {
     if (entry.month > month) break
-    found = { price: entry.close, market: entry.month === month && entry.estimated !== true }
+    found = entry
   }
-  return found
+  if (found === undefined) return { price: fallback(), market: false }
+  return { price: found.close, market: found.month === month && found.estimated !== true }
 }
 
 function byDate (a: DashboardTransaction, b: DashboardTransaction): number {
   return a.date < b.date ? -1 : a.date > b.date ? 1 : 0
-}
-
-/**
- * What was held at the end of each of `months` (in order), from transactions in the order they
- * count and the corporate events, replayed at average cost in one pass.
- */
-function positionsAt (
-  transactions: readonly DashboardTransaction[], months: readonly MonthKey[], events: ReplayedEvents
-): Map<MonthKey, Position> {
-  const replay = new Replay(transactions, events)
-  return new Map(months.map(month => [month, replay.through(month)]))
 }
 
 /** A month's close is its last day's. */
@@ -142,27 +132,26 @@ export function buildDashboard (input: DashboardInput): Dashboard {
   // Transactions in date order everywhere (of one date, as recorded): sums then add up in one order. Each asset
   // with the corporate events it follows, its closes on each month's share basis (docs/api.md#corporate-events).
   const today = dayKey(input.now)
-  const portfolio = input.portfolio.map(entry => {
-    const transactions = [...entry.transactions].sort(byDate)
-    const events = appliedEvents(transactions, { book: entry.events ?? NO_EVENTS, today })
-    return { ...entry, transactions, replayed: events, closes: onDayBasis(entry.closes, lastDayOf, events) }
+  const sorted = input.portfolio.map(entry => ({ ...entry, transactions: [...entry.transactions].sort(byDate) }))
+  const firstTransaction = sorted.find(entry => entry.assetId === input.asset.id)?.transactions[0]
+  const current = monthKey(input.now)
+  const months = firstTransaction === undefined ? [] : monthsBetween(firstTransaction.date.slice(0, 7), current)
+  // What each asset of the portfolio held at the end of each month, the current one included, from one replay.
+  const ends = [...months, current]
+  const portfolio = sorted.map(entry => {
+    const replayed = replayedWith(entry.transactions, { book: entry.events ?? NO_EVENTS, today }, ends)
+    const positions = new Map(ends.map((month, index) => [month, replayed.positions[index] as Position]))
+    return { ...entry, replayed, positions, closes: onDayBasis(entry.closes, lastDayOf, replayed.events) }
   })
   const own = portfolio.find(entry => entry.assetId === input.asset.id)
   if (own === undefined) throw new Error('the asset must be part of its portfolio')
   const transactions = own.transactions
-  const current = monthKey(input.now)
-  const firstTransaction = transactions[0]
-
-  const months = firstTransaction === undefined ? [] : monthsBetween(firstTransaction.date.slice(0, 7), current)
-  // What each asset of the portfolio held at the end of each month, the current one included.
-  const positions = new Map(portfolio.map(entry =>
-    [entry, positionsAt(entry.transactions, [...months, current], entry.replayed)]))
-  const holdingAt = (entry: typeof own, month: MonthKey): Position => positions.get(entry)?.get(month) ?? NO_POSITION
+  const holdingAt = (entry: typeof own, month: MonthKey): Position => entry.positions.get(month) ?? NO_POSITION
   const position = holdingAt(own, current)
   const invested = roundMoney(position.cost)
   const grossValue = valueOf(position.quantity, own.lastQuote)
   const result = grossValue.minus(invested)
-  const entitled = entitlements(transactions, own.replayed)
+  const entitled = entitlementsOf(own.replayed)
   const incomeOf = (status: string): Decimal =>
     sum(entitled.flatMap(({ cash }) => cash?.status === status ? [cash.net] : []))
 
@@ -174,11 +163,23 @@ export function buildDashboard (input: DashboardInput): Dashboard {
       current,
       benchmark.lastQuote,
       benchmark.closes,
-      benchmark.closes[0]?.close ?? benchmark.lastQuote,
+      () => benchmark.closes[0]?.close ?? benchmark.lastQuote,
       true
     )
   }
   const benchmarkStart = months[0] === undefined ? undefined : benchmarkAt(months[0])
+
+  // A position's average price, once: a division in big.js, asked of each asset's every month without a close (all
+  // those before the range of history the provider gives: a third of a dashboard's CPU over 20 years), of a position
+  // that changes only at a trade or an event (the replay answers the same object until then).
+  const averages = new WeakMap<Position, number>()
+  const averageOf = (holding: Position): number => {
+    const kept = averages.get(holding)
+    if (kept !== undefined) return kept
+    const average = averagePrice(holding).toNumber()
+    averages.set(holding, average)
+    return average
+  }
 
   const monthlyHistory: Dashboard['monthlyHistory'] = []
   const historicalChart: Dashboard['historicalChart'] = []
@@ -191,7 +192,7 @@ export function buildDashboard (input: DashboardInput): Dashboard {
     for (const entry of portfolio) {
       const holding = holdingAt(entry, month)
       if (holding.quantity.eq(0)) continue
-      const fallback = averagePrice(holding).toNumber()
+      const fallback = (): number => averageOf(holding)
       const quoted = entry.origin.source !== STORED_PRICE_SOURCE
       const { price, market } = priceIn(month, current, entry.lastQuote, entry.closes, fallback, quoted)
       if (!market) estimated = true

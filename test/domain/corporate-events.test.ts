@@ -180,6 +180,14 @@ t.test('sales recorded before a grouping was known leave its stock events unappl
   t.equal(held.events.eventsUnapplied, true)
 })
 
+t.test('sales recorded before a grouping was known: the cash events are counted on the trades as recorded', async t => {
+  const book = bookOf([stock('GRUPAMENTO', { completeFactor: '1 para 10' })], [cash('DIVIDENDO', { rawRate: 1 })])
+  const answers = entitlements([buy('2026-01-10', 100), sell('2026-04-01', 50)], { book, today: TODAY })
+    .map(eventAnswer)
+  t.same(answers.map(({ type, quantityBefore, gross }) => ({ type, quantityBefore, gross })),
+    [{ type: 'DIVIDEND', quantityBefore: 50, gross: 50 }], 'no grouping; 50 held at the data com, not 10 − 50')
+})
+
 t.test('cash: JCP withholds 15 %, dividends and rendimentos nothing; paid once its payment date has come', async t => {
   const book = bookOf([], [
     cash('JCP', { rawRate: 0.3125, lastDatePrior: '2026-09-30', exDate: '2026-10-01', paymentDate: '2026-12-30' }),
