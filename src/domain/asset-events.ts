@@ -190,8 +190,9 @@ export function onDayBasis<C extends BasisClose> (
 
 /**
  * Closes on their days' basis, kept per list of closes (the same list to every asker: src/domain/reais.ts) with the
- * events they were made with: restating 20 symbols' closes with big.js cost a dashboard about 20 % more CPU
- * (BENCHMARKS.md, "Corporate events"); kept, a dashboard or a performance computed again restates none.
+ * events they were made with: restating 20 symbols' closes with big.js on every request cost a dashboard with events
+ * about 20 % more CPU when measured (bench/corporate-events.ts, 2026-12-06); kept, a dashboard or a performance
+ * computed again restates none.
  */
 const restated = new WeakMap<readonly BasisClose[], ReplayedEvents & { closes: readonly BasisClose[] }>()
 
