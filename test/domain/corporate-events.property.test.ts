@@ -26,9 +26,12 @@ const DAYS = 700
 const eightPlaces = (min: number, max: number): fc.Arbitrary<number> =>
   fc.integer({ min: Math.round(min * 1e8), max: Math.round(max * 1e8) }).map(units => units / 1e8)
 
+/** Days from FIRST to TODAY: a trade is dated today at the latest, as the service accepts it (events may be later). */
+const TRADE_DAYS = Math.round((Date.parse(TODAY) - Date.parse(FIRST)) / 86_400_000)
+
 const trade = fc.record({
   type: fc.constantFrom('BUY' as const, 'BUY' as const, 'BUY' as const, 'SELL' as const),
-  date: fc.integer({ min: 0, max: DAYS }).map(dayOf),
+  date: fc.integer({ min: 0, max: TRADE_DAYS }).map(dayOf),
   quantity: fc.oneof(fc.integer({ min: 1, max: 500 }), eightPlaces(0.00000001, 50)),
   price: eightPlaces(0.01, 200),
   fee: fc.integer({ min: 0, max: 500 }).map(cents => cents / 100)
