@@ -8,7 +8,8 @@ import { planOf, tradesOf } from './investments.js'
 import type { EventBooks } from './event-books.js'
 import { writeInvestment, type ImportTarget } from './investment-writes.js'
 import type { JobOutcome } from './jobs.js'
-import type { DataStore, Log, PendingImport } from './ports.js'
+import type { PendingImport } from './background-ports.js'
+import type { DataStore, Log } from './ports.js'
 
 /*
  * One attempt of an import (docs/api.md#imports): the item checked again (still there, still the portfolio owner's),

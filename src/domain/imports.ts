@@ -9,7 +9,8 @@ import { found, type PageRequest } from './common.js'
 import { importOnce, publicReason, type ImportRunDeps } from './import-run.js'
 import type { JobKind, JobOutcome, JobRunner } from './jobs.js'
 import { ifReached } from './ownership.js'
-import type { DataStore, Job, Log, UnitOfWork } from './ports.js'
+import type { Job } from './background-ports.js'
+import type { DataStore, Log, UnitOfWork } from './ports.js'
 
 /** The queue's kind of an item's investment import, keyed by the item: never two of one item at once. */
 export const IMPORT = 'import'

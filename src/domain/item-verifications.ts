@@ -3,7 +3,8 @@ import type { ChangeFeed } from '../change-feed/change-feed-core.js'
 import type { AggregatorApi } from '../upstream/aggregator.js'
 import { jsonObject, retryAfterSecondsOf } from '../upstream/client.js'
 import { backoffMs, reasonOf, type JobKind, type JobOutcome, type JobRunner } from './jobs.js'
-import type { DataStore, Job, Log } from './ports.js'
+import type { Job } from './background-ports.js'
+import type { DataStore, Log } from './ports.js'
 
 /** The queue's kind of a webhook item verification to retry, keyed by its item. */
 export const VERIFY_ITEM = 'verify-item'

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { Job, JobStore, Log } from './ports.js'
+import type { Job, JobStore } from './background-ports.js'
+import type { Log } from './ports.js'
 
 /*
  * The one mechanism for work done in the background (docs/deploy.md#background-work): jobs queued in the store,

@@ -2,7 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import { Store } from '../../src/store/store.js'
 import { JobRunner, type JobKind, type JobOutcome } from '../../src/domain/jobs.js'
-import type { Job } from '../../src/domain/ports.js'
+import type { Job } from '../../src/domain/background-ports.js'
 import { forEachEngine, freshStore } from '../helper.js'
 import { until } from '../fixtures/until.js'
 
