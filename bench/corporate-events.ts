@@ -6,7 +6,8 @@
  * beside the same portfolio of symbols without any, in one run, quotes from a fake brapi in
  * another process (bench/fake-brapi-history.ts) on core 1 while this process runs on core 0; and how many requests
  * asked brapi for events. Run it on a checkout without events too: the same script measures that version's cost.
- * Run with `npx node --import tsx bench/corporate-events.ts`; it stops by itself.
+ * Run with `npx node --import tsx bench/corporate-events.ts`; it stops by itself. BENCH_MEASURE=read (or dashboard,
+ * performance) measures only those requests, so that one's figure is not moved by the garbage of the others.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,6 +18,7 @@ import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000)
 const DASHBOARDS = Number(process.env.BENCH_DASHBOARDS ?? 100)
+const MEASURED = new Set((process.env.BENCH_MEASURE ?? 'read,dashboard,performance').split(','))
 const ASSETS = 20
 const KEY = 'bench-key'
 const headers = { 'x-api-key': KEY }
@@ -92,17 +94,19 @@ try {
     for (const kind of kinds) {
       const { id, assetId } = portfolios[kind]
       const performance = `/portfolios/${id}/performance?range=max`
-      await call(app, performance)
-      await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, 10)
+      if (MEASURED.has('performance')) await call(app, performance)
+      if (MEASURED.has('dashboard')) await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, 10)
     }
     // The kinds measured in another order each round: what warms up is not counted to one of them.
     for (const kind of [...kinds.slice(round % kinds.length), ...kinds.slice(0, round % kinds.length)]) {
       const { id, assetId } = portfolios[kind]
       const performance = `/portfolios/${id}/performance?range=max`
       const measured = figures[kind] as { read: number[], dashboard: number[], performance: number[] }
-      measured.read.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}`, CALLS))
-      measured.dashboard.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, DASHBOARDS))
-      measured.performance.push(await cpuMsPerCall(app, performance, CALLS))
+      if (MEASURED.has('read')) measured.read.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}`, CALLS))
+      if (MEASURED.has('dashboard')) {
+        measured.dashboard.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, DASHBOARDS))
+      }
+      if (MEASURED.has('performance')) measured.performance.push(await cpuMsPerCall(app, performance, CALLS))
     }
     asked.push(await eventRequests() - before)
     await app.close()
@@ -117,7 +121,8 @@ const of = (kind: string, what: 'read' | 'dashboard' | 'performance'): number =>
 process.stdout.write(`${ASSETS} assets, ${ASSETS * 12} transactions; events an asset was entitled to: ${events.EVT} ` +
   `(heavy), ${events.EVR} (typical); CPU ms of this process per request, medians of ${ROUNDS} rounds; requests ` +
   `for events per round (a fresh app, ${kinds.length * ASSETS} symbols): ${asked.join(', ')}\n`)
-process.stdout.write(table((['read', 'dashboard', 'performance'] as const).map(what => ({
+const measuredRequests = (['read', 'dashboard', 'performance'] as const).filter(what => MEASURED.has(what))
+process.stdout.write(table(measuredRequests.map(what => ({
   request: { read: 'GET /portfolio-assets/:id', dashboard: 'GET …/dashboard', performance: 'warm performance' }[what],
   'without events': of('BEN', what).toFixed(3),
   'typical events': of('EVR', what).toFixed(3),
