@@ -1,36 +1,17 @@
 /// <reference lib="dom" />
+import type { ErrorBody } from '../../plugins/error-responses.js'
+import type { PortfolioIncome } from '../../schemas/corporate-events.js'
+import type { PortfolioPerformance } from '../../schemas/performance.js'
+import type { PortfolioValuation } from '../../schemas/valuation.js'
 
 /*
  * The demo page's script (./index.ts serves it as `(demoScript)()`): self-contained — it runs in
- * the browser, so it names nothing outside itself. Type-checked and linted with the service.
+ * the browser, so it names nothing outside itself but the types of the answers it reads, which
+ * compilation erases. Type-checked and linted with the service.
  */
 
 /* c8 ignore start -- runs in the browser: test/modules/demo/demo-browser.slow.test.ts drives it */
 export function demoScript (): void {
-  interface Point {
-    date: string
-    invested: number
-    value: number
-    twr: number
-    ibov: number | null
-    estimated: boolean
-  }
-  interface Performance {
-    from: string
-    to: string
-    points: Point[]
-    invested: number
-    value: number
-    result: number
-    twr: number
-    benchmarks: { ibov: number | null, selic: number | null, ipca: number | null }
-    quoteSource: string
-  }
-  interface Valuation { marketValue: number, result: number, quotedAt: string | null }
-  interface IncomeMonth { month: string, net: number, paid: number, announced: number }
-  interface Income { year: number, total: { gross: number, withheld: number, net: number }, months: IncomeMonth[] }
-  interface ErrorBody { statusCode: number, code: string, message: string | string[] }
-
   const SVG = 'http://www.w3.org/2000/svg'
   const LABEL = { 'font-size': 11, fill: '#57606a' }
   const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [720, 300, 64, 16, 16, 36]
@@ -92,7 +73,7 @@ export function demoScript (): void {
   }
 
   /** The year's net income by payment month: paid solid, announced hollow above it (docs/api.md#corporate-events). */
-  function drawIncome (income: Income): void {
+  function drawIncome (income: PortfolioIncome): void {
     incomeChart.replaceChildren()
     const [height, bottom, top] = [160, 24, 12]
     const highest = Math.max(0.01, ...income.months.map(month => month.net))
@@ -121,7 +102,7 @@ export function demoScript (): void {
   }
 
   /** The time-weighted return and IBOVESPA, percent from `from`, on one scale; estimated points hollow. */
-  function draw (performance: Performance): void {
+  function draw (performance: PortfolioPerformance): void {
     chart.replaceChildren()
     const points = performance.points
     const values = points.flatMap(point => (point.ibov === null ? [point.twr] : [point.twr, point.ibov]))
@@ -182,7 +163,8 @@ export function demoScript (): void {
 
   async function loadPerformance (): Promise<void> {
     const id = portfolio.value
-    const performance = await api<Performance>(`/portfolios/${encodeURIComponent(id)}/performance?range=${range}`)
+    const path = `/portfolios/${encodeURIComponent(id)}`
+    const performance = await api<PortfolioPerformance>(`${path}/performance?range=${range}`)
     draw(performance)
     show('value', money.format(performance.value), String(performance.value))
     show('invested', money.format(performance.invested), String(performance.invested))
@@ -196,7 +178,7 @@ export function demoScript (): void {
     show('prices', market ? 'market closes (brapi.dev)' : `simulated, not market prices (${performance.quoteSource})`,
       performance.quoteSource)
     chart.dataset.loaded = `${id} ${range}`
-    const income = await api<Income>(`/portfolios/${encodeURIComponent(id)}/income`)
+    const income = await api<PortfolioIncome>(`${path}/income`)
     drawIncome(income)
     show('income-total', `${money.format(income.total.net)} net (${money.format(income.total.withheld)} withheld)`,
       String(income.total.net))
@@ -225,7 +207,7 @@ export function demoScript (): void {
         const data = lines.filter(line => line.startsWith('data:')).map(line => line.slice(5).trim()).join('\n')
         if (event === 'deleted') status.textContent = 'The portfolio was deleted'
         if (event !== 'valuation') continue
-        const valuation = JSON.parse(data) as Valuation
+        const valuation = JSON.parse(data) as PortfolioValuation
         show('market-value', money.format(valuation.marketValue), String(valuation.marketValue))
         show('live-result', money.format(valuation.result), String(valuation.result))
         show('quoted-at', valuation.quotedAt ?? '—')
