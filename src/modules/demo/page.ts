@@ -35,23 +35,25 @@ export function demoPage (token: string): string {
   </section>
   <nav id="ranges">${ranges.join('')}</nav>
   <p id="status" role="status"></p>
-  <section id="chart-panel">
-    <svg id="chart" xmlns="http://www.w3.org/2000/svg" width="720" height="300" viewBox="0 0 720 300"
-      role="img" aria-label="Time-weighted return against IBOVESPA"></svg>
-    <p class="legend"><span class="twr">Carteira (TWR)</span> <span class="ibov">IBOVESPA</span>
-      <span class="estimated">○ estimated</span></p>
-  </section>
-  <section id="summary"><dl>
-    <dt>Value</dt><dd id="value"></dd><dt>Invested</dt><dd id="invested"></dd><dt>Result</dt><dd id="result"></dd>
-    <dt>TWR</dt><dd id="twr"></dd><dt>IBOVESPA</dt><dd id="ibov"></dd><dt>SELIC</dt><dd id="selic"></dd>
-    <dt>IPCA</dt><dd id="ipca"></dd><dt>Prices</dt><dd id="prices"></dd>
-  </dl></section>
-  <section id="income-panel"><h2>Proventos (dividends, JCP, rendimentos) this year, by payment month</h2>
-    <svg id="income" xmlns="http://www.w3.org/2000/svg" width="720" height="160" viewBox="0 0 720 160"
-      role="img" aria-label="Net income by payment month"></svg>
-    <p class="legend"><span class="paid">■ paid</span> <span class="announced">□ announced</span>
-      <span id="income-total"></span></p>
-  </section>
+  <main id="view" aria-busy="true">
+    <section id="chart-panel">
+      <svg id="chart" xmlns="http://www.w3.org/2000/svg" width="720" height="300" viewBox="0 0 720 300"
+        role="img" aria-label="Time-weighted return against IBOVESPA"></svg>
+      <p class="legend"><span class="twr">Carteira (TWR)</span> <span class="ibov">IBOVESPA</span>
+        <span class="estimated">○ estimated</span></p>
+    </section>
+    <section id="summary"><dl>
+      <dt>Value</dt><dd id="value"></dd><dt>Invested</dt><dd id="invested"></dd><dt>Result</dt><dd id="result"></dd>
+      <dt>TWR</dt><dd id="twr"></dd><dt>IBOVESPA</dt><dd id="ibov"></dd><dt>SELIC</dt><dd id="selic"></dd>
+      <dt>IPCA</dt><dd id="ipca"></dd><dt>Prices</dt><dd id="prices"></dd>
+    </dl></section>
+    <section id="income-panel"><h2>Proventos (dividends, JCP, rendimentos) this year, by payment month</h2>
+      <svg id="income" xmlns="http://www.w3.org/2000/svg" width="720" height="160" viewBox="0 0 720 160"
+        role="img" aria-label="Net income by payment month"></svg>
+      <p class="legend"><span class="paid">■ paid</span> <span class="announced">□ announced</span>
+        <span id="income-total"></span></p>
+    </section>
+  </main>
   <section id="live"><h2>Live valuation</h2><dl>
     <dt>Market value</dt><dd id="market-value"></dd><dt>Result</dt><dd id="live-result"></dd>
     <dt>Quoted at</dt><dd id="quoted-at"></dd><dt>Messages</dt><dd id="messages">0</dd>
@@ -72,6 +74,7 @@ header p { margin: 0 0 16px; color: #57606a; }
 #ranges { display: flex; gap: 4px; margin-bottom: 8px; }
 #ranges button[aria-pressed="true"] { background: #1f6feb; color: #fff; }
 #status { min-height: 20px; color: #cf222e; margin: 4px 0; }
+#view[aria-busy="true"] { opacity: 0.5; }
 #chart, #income { display: block; background: #fff; border: 1px solid #d0d7de; }
 .legend span { margin-right: 16px; }
 .legend .twr { color: #1f6feb; } .legend .ibov { color: #bc4c00; } .legend .estimated { color: #57606a; }

@@ -1,36 +1,17 @@
 /// <reference lib="dom" />
+import type { ErrorBody } from '../../plugins/error-responses.js'
+import type { PortfolioIncome } from '../../schemas/corporate-events.js'
+import type { PortfolioPerformance } from '../../schemas/performance.js'
+import type { PortfolioValuation } from '../../schemas/valuation.js'
 
 /*
  * The demo page's script (./index.ts serves it as `(demoScript)()`): self-contained — it runs in
- * the browser, so it names nothing outside itself. Type-checked and linted with the service.
+ * the browser, so it names nothing outside itself but the types of the answers it reads, which
+ * compilation erases. Type-checked and linted with the service.
  */
 
 /* c8 ignore start -- runs in the browser: test/modules/demo/demo-browser.slow.test.ts drives it */
 export function demoScript (): void {
-  interface Point {
-    date: string
-    invested: number
-    value: number
-    twr: number
-    ibov: number | null
-    estimated: boolean
-  }
-  interface Performance {
-    from: string
-    to: string
-    points: Point[]
-    invested: number
-    value: number
-    result: number
-    twr: number
-    benchmarks: { ibov: number | null, selic: number | null, ipca: number | null }
-    quoteSource: string
-  }
-  interface Valuation { marketValue: number, result: number, quotedAt: string | null }
-  interface IncomeMonth { month: string, net: number, paid: number, announced: number }
-  interface Income { year: number, total: { gross: number, withheld: number, net: number }, months: IncomeMonth[] }
-  interface ErrorBody { statusCode: number, code: string, message: string | string[] }
-
   const SVG = 'http://www.w3.org/2000/svg'
   const LABEL = { 'font-size': 11, fill: '#57606a' }
   const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [720, 300, 64, 16, 16, 36]
@@ -39,12 +20,18 @@ export function demoScript (): void {
   const apiKey = element<HTMLInputElement>('api-key')
   const portfolio = element<HTMLSelectElement>('portfolio')
   const status = element('status')
+  const view = element('view')
   const chart = document.getElementById('chart') as unknown as SVGSVGElement
   const incomeChart = document.getElementById('income') as unknown as SVGSVGElement
   const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' })
   const percent = (value: number | null): string => (value === null ? '—' : `${value.toFixed(2)} %`)
   let range = '1y'
+  /** The load of what the view shows (the list, a performance, an income): the next one aborts it. */
+  let loading: AbortController | undefined
+  /** The live valuation's stream: following another portfolio aborts it. */
   let live: AbortController | undefined
+  /** The status line: the load's failure and the stream's, each cleared when it starts again. */
+  const failures = { load: '', live: '' }
 
   /** The credentials as headers: the Bearer token always, the API key only when given (development fallback). */
   function headers (): Record<string, string> {
@@ -54,14 +41,17 @@ export function demoScript (): void {
     return sent
   }
 
-  async function api<T> (path: string): Promise<T> {
-    const answer = await fetch(path, { headers: headers() })
-    const body = await answer.json() as T & ErrorBody
-    if (!answer.ok) {
-      const message = Array.isArray(body.message) ? body.message.join('; ') : body.message
-      throw new Error(`${body.statusCode} ${body.code}: ${message}`)
-    }
-    return body
+  /** A refusal as an Error: the error body's code and message, or what a proxy's page (not JSON) leaves. */
+  async function refusal (answer: Response): Promise<Error> {
+    const body = await answer.json().catch(() => ({})) as Partial<ErrorBody>
+    const message = Array.isArray(body.message) ? body.message.join('; ') : body.message ?? answer.statusText
+    return new Error(`${answer.status} ${body.code ?? answer.url}: ${message}`)
+  }
+
+  async function api<T> (path: string, signal: AbortSignal): Promise<T> {
+    const answer = await fetch(path, { headers: headers(), signal })
+    if (!answer.ok) throw await refusal(answer)
+    return await answer.json() as T
   }
 
   /** The token's subject, the user whose portfolios are listed. */
@@ -78,7 +68,14 @@ export function demoScript (): void {
   function show (id: string, text: string, data?: string): void {
     const target = element(id)
     target.textContent = text
-    if (data !== undefined) target.dataset.value = data
+    if (data === undefined) delete target.dataset.value
+    else target.dataset.value = data
+  }
+
+  /** Shows `source`'s failure on the status line beside the other's ('' clears it). */
+  function fail (source: keyof typeof failures, message: string): void {
+    failures[source] = message
+    status.textContent = Object.values(failures).filter(text => text !== '').join(' · ')
   }
 
   function svg (
@@ -92,7 +89,7 @@ export function demoScript (): void {
   }
 
   /** The year's net income by payment month: paid solid, announced hollow above it (docs/api.md#corporate-events). */
-  function drawIncome (income: Income): void {
+  function drawIncome (income: PortfolioIncome): void {
     incomeChart.replaceChildren()
     const [height, bottom, top] = [160, 24, 12]
     const highest = Math.max(0.01, ...income.months.map(month => month.net))
@@ -121,7 +118,7 @@ export function demoScript (): void {
   }
 
   /** The time-weighted return and IBOVESPA, percent from `from`, on one scale; estimated points hollow. */
-  function draw (performance: Performance): void {
+  function draw (performance: PortfolioPerformance): void {
     chart.replaceChildren()
     const points = performance.points
     const values = points.flatMap(point => (point.ibov === null ? [point.twr] : [point.twr, point.ibov]))
@@ -172,17 +169,51 @@ export function demoScript (): void {
     }
   }
 
-  async function loadPortfolios (): Promise<void> {
-    const user = userOf(token.value.trim())
-    const path = `/portfolios?userId=${encodeURIComponent(user)}&limit=100`
-    const portfolios = await api<Array<{ id: string, name: string }>>(path)
-    portfolio.replaceChildren(...portfolios.map(({ id, name }) => new Option(name, id)))
-    if (portfolios.length === 0) throw new Error(`user ${user} has no portfolio`)
+  /**
+   * Runs `task`, the load before it aborted: its requests end and nothing it was answered is drawn, so an older
+   * answer never overwrites a newer selection. While it runs the view is busy and its charts carry no `loaded`
+   * mark; a failure empties the view (nothing of another selection stays drawn) and shows on the status line.
+   */
+  function load (task: (signal: AbortSignal) => Promise<void>): void {
+    loading?.abort()
+    const controller = new AbortController()
+    loading = controller
+    view.setAttribute('aria-busy', 'true')
+    delete chart.dataset.loaded
+    delete incomeChart.dataset.loaded
+    fail('load', '')
+    task(controller.signal).catch((error: Error) => {
+      if (controller.signal.aborted) return // replaced by a newer load, which shows its own outcome
+      chart.replaceChildren()
+      incomeChart.replaceChildren()
+      for (const figure of view.querySelectorAll<HTMLElement>('dd, #income-total')) show(figure.id, '')
+      fail('load', error.message)
+    }).finally(() => { if (loading === controller) view.setAttribute('aria-busy', 'false') })
   }
 
-  async function loadPerformance (): Promise<void> {
-    const id = portfolio.value
-    const performance = await api<Performance>(`/portfolios/${encodeURIComponent(id)}/performance?range=${range}`)
+  /** Lists the user's portfolios, the selected one kept while it is listed (else the first), and loads it. */
+  async function loadAll (signal: AbortSignal): Promise<void> {
+    const user = userOf(token.value.trim())
+    const path = `/portfolios?userId=${encodeURIComponent(user)}&limit=100`
+    const portfolios = await api<Array<{ id: string, name: string }>>(path, signal)
+    const selected = portfolio.value
+    portfolio.replaceChildren(...portfolios.map(({ id, name }) => new Option(name, id)))
+    if (portfolios.length === 0) throw new Error(`user ${user} has no portfolio`)
+    if (portfolios.some(({ id }) => id === selected)) portfolio.value = selected
+    follow(portfolio.value)
+    await loadSelection(signal)
+  }
+
+  /** The selected portfolio's performance over the range and its income, drawn together once both are in. */
+  async function loadSelection (signal: AbortSignal): Promise<void> {
+    const [id, shown] = [portfolio.value, range]
+    if (id === '') throw new Error('no portfolio listed: press Load')
+    const path = `/portfolios/${encodeURIComponent(id)}`
+    const [performance, income] = await Promise.all([
+      api<PortfolioPerformance>(`${path}/performance?range=${shown}`, signal),
+      api<PortfolioIncome>(`${path}/income`, signal)
+    ])
+    signal.throwIfAborted() // an answer read in full just before the abort is not drawn either
     draw(performance)
     show('value', money.format(performance.value), String(performance.value))
     show('invested', money.format(performance.invested), String(performance.invested))
@@ -195,37 +226,48 @@ export function demoScript (): void {
     const market = performance.quoteSource === 'brapi.dev'
     show('prices', market ? 'market closes (brapi.dev)' : `simulated, not market prices (${performance.quoteSource})`,
       performance.quoteSource)
-    chart.dataset.loaded = `${id} ${range}`
-    const income = await api<Income>(`/portfolios/${encodeURIComponent(id)}/income`)
+    chart.dataset.loaded = `${id} ${shown}`
     drawIncome(income)
     show('income-total', `${money.format(income.total.net)} net (${money.format(income.total.withheld)} withheld)`,
       String(income.total.net))
     incomeChart.dataset.loaded = `${id} ${income.year}`
   }
 
-  /** Server-Sent Events read from fetch (a browser's EventSource cannot send the credential headers). */
-  async function follow (id: string): Promise<void> {
+  /** Follows `id`'s live valuation, the stream before it aborted; its figures empty until its first message. */
+  function follow (id: string): void {
     live?.abort()
     const controller = new AbortController()
     live = controller
+    for (const figure of ['market-value', 'live-result', 'quoted-at']) show(figure, '')
+    show('messages', '0', '0')
+    fail('live', '')
+    stream(id, controller.signal).catch((error: Error) => {
+      if (!controller.signal.aborted) fail('live', error.message) // an aborted stream was replaced
+    })
+  }
+
+  /** Server-Sent Events read from fetch (a browser's EventSource cannot send the credential headers). */
+  async function stream (id: string, signal: AbortSignal): Promise<void> {
     let count = 0
     const path = `/portfolios/${encodeURIComponent(id)}/valuation/stream`
-    const answer = await fetch(path, { headers: headers(), signal: controller.signal })
-    if (!answer.ok || answer.body === null) throw new Error(`valuation stream: ${answer.status}`)
+    const answer = await fetch(path, { headers: headers(), signal })
+    if (!answer.ok) throw await refusal(answer)
+    if (answer.body === null) throw new Error(`${path}: no body`)
     const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader()
     let buffered = ''
     for (;;) {
       const { value, done } = await reader.read()
-      if (done) return
+      // The service ends a stream as it shuts down or the token expires: the figures would stop without a word.
+      if (done) throw new Error('The live valuation ended: press Load to follow it again')
       buffered += value.replace(/\r\n/g, '\n')
       for (let end = buffered.indexOf('\n\n'); end !== -1; end = buffered.indexOf('\n\n')) {
         const lines = buffered.slice(0, end).split('\n')
         buffered = buffered.slice(end + 2)
         const event = lines.find(line => line.startsWith('event:'))?.slice(6).trim()
         const data = lines.filter(line => line.startsWith('data:')).map(line => line.slice(5).trim()).join('\n')
-        if (event === 'deleted') status.textContent = 'The portfolio was deleted'
+        if (event === 'deleted') throw new Error('The portfolio was deleted')
         if (event !== 'valuation') continue
-        const valuation = JSON.parse(data) as Valuation
+        const valuation = JSON.parse(data) as PortfolioValuation
         show('market-value', money.format(valuation.marketValue), String(valuation.marketValue))
         show('live-result', money.format(valuation.result), String(valuation.result))
         show('quoted-at', valuation.quotedAt ?? '—')
@@ -234,30 +276,19 @@ export function demoScript (): void {
     }
   }
 
-  /** Runs `task`, its failure (but an aborted stream's) shown in the status line. */
-  function run (task: () => Promise<void>): void {
-    status.textContent = ''
-    task().catch((error: Error) => { if (error.name !== 'AbortError') status.textContent = error.message })
-  }
-
-  const start = async (): Promise<void> => {
-    await loadPortfolios()
-    await loadPerformance()
-    run(async () => { await follow(portfolio.value) })
-  }
   const buttons = [...document.querySelectorAll<HTMLButtonElement>('#ranges button')]
   for (const button of buttons) {
     button.addEventListener('click', () => {
       range = button.dataset.range ?? '1y'
       for (const other of buttons) other.setAttribute('aria-pressed', String(other === button))
-      run(loadPerformance)
+      load(loadSelection)
     })
   }
-  element('load').addEventListener('click', () => { run(start) })
+  element('load').addEventListener('click', () => { load(loadAll) })
   portfolio.addEventListener('change', () => {
-    run(loadPerformance)
-    run(async () => { await follow(portfolio.value) })
+    follow(portfolio.value)
+    load(loadSelection)
   })
-  run(start)
+  load(loadAll)
 }
 /* c8 ignore stop */

@@ -6,6 +6,7 @@ import pixelmatch from 'pixelmatch'
 import { PNG } from 'pngjs'
 import type { App } from '../../../src/app.js'
 import { Chromium, NEEDS_CHROMIUM } from '../../fixtures/chromium.js'
+import { until } from '../../fixtures/until.js'
 import { apiKey, buildTestApp, testNeeding } from '../../helper.js'
 
 /*
@@ -13,6 +14,9 @@ import { apiKey, buildTestApp, testNeeding } from '../../helper.js'
  * provider's simulated prices, it draws the performance the API answers — checked point by point
  * from the DOM, then as pixels against the committed reference (test/fixtures/demo-chart.png,
  * written again with UPDATE_REFERENCE=1) — and follows the live valuation through a transaction.
+ * With answers held, failed or ended by the test, it draws only its newest selection and says each
+ * failure on its status line. Each wait is for the page's own word that a load has ended (its view
+ * no longer `aria-busy`), then what it shows is checked: never a mark an earlier load left.
  */
 
 const NOW = '2026-11-20T22:00:00.000Z'
@@ -23,6 +27,53 @@ const MAX_DIFFERENT_PIXELS = 0.01
 
 /** The chart's geometry, as the page's script draws it (src/modules/demo/script.ts). */
 const [WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM] = [720, 300, 64, 16, 16, 36]
+
+/** What the page shows of its selection, read from the DOM: what a wait on it names when it fails. */
+interface Shown {
+  status: string
+  selected: string
+  listed: string[]
+  busy: string | null
+  chart: string | null
+  income: string | null
+}
+const SHOWN = `(() => {
+  const select = document.getElementById('portfolio')
+  return {
+    status: document.getElementById('status').textContent,
+    selected: select.value,
+    listed: [...select.options].map(option => option.value).sort(),
+    busy: document.getElementById('view').getAttribute('aria-busy'),
+    chart: document.getElementById('chart').dataset.loaded ?? null,
+    income: document.getElementById('income').dataset.loaded ?? null
+  }
+})()`
+
+/** What the page shows once `selected`'s load ended, over the year, with `listed` (sorted) in its list. */
+function showing (selected: string, listed: string[]): Shown {
+  return { status: '', selected, listed, busy: 'false', chart: `${selected} 1y`, income: `${selected} 2026` }
+}
+
+/** The page in `tab`, read and driven. */
+function pageIn (browser: Chromium, tab: string) {
+  const page = async <T>(expression: string): Promise<T> => await browser.evaluate(tab, expression) as T
+  return {
+    page,
+    /** Waits until the page ended the load `what` names, drawn or failed (its view not busy); answers what it shows. */
+    settled: async (what: string): Promise<Shown> => {
+      let seen: Shown | undefined
+      await until(`the page to end ${what}`, async () => (seen = await page<Shown>(SHOWN)).busy === 'false', () => seen)
+      return seen as Shown
+    },
+    click: async (selector: string): Promise<void> => {
+      await page(`document.querySelector(${JSON.stringify(selector)}).click(); true`)
+    },
+    select: async (portfolioId: string): Promise<void> => {
+      await page(`(() => { const select = document.getElementById('portfolio'); select.value = '${portfolioId}'; ` +
+        'select.dispatchEvent(new Event(\'change\')); return true })()')
+    }
+  }
+}
 
 async function post (app: App, url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
   const res = await app.inject({ method: 'POST', url, headers: apiKey(), payload })
@@ -69,20 +120,12 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
   const tab = await browser.open(`${url}/demo`)
   const viewport = { width: 800, height: 1100, deviceScaleFactor: 1, mobile: false }
   await browser.send('Emulation.setDeviceMetricsOverride', viewport, tab)
-  const page = async <T>(expression: string): Promise<T> => await browser.evaluate(tab, expression) as T
-  const until = async (what: string, condition: () => Promise<boolean>): Promise<void> => {
-    for (let attempt = 0; attempt < 1200; attempt++) {
-      if (await condition()) return
-      await new Promise(resolve => setTimeout(resolve, 25))
-    }
-    t.fail(`the page never showed ${what}: ${await page<string>('document.getElementById("status").textContent')}`)
-  }
+  const { page, settled, click, select } = pageIn(browser, tab)
 
-  const status = async (): Promise<string> => await page('document.getElementById("status").textContent')
-  await until('that the API key is needed', async () => /API_KEY_INVALID/.test(await status()))
-  await page(`document.getElementById('api-key').value = ${JSON.stringify(apiKey()['x-api-key'])}; ` +
-    'document.getElementById(\'load\').click(); true')
-  await until('the chart', async () => await page('document.getElementById("chart").dataset.loaded') === `${id} 1y`)
+  t.match(await settled('its first load'), { status: /API_KEY_INVALID/, chart: null }, 'the API key is needed')
+  await page(`document.getElementById('api-key').value = ${JSON.stringify(apiKey()['x-api-key'])}; true`)
+  await click('#load')
+  t.same(await settled('the Load'), showing(id, [id]), 'the portfolio listed, and drawn')
 
   const answer = (await app.inject({ method: 'GET', url: `/portfolios/${id}/performance`, headers: apiKey() })).json()
   type Drawn = { twr: string, ibov: string, min: string, max: string, circles: Array<Record<string, string>> }
@@ -140,12 +183,16 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
 
   const valuation = async (): Promise<number> =>
     (await app.inject({ method: 'GET', url: `/portfolios/${id}/valuation`, headers: apiKey() })).json().marketValue
-  const shown = async (): Promise<number> => Number(await page('document.getElementById("market-value").dataset.value'))
-  await until('the live valuation', async () => await shown() === await valuation())
+  const live = { shown: NaN, answered: NaN }
+  const following = async (): Promise<boolean> => {
+    live.shown = Number(await page('document.getElementById("market-value").dataset.value'))
+    live.answered = await valuation()
+    return live.shown === live.answered
+  }
+  await until('the live valuation shown', following, () => live)
   const buy = { type: 'BUY', date: '2026-11-20', quantity: 50, price: 34 }
   await post(app, `/portfolio-assets/${petr4}/transactions`, buy)
-  const after = await valuation()
-  await until('the valuation after a buy', async () => await shown() === after)
+  await until('the valuation after a buy shown', following, () => live)
   t.pass('the live valuation followed the buy')
 
   // The income by month, beside the performance: a portfolio of the offline provider's symbols with events.
@@ -161,15 +208,14 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
       date: '2025-06-02'
     })
   }
-  await page('document.getElementById(\'load\').click(); true')
-  await until('the new portfolio listed', async () =>
-    await page(`[...document.getElementById('portfolio').options].some(option => option.value === '${earning}')`))
-  await until('the first portfolio\'s income', async () =>
-    await page('document.getElementById("income").dataset.loaded') === `${id} 2026`)
-  await page(`(() => { const select = document.getElementById('portfolio'); select.value = '${earning}'; ` +
-    'select.dispatchEvent(new Event(\'change\')); return true })()')
-  await until('the income chart', async () =>
-    await page('document.getElementById("income").dataset.loaded') === `${earning} 2026`)
+  // Listed before or after the first (created at the same instant of the fixed clock, they are ordered by their
+  // random ids): a Load keeps the selection either way, so one of these two Loads keeps one listed second.
+  const both = [id, earning].sort()
+  await click('#load')
+  t.same(await settled('the Load of a new portfolio'), showing(id, both),
+    'the new portfolio listed, the selected one kept')
+  await select(earning)
+  t.same(await settled('the selection of the new portfolio'), showing(earning, both), 'the new portfolio drawn')
   const income = (await app.inject({ method: 'GET', url: `/portfolios/${earning}/income`, headers: apiKey() })).json()
   const bars = await page<Array<[string, string]>>('[...document.querySelectorAll("#income rect[data-month]")]' +
     '.map(bar => [bar.dataset.month, bar.dataset.net])')
@@ -177,4 +223,80 @@ testNeeding(t, 'the demo page draws the performance the API answers against IBOV
     'a bar a month, each the API\'s net')
   t.ok(income.total.net > 0, `the rendimentos and JCP of the year: ${String(income.total.net)}`)
   t.equal(await page('document.getElementById("income-total").dataset.value'), String(income.total.net))
+  await click('#load')
+  t.same(await settled('the Load with the new portfolio selected'), showing(earning, both), 'the selection kept again')
+})
+
+testNeeding(t, 'the demo page under any order of answers: an older selection\'s requests, held in the browser, are ' +
+  'aborted when another portfolio is selected and never drawn; a failed request empties the view and says so on the ' +
+  'status line; a deleted portfolio is said to be', [NEEDS_CHROMIUM], async t => {
+  mock.timers.enable({ apis: ['Date'], now: Date.parse(NOW) })
+  t.teardown(() => { mock.timers.reset() })
+  const app = await buildTestApp(t)
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const ids: string[] = []
+  for (const [name, symbol, type] of [['Ações', 'PETR4', 'STOCK'], ['Fundos', 'HGLG11', 'FUND']]) {
+    const { id } = await post(app, '/portfolios', { name, userId: '1' })
+    const asset = { name: symbol, symbol, type, quantity: 100, price: 30, portfolioId: id, date: '2025-06-02' }
+    await post(app, '/portfolio-assets', asset)
+    ids.push(id)
+  }
+  const listed = [...ids].sort()
+
+  const browser = await Chromium.launch(t, 'chromium-demo-order')
+  const tab = await browser.open(`${url}/demo`)
+  const { page, settled, click, select } = pageIn(browser, tab)
+  await settled('its first load')
+  await page(`document.getElementById('api-key').value = ${JSON.stringify(apiKey()['x-api-key'])}; true`)
+  await click('#load')
+  const loaded = await settled('the Load')
+  const one = loaded.selected // listed first
+  const other = ids.find(id => id !== one) ?? ''
+  t.same(loaded, showing(one, listed), 'the one listed first, drawn')
+
+  // The browser holds the requests the test names (Fetch) and reports each request's end (Network).
+  const held: Array<{ requestId: string, networkId: string, url: string }> = []
+  const canceled = new Set<string>()
+  browser.on('Fetch.requestPaused', tab, params => {
+    const paused = params as { requestId: string, networkId: string, request: { url: string } }
+    held.push({ requestId: paused.requestId, networkId: paused.networkId, url: paused.request.url })
+  })
+  browser.on('Network.loadingFailed', tab, params => {
+    if (params.canceled === true) canceled.add(params.requestId as string)
+  })
+  await browser.send('Network.enable', {}, tab)
+  const hold = async (...paths: string[]): Promise<void> => {
+    held.length = 0
+    await browser.send('Fetch.enable', { patterns: paths.map(path => ({ urlPattern: `*${path}` })) }, tab)
+  }
+
+  await hold(`/portfolios/${other}/performance*`, `/portfolios/${other}/income`)
+  await select(other)
+  await until('the other\'s performance and income held', () => held.length === 2, () => held)
+  await select(one)
+  await until('both aborted by the page once the one is selected again',
+    () => held.every(request => canceled.has(request.networkId)), () => ({ held, canceled: [...canceled] }))
+  t.same(await settled('the selection after the held one'), showing(one, listed),
+    'the newer selection drawn, nothing of the older')
+
+  await hold(`/portfolios/${one}/income`)
+  await click('#ranges [data-range="6m"]')
+  await until('the income held', () => held.length === 1, () => held)
+  await browser.send('Fetch.failRequest', { requestId: held[0]?.requestId, errorReason: 'Failed' }, tab)
+  t.same(await settled('the load whose income failed'),
+    { status: 'Failed to fetch', selected: one, listed, busy: 'false', chart: null, income: null },
+    'the failure on the status line')
+  const figures = '[...document.querySelectorAll("#view svg *, #summary dd, #income-total")]' +
+    '.map(node => node.textContent)'
+  t.same(await page(figures), Array(9).fill(''), 'nothing drawn beside it: no chart, no figure of the 8, no income')
+  await browser.send('Fetch.disable', {}, tab)
+  await click('#ranges [data-range="1y"]')
+  t.same(await settled('the load after the failure'), showing(one, listed), 'drawn again, the status line cleared')
+
+  const deleted = await app.inject({ method: 'DELETE', url: `/portfolios/${one}`, headers: apiKey() })
+  t.equal(deleted.statusCode, 200)
+  let status = ''
+  const said = async (): Promise<boolean> =>
+    (status = await page('document.getElementById("status").textContent')) === 'The portfolio was deleted'
+  await until('the deletion said on the status line', said, () => status)
 })
