@@ -5,7 +5,8 @@
  * quarter: about 90 each — and of symbols with a typical stock's (a dividend a year, a JCP every other, one split)
  * beside the same portfolio of symbols without any, in one run, quotes from a fake brapi in
  * another process (bench/fake-brapi-history.ts) on core 1 while this process runs on core 0; and how many requests
- * asked brapi for events. Run it on a checkout without events too: the same script measures that version's cost.
+ * asked brapi for events. Run it on a checkout without events too (with bench/traded-portfolio.ts, which makes the
+ * portfolios): the same script measures that version's cost.
  * Run with `npx node --import tsx bench/corporate-events.ts`; it stops by itself. BENCH_MEASURE=read (or dashboard,
  * performance) measures only those requests, so that one's figure is not moved by the garbage of the others.
  */
@@ -14,12 +15,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
 import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
+import { caller, TRADED_ASSETS as ASSETS, tradedPortfolio, type Call } from './traded-portfolio.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const CALLS = Number(process.env.BENCH_CALLS ?? 1_000)
 const DASHBOARDS = Number(process.env.BENCH_DASHBOARDS ?? 100)
 const MEASURED = new Set((process.env.BENCH_MEASURE ?? 'read,dashboard,performance').split(','))
-const ASSETS = 20
 const KEY = 'bench-key'
 const headers = { 'x-api-key': KEY }
 
@@ -28,37 +29,10 @@ const fake = await startHelper('fake-brapi-history.ts', 1)
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-events-'))
 const config = inProcessConfig(dir, fake.url, KEY)
 
-type App = Awaited<ReturnType<typeof buildApp>>
-async function call (app: App, url: string, method: 'GET' | 'POST' = 'GET', payload?: object): Promise<any> {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
-
-/** 20 assets of `prefix`, each bought in 2006 and eleven times more, one sale in four: the portfolio and an asset. */
-async function portfolio (app: App, prefix: string): Promise<{ id: string, assetId: string }> {
-  const { id } = await call(app, '/portfolios', 'POST', { name: prefix, userId: 'bench' })
-  let assetId = ''
-  for (let asset = 0; asset < ASSETS; asset++) {
-    const symbol = `${prefix}${String(asset).padStart(2, '0')}3`
-    const created = await call(app, '/portfolio-assets', 'POST', {
-      name: symbol, symbol, type: 'STOCK', quantity: 100, price: 20, portfolioId: id, date: `2006-0${1 + asset % 9}-10`
-    })
-    assetId = String(created.id)
-    for (let trade = 1; trade < 12; trade++) {
-      const date = `${2006 + trade * 1 + (asset % 7)}-${String(1 + (asset + trade) % 12).padStart(2, '0')}-15`
-      const type = trade % 4 === 0 ? 'SELL' : 'BUY'
-      await call(app, `/portfolio-assets/${assetId}/transactions`, 'POST',
-        { type, date, quantity: type === 'SELL' ? 20 : 10, price: 20 + trade, fee: 4.9 })
-    }
-  }
-  return { id: String(id), assetId }
-}
-
 /** CPU ms of this process per call of `url`, over `calls` calls. */
-async function cpuMsPerCall (app: App, url: string, calls: number): Promise<number> {
+async function cpuMsPerCall (call: Call, url: string, calls: number): Promise<number> {
   const before = process.cpuUsage()
-  for (let i = 0; i < calls; i++) await call(app, url)
+  for (let i = 0; i < calls; i++) await call('GET', url)
   const used = process.cpuUsage(before)
   return (used.user + used.system) / 1000 / calls
 }
@@ -77,8 +51,11 @@ const events = { EVT: 0, EVR: 0 }
 try {
   const seeding = await buildApp(config)
   await seeding.ready()
+  const seed = caller(seeding, headers)
   const portfolios = {
-    EVT: await portfolio(seeding, 'EVT'), EVR: await portfolio(seeding, 'EVR'), BEN: await portfolio(seeding, 'BEN')
+    EVT: await tradedPortfolio(seed, 'EVT'),
+    EVR: await tradedPortfolio(seed, 'EVR'),
+    BEN: await tradedPortfolio(seed, 'BEN')
   }
   for (const kind of ['EVT', 'EVR'] as const) {
     // A version without events has no such route: none.
@@ -90,23 +67,24 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const app = await buildApp(config)
     await app.ready()
+    const call = caller(app, headers)
     const before = await eventRequests()
     for (const kind of kinds) {
       const { id, assetId } = portfolios[kind]
       const performance = `/portfolios/${id}/performance?range=max`
-      if (MEASURED.has('performance')) await call(app, performance)
-      if (MEASURED.has('dashboard')) await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, 10)
+      if (MEASURED.has('performance')) await call('GET', performance)
+      if (MEASURED.has('dashboard')) await cpuMsPerCall(call, `/portfolio-assets/${assetId}/dashboard`, 10)
     }
     // The kinds measured in another order each round: what warms up is not counted to one of them.
     for (const kind of [...kinds.slice(round % kinds.length), ...kinds.slice(0, round % kinds.length)]) {
       const { id, assetId } = portfolios[kind]
       const performance = `/portfolios/${id}/performance?range=max`
       const measured = figures[kind] as { read: number[], dashboard: number[], performance: number[] }
-      if (MEASURED.has('read')) measured.read.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}`, CALLS))
+      if (MEASURED.has('read')) measured.read.push(await cpuMsPerCall(call, `/portfolio-assets/${assetId}`, CALLS))
       if (MEASURED.has('dashboard')) {
-        measured.dashboard.push(await cpuMsPerCall(app, `/portfolio-assets/${assetId}/dashboard`, DASHBOARDS))
+        measured.dashboard.push(await cpuMsPerCall(call, `/portfolio-assets/${assetId}/dashboard`, DASHBOARDS))
       }
-      if (MEASURED.has('performance')) measured.performance.push(await cpuMsPerCall(app, performance, CALLS))
+      if (MEASURED.has('performance')) measured.performance.push(await cpuMsPerCall(call, performance, CALLS))
     }
     asked.push(await eventRequests() - before)
     await app.close()

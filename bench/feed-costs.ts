@@ -80,10 +80,10 @@ try {
   const handle = new StoreHandle(db, engine, schema)
   const repository = new PortfolioRepository(handle)
   const read = await compare({
-    alone: async () => await repository.versionedDetail(portfolio.id),
+    alone: async () => await repository.portfolioAndAssets(portfolio.id),
     setLocal: async () => await db.transaction().execute(async trx => {
       await trx.executeQuery(CompiledQuery.raw(`set local search_path to ${schema}`))
-      return await new PortfolioRepository(handle).versionedDetail(portfolio.id)
+      return await new PortfolioRepository(handle).portfolioAndAssets(portfolio.id)
     })
   }, 'wall')
   rows.push({ measure: 'detail read, ms (with: SET LOCAL)', without: fixed(read.alone), with: fixed(read.setLocal) })

@@ -74,8 +74,11 @@ if (LADDER[step]?.branch === 'jwt') {
     ...(serialised ? { schema: { params: IdParamsSchema, response: { 200: PortfolioDetailSchema } } } : {})
   }, async request => {
     const { id } = request.params as { id: string }
-    // Without a response schema Fastify serialises with JSON.stringify: the rungs before the schema measure that.
-    return has('store read') ? (await app.store.portfolios.versionedDetail(id))?.value : constant
+    if (!has('store read')) return constant
+    // The detail as the service makes it of its one read (PortfolioService.taggedDetail). Without a response schema
+    // Fastify serialises with JSON.stringify: the rungs before the schema measure that.
+    const read = await app.store.portfolios.portfolioAndAssets(id)
+    return read === undefined ? undefined : { ...read.portfolio, assets: read.assets }
   })
 }
 

@@ -13,10 +13,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
 import { inProcessConfig, median, pinSelf, startHelper, table } from './lib.js'
+import { caller, TRADED_ASSETS as ASSETS, tradedPortfolio } from './traded-portfolio.js'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const WARM_CALLS = Number(process.env.BENCH_CALLS ?? 2_000)
-const ASSETS = 20
 const KEY = 'bench-key'
 const headers = { 'x-api-key': KEY }
 
@@ -24,31 +24,6 @@ pinSelf()
 const fake = await startHelper('fake-brapi-history.ts', 1)
 const dir = mkdtempSync(join(tmpdir(), 'bff-bench-performance-'))
 const config = inProcessConfig(dir, fake.url, KEY)
-
-type App = Awaited<ReturnType<typeof buildApp>>
-async function call (app: App, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object): Promise<any> {
-  const res = await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) })
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`)
-  return res.json()
-}
-
-/** 20 assets, each bought in 2006 and eleven times more, one sale in four, each with a fee. */
-async function portfolio (app: App): Promise<string> {
-  const { id } = await call(app, 'POST', '/portfolios', { name: 'Bench', userId: 'bench' })
-  for (let asset = 0; asset < ASSETS; asset++) {
-    const symbol = `BEN${String(asset).padStart(2, '0')}3`
-    const created = await call(app, 'POST', '/portfolio-assets', {
-      name: symbol, symbol, type: 'STOCK', quantity: 100, price: 20, portfolioId: id, date: `2006-0${1 + asset % 9}-10`
-    })
-    for (let trade = 1; trade < 12; trade++) {
-      const date = `${2006 + trade * 1 + (asset % 7)}-${String(1 + (asset + trade) % 12).padStart(2, '0')}-15`
-      const type = trade % 4 === 0 ? 'SELL' : 'BUY'
-      await call(app, 'POST', `/portfolio-assets/${String(created.id)}/transactions`,
-        { type, date, quantity: type === 'SELL' ? 20 : 10, price: 20 + trade, fee: 4.9 })
-    }
-  }
-  return String(id)
-}
 
 /** CPU ms of this process over `run`. */
 async function cpuMs (run: () => Promise<unknown>): Promise<number> {
@@ -66,17 +41,18 @@ let id = ''
 try {
   const seeding = await buildApp(config)
   await seeding.ready()
-  id = await portfolio(seeding)
+  id = (await tradedPortfolio(caller(seeding, headers), 'BEN')).id
   await seeding.close()
   const url = `/portfolios/${id}/performance?range=max`
   for (let round = 0; round < ROUNDS; round++) {
     const app = await buildApp(config)
     await app.ready()
-    await call(app, 'GET', `/portfolios/${id}`)
-    cold.push(await cpuMs(async () => { points = (await call(app, 'GET', url)).points.length }))
-    await call(app, 'PATCH', `/portfolios/${id}`, { name: `Bench ${round}` })
-    recomputed.push(await cpuMs(async () => await call(app, 'GET', url)))
-    const calls = async (): Promise<void> => { for (let i = 0; i < WARM_CALLS; i++) await call(app, 'GET', url) }
+    const call = caller(app, headers)
+    await call('GET', `/portfolios/${id}`)
+    cold.push(await cpuMs(async () => { points = (await call('GET', url)).points.length }))
+    await call('PATCH', `/portfolios/${id}`, { name: `Bench ${round}` })
+    recomputed.push(await cpuMs(async () => await call('GET', url)))
+    const calls = async (): Promise<void> => { for (let i = 0; i < WARM_CALLS; i++) await call('GET', url) }
     warm.push(await cpuMs(calls) / WARM_CALLS)
     await app.close()
   }

@@ -51,7 +51,6 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
     let n = 0
     const calls: Array<[string, () => unknown]> = [
       ['portfolioOnly', async () => await portfolios.portfolioOnly(id)],
-      ['versionedDetail', async () => await portfolios.versionedDetail(id)],
       ['portfolioAndAssets', async () => await portfolios.portfolioAndAssets(id)],
       ['list of 50', async () => await portfolios.list({ userId: 'bench' }, { limit: 50, offset: 0 })],
       ['create', async () => await portfolios.create({ name: 'New', userId: 'bench-new' })],

@@ -44,10 +44,10 @@ type Loader<V> = () => Promise<V>
  * "Data kept in memory"): lru-cache's entries, bounded by count and weight, each with its time to
  * live, and its `fetchMethod`, so that concurrent lookups of one key share one load (single
  * flight). A load that fails is the failure of every lookup that shared it, never kept. A key
- * forgotten while its load is on its way (`forget`, `forgetAll`, or the feed's change of its
- * portfolio) is answered to those lookups but not kept — lru-cache, told to ignore the abort a
- * delete signals, resolves the load and keeps nothing at a key that no longer holds it — and a
- * lookup after the change loads anew. A cache that `follows` the change feed keeps and answers
+ * forgotten while its load is on its way (`forget`, `forgetWhere`, or the feed's change of its
+ * portfolio or of all) is answered to those lookups but not kept — lru-cache, told to ignore the
+ * abort a delete signals, resolves the load and keeps nothing at a key that no longer holds it —
+ * and a lookup after the change loads anew. A cache that `follows` the change feed keeps and answers
  * nothing from memory while the feed is unproven (this instance's heartbeats not back within the
  * bound: src/change-feed/feed-proof.ts), drops what it kept at the first such lookup, and keeps
  * nothing a load ends with while unproven; proven again, the feed tells `{ kind: 'all' }`.
@@ -156,11 +156,6 @@ export class MemoryCache<V> {
     for (const key of [...this.entries.keys(), ...this.loading.keys()]) {
       if (test(key)) this.entries.delete(key)
     }
-  }
-
-  /** Drops everything, and no load on its way is kept. */
-  forgetAll (): void {
-    this.entries.clear()
   }
 
   /** Values kept now (loads on their way not counted). */

@@ -2,7 +2,7 @@ import type { Position, Trade } from '../schemas/average-cost.js'
 import type { AssetEvent, IncomeStatus } from '../schemas/corporate-events.js'
 import { decimal, quotient, UNIT_DECIMALS, type Decimal } from '../schemas/money.js'
 import type { CashEvent, CorporateEvent, EventBook, StockEvent } from './corporate-events.js'
-import { Replay, replay, type ReplayedEvents } from './replay.js'
+import { Replay, type ReplayedEvents } from './replay.js'
 
 /*
  * What an asset's trades were entitled to of its symbol's corporate events (docs/api.md#corporate-events): the
@@ -31,23 +31,17 @@ export interface Entitlement {
   cash: CashPaid | undefined
 }
 
-/**
- * The events `trades` are replayed with: all of them, or — when the trades sell, at some date, more than the stock
- * events leave held (a sale recorded before a grouping was known) — the cash events alone, the stock ones left
- * unapplied as a write leaves them (src/domain/holdings.ts).
- */
-export function appliedEvents (trades: readonly Trade[], events: ReplayedEvents): ReplayedEvents {
-  if (events.book.stock.length === 0 || replay(trades, events).shortAt === undefined) return events
-  return cashOnly(events)
-}
-
 function cashOnly ({ book, today }: ReplayedEvents): ReplayedEvents {
   return { book: { ...book, stock: [] }, today }
 }
 
 /** A replay run to its end with the events its trades follow, and the positions it passed through on the way. */
-interface FollowedEvents {
-  /** As {@link appliedEvents} chooses them. */
+export interface FollowedEvents {
+  /**
+   * All of them, or — when the trades sell, at some date, more than the stock events leave held (a sale recorded
+   * before a grouping was known) — the cash events alone, the stock ones left unapplied as a write leaves them
+   * (src/domain/holdings.ts).
+   */
   events: ReplayedEvents
   /** The position at each of the `marks` it was made with, in their order. */
   positions: Position[]
@@ -56,9 +50,9 @@ interface FollowedEvents {
 }
 
 /**
- * `trades` replayed once with the events {@link appliedEvents} chooses, the position taken at each of `marks` (days or
- * months, ascending) on the way: the choice, the positions and the entitlements ({@link entitlementsOf}) of one
- * replay, not one each — a dashboard of 20 assets with 93 events each replayed every asset three or four times.
+ * `trades` replayed once with the events they follow ({@link FollowedEvents}), the position taken at each of `marks`
+ * (days or months, ascending) on the way: the choice, the positions and the entitlements ({@link entitlementsOf}) of
+ * one replay, not one each — a dashboard of 20 assets with 93 events each replayed every asset three or four times.
  * Only trades that go short with the stock events are replayed again, with the cash ones alone.
  */
 export function replayedWith (

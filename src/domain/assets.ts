@@ -1,6 +1,7 @@
 import type { Precondition, Tagged } from '../http/entity-tag.js'
 import { NotFoundError, ValidationError, type ValidationIssue } from '../errors.js'
 import { decimal, decimalsOf, MONEY_DECIMALS, UNIT_DECIMALS } from '../schemas/money.js'
+import { dayKey } from '../schemas/calendar.js'
 import { pageOf } from '../schemas/common.js'
 import {
   FIRST_TRADE_DATE, type Asset, type AssetType, type CreateAssetInput, type UpdateAssetInput
@@ -18,11 +19,6 @@ import { ifReached, listOwner, reachable, reached, reaches } from './ownership.j
 import type { DataStore, LockedAsset, RecordedTrade, UnitOfWork } from './ports.js'
 
 const missing = (): Error => new NotFoundError('Ativo')
-
-/** Today's date (UTC), `YYYY-MM-DD`: the latest a transaction may have. */
-function today (): string {
-  return new Date().toISOString().slice(0, 10)
-}
 
 /**
  * The rules of an amount's decimals and of a date that JSON Schema cannot say (docs/api.md#inputs),
@@ -46,7 +42,8 @@ export function assertInputRules (input: { quantity?: number, price?: number, fe
     })
   }
   const date = input.date
-  const latest = today()
+  // Today (UTC): the latest a transaction may have.
+  const latest = dayKey(new Date())
   if (date !== undefined && (date < FIRST_TRADE_DATE || date > latest)) {
     const [keyword, limit] = date < FIRST_TRADE_DATE ? ['formatMinimum', FIRST_TRADE_DATE] : ['formatMaximum', latest]
     issues.push({

@@ -1,8 +1,8 @@
 import { errorCodeOf, isCodedError, Messages, NotFoundError } from '../errors.js'
+import { dayKey } from '../schemas/calendar.js'
 import type { SkippedInvestment } from '../schemas/import.js'
 import type { AggregatorInvestments, Reader } from '../upstream/investments.js'
 import { principalKey } from './access.js'
-import { dayOf } from './holdings.js'
 import { NOT_YOUR_ITEM } from './item-ownership.js'
 import { planOf, tradesOf } from './investments.js'
 import type { EventBooks } from './event-books.js'
@@ -82,7 +82,7 @@ export async function importOnce (
   const target: ImportTarget = { importId: record.id, portfolioId: portfolio.id, owner: portfolio.userId }
   for (const raw of investments) {
     if (signal.aborted) return { result: 'failed', reason: 'interrompida' }
-    const today = dayOf(new Date().toISOString())
+    const today = dayKey(new Date())
     const plan = planOf(raw, today)
     if (done.has(plan.investmentId)) continue
     done.add(plan.investmentId)

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../errors.js'
 import type { Asset } from '../schemas/asset.js'
+import { dayKey } from '../schemas/calendar.js'
 import type { AssetEvent, PortfolioIncome } from '../schemas/corporate-events.js'
 import { decimal, money, type Decimal } from '../schemas/money.js'
 import type { AssetTransaction } from '../schemas/transaction.js'
@@ -13,11 +14,6 @@ import type { AssetStore, DataStore, Holding, Log } from './ports.js'
 
 const missingAsset = (): Error => new NotFoundError('Ativo')
 const missingPortfolio = (): Error => new NotFoundError('Portfolio')
-
-/** Today's date (UTC), `YYYY-MM-DD`. */
-function todayOf (now: Date): string {
-  return now.toISOString().slice(0, 10)
-}
 
 interface Totals {
   gross: Decimal
@@ -117,7 +113,7 @@ export class EventService {
     const portfolio = await found(portfolioId, missingPortfolio, async id =>
       ifReached(scope, await this.store.portfolios.portfolioOnly(id), read => read.userId))
     const holdings: Holding[] = (await this.store.assets.holdingsOfPortfolios([portfolio.id])).get(portfolio.id) ?? []
-    const today = todayOf(this.now())
+    const today = dayKey(this.now())
     const books = await this.books.read(holdings.map(({ asset }) => asset.symbol), log)
     const paid = holdings.map(({ asset, transactions }) => ({
       symbol: asset.symbol,
@@ -127,7 +123,7 @@ export class EventService {
   }
 
   private async ofReached (assets: readonly Asset[], log: Log): Promise<AssetEvent[][]> {
-    const today = todayOf(this.now())
+    const today = dayKey(this.now())
     const [transactions, books] = await Promise.all([
       this.store.transactions.ofAssets(assets.map(asset => asset.id)),
       this.books.read(assets.map(asset => asset.symbol), log)

@@ -4,10 +4,10 @@ import type { PercentObservation } from '../quotes/provider.js'
 import type { PerformancePoint, PerformanceRange, PortfolioPerformance } from '../schemas/performance.js'
 import { ipcaChange, percentChange, selicChange } from './benchmarks.js'
 import { addDays, isWeekday, lastAtOrBefore, monthsBefore, weekdaysBetween, weekOf } from '../schemas/calendar.js'
-import { appliedEvents, entitlements, onDayBasis } from './asset-events.js'
+import { entitlementsOf, onDayBasis, replayedWith, type FollowedEvents } from './asset-events.js'
 import { NO_EVENTS, type EventBook } from './corporate-events.js'
 import type { DayClose } from './reais.js'
-import { Replay, type ReplayedEvents } from './replay.js'
+import { Replay } from './replay.js'
 
 /**
  * One asset of the portfolio: its transactions, its symbol's corporate events, its daily closes in reais.
@@ -24,9 +24,9 @@ export interface PerformanceHolding {
   events?: EventBook
 }
 
-/** A holding as valued: its events as the replay applies them, its closes on each day's share basis. */
+/** A holding as valued: its replay with the events it applies, its closes on each day's share basis. */
 interface ValuedHolding extends PerformanceHolding {
-  replayed: ReplayedEvents
+  followed: FollowedEvents
 }
 
 export interface PerformanceInput {
@@ -98,7 +98,7 @@ function valuesOn (holdings: readonly ValuedHolding[], days: readonly string[], 
   const invested = days.map(() => decimal(0))
   const estimated = days.map(() => false)
   for (const holding of holdings) {
-    const replay = new Replay(holding.transactions, holding.replayed)
+    const replay = new Replay(holding.transactions, holding.followed.events)
     let close = -1
     days.forEach((day, index) => {
       const position = replay.through(day)
@@ -130,11 +130,14 @@ interface Flow {
   income: Decimal
 }
 
-/** Each holding with the events its replay applies and its closes on each day's share basis. */
+/**
+ * Each holding with its replay run to its end with the events it applies — whose entitlements are read off it, the
+ * choice and the entitlements of one replay — and its closes on each day's share basis.
+ */
 function valuedHoldings (input: PerformanceInput): ValuedHolding[] {
   return input.holdings.map(holding => {
-    const replayed = appliedEvents(holding.transactions, { book: holding.events ?? NO_EVENTS, today: input.today })
-    return { ...holding, replayed, closes: onDayBasis(holding.closes, close => close.date, replayed) }
+    const followed = replayedWith(holding.transactions, { book: holding.events ?? NO_EVENTS, today: input.today })
+    return { ...holding, followed, closes: onDayBasis(holding.closes, close => close.date, followed.events) }
   })
 }
 
@@ -182,8 +185,8 @@ export function buildPerformance (input: PerformanceInput): PortfolioPerformance
     else flow.sold = flow.sold.plus(amount).minus(trade.fee)
   }
   for (const holding of holdings) {
-    if (holding.replayed.book.cash.length === 0) continue
-    for (const { cash } of entitlements(holding.transactions, holding.replayed)) {
+    if (holding.followed.events.book.cash.length === 0) continue
+    for (const { cash } of entitlementsOf(holding.followed)) {
       const paid = cash?.event.paymentDate
       if (cash === undefined || paid === null || paid === undefined || paid <= from || paid > to) continue
       const flow = flowOn(paid)

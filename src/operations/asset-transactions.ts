@@ -7,7 +7,7 @@ import { operation } from './operation.js'
 /*
  * An asset's dated buys and sales (docs/api.md#transactions): the portfolio-assets module's routes
  * after the asset's own (./portfolio-assets.ts), and GraphQL's mutations. GraphQL's
- * `PortfolioAsset.transactions` is a batch, declared with the asset's fields.
+ * `PortfolioAsset.transactions` is a batch, declared with the asset's fields (./asset-fields.ts).
  */
 
 const positionErrors = [400, 401, 404, 422] as const

@@ -1,4 +1,5 @@
 import { aggregatorOperations } from './aggregator.js'
+import { assetFieldOperations } from './asset-fields.js'
 import { assetTransactionOperations } from './asset-transactions.js'
 import { authOperations } from './auth.js'
 import { excludedTransactionOperations } from './excluded-transactions.js'
@@ -19,6 +20,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...portfolioValuationOperations,
   ...portfolioImportOperations,
   ...portfolioAssetOperations,
+  ...assetFieldOperations,
   ...assetTransactionOperations,
   ...systemOperations,
   ...authOperations,

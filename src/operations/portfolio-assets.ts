@@ -5,26 +5,21 @@ import {
   UpdateAssetInputSchema
 } from '../schemas/asset.js'
 import { DeletedSchema, IdParamsSchema, PageOf, PageQuerySchema } from '../schemas/common.js'
-import { AssetEventSchema, AssetEventsSchema } from '../schemas/corporate-events.js'
+import { AssetEventsSchema } from '../schemas/corporate-events.js'
 import { DashboardSchema } from '../schemas/dashboard.js'
 import { QuoteSchema, SymbolParamsSchema } from '../schemas/quote.js'
-import { AssetTransactionSchema } from '../schemas/transaction.js'
 import { batched, operation, tagged } from './operation.js'
 
 /*
  * Portfolio assets, their quotes and dashboards (docs/api.md#resources): the portfolio-assets
  * module's first routes, in the order it registers them (its transactions' follow:
  * ./asset-transactions.ts), and GraphQL's fields. Where GraphQL answers many parents at once (an
- * asset's transactions, quote, dashboard) it is a declaration of its own: one domain call for the batch.
+ * asset's transactions, quote, dashboard) it is a declaration of its own, one domain call for the
+ * batch: the asset's fields (./asset-fields.ts).
  */
 
 const errors = [400, 401, 404] as const
 const upstreamErrors = [400, 401, 404, 502, 504] as const
-
-/** An asset's transactions are unbounded; cost estimates assume this many. */
-const TRANSACTIONS_PER_ASSET_ESTIMATE = 20
-/** An asset's corporate events: a year of monthly rendimentos and a few more. */
-const EVENTS_PER_ASSET_ESTIMATE = 20
 
 /**
  * A root `quote` names its ticker in the document, so each alias is one more ticker asked of the
@@ -254,63 +249,6 @@ export const portfolioAssetOperations = [
       mutation: 'deleteAsset',
       args: { id: 'params.id' },
       description: 'Remove an asset; false when no asset has this id'
-    }
-  }),
-
-  // The fields GraphQL adds to an asset, each a batch. The transactions of every asset of an answer in one statement.
-  batched({
-    output: Type.Array(AssetTransactionSchema),
-    scope: 'portfolio',
-    batch: async (domain, call, assets) => {
-      const byAsset = await domain.transactions.ofAssets(call.access, assets.map(asset => asset.id))
-      return assets.map(asset => byAsset.get(asset.id) ?? [])
-    },
-    graphql: {
-      field: 'transactions',
-      of: AssetSchema,
-      description: 'The asset\'s buys and sales, by date then as recorded',
-      cost: { items: TRANSACTIONS_PER_ASSET_ESTIMATE }
-    }
-  }),
-
-  // The quotes of every asset of an answer in one provider batch (shared with REST's cache and single flight).
-  batched({
-    output: QuoteSchema,
-    scope: 'portfolio',
-    batch: async (domain, call, assets) => await domain.quotes.ofAssets(call.access, assets, call.log),
-    graphql: {
-      field: 'quote',
-      of: AssetSchema,
-      nullable: true,
-      description: 'The current quote of the asset\'s symbol; null when the provider has none',
-      cost: 5
-    }
-  }),
-
-  // The dashboards of every asset of an answer from one read of their portfolios' holdings and one batch of quotes.
-  batched({
-    output: DashboardSchema,
-    scope: 'portfolio',
-    batch: async (domain, call, assets) => await domain.dashboards.ofAssets(call.access, assets, call.log),
-    graphql: {
-      field: 'dashboard',
-      of: AssetSchema,
-      nullable: true,
-      description: 'Position, monthly history, buys and sales of the asset',
-      cost: 25
-    }
-  }),
-
-  // The corporate events of every asset of an answer from one read of their transactions and one batch of events.
-  batched({
-    output: Type.Array(AssetEventSchema),
-    scope: 'portfolio',
-    batch: async (domain, call, assets) => await domain.events.ofAssets(call.access, assets, call.log),
-    graphql: {
-      field: 'events',
-      of: AssetSchema,
-      description: 'The corporate events the asset was entitled to, by data com',
-      cost: { items: EVENTS_PER_ASSET_ESTIMATE }
     }
   })
 ]

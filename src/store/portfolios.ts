@@ -12,12 +12,9 @@ import { columnOf, columnsOf, rowReader, storedFields } from './columns.js'
 import type { Versioned } from '../http/entity-tag.js'
 import {
   CreatePortfolioInputSchema,
-  PortfolioAssetSummarySchema,
-  PortfolioDetailSchema,
   PortfolioSchema,
   type CreatePortfolioInput,
   type Portfolio,
-  type PortfolioDetail,
   type UpdatePortfolioInput
 } from '../schemas/portfolio.js'
 
@@ -27,29 +24,21 @@ const TOTAL_SQL =
 
 type PortfolioRow = Selectable<PortfoliosTable> & { total_value: number | string }
 
-interface DetailRow<Item> extends PortfolioRow {
+interface WithAssetsRow extends PortfolioRow {
   /** JSON text on SQLite, parsed by the driver on PostgreSQL. */
-  assets: string | Item[]
+  assets: string | AssetRow[]
 }
 
 /**
- * REST's portfolio detail (`GET /portfolios/:id`) lists each asset's fields of its summary, from their columns.
- * @internal Test seam: a test reads the detail's query plan (with detailSql).
- */
-export const DETAIL_ASSET_FIELDS = fieldsOf(PortfolioAssetSummarySchema).map(field => [field, columnOf(field)] as const)
-/** Whole asset rows, for answers that hold whole assets (GraphQL): each column under its name. */
-const ASSET_ROW_FIELDS = ASSET_COLUMNS.map(column => [column, column] as const)
-
-/**
- * A portfolio, its total and its assets in one statement (one round trip, one snapshot on
+ * A portfolio, its total and its whole assets in one statement (one round trip, one snapshot on
  * both engines, so the total always matches the assets listed), the assets aggregated as JSON
- * objects of `fields` (each key from its column). Correlated subqueries read the assets in the order of their
+ * objects of their rows (each column under its name). Correlated subqueries read the assets in the order of their
  * index (portfolio_id, created_at, id): SQLite sorts nothing, where an `order by` inside the aggregate
  * made it build a temporary B-tree on every read (8 µs against 29 µs for ten assets).
  * @internal Test seam: a test reads its query plan on SQLite.
  */
-export function detailSql (engine: StoreEngine, fields: ReadonlyArray<readonly [string, string]>): string {
-  const pairs = fields.map(([key, column]) => `'${key}', a.${column}`).join(', ')
+export function withAssetsSql (engine: StoreEngine): string {
+  const pairs = ASSET_COLUMNS.map(column => `'${column}', a.${column}`).join(', ')
   const assets = engine === 'postgres'
     ? `coalesce(json_agg(json_build_object(${pairs}) order by a.created_at, a.id), '[]'::json)`
     : `coalesce(json_group_array(json_object(${pairs})), '[]')`
@@ -115,20 +104,14 @@ const DELETE_SQL = {
   portfolio: 'delete from portfolios where id = ?'
 }
 
-function itemsOf<Item> (row: Pick<DetailRow<Item>, 'assets'>): Item[] {
-  return typeof row.assets === 'string' ? JSON.parse(row.assets) as Item[] : row.assets
+function assetRowsOf (row: WithAssetsRow): AssetRow[] {
+  return typeof row.assets === 'string' ? JSON.parse(row.assets) as AssetRow[] : row.assets
 }
-
-type DetailAsset = PortfolioDetail['assets'][number]
 
 /** A portfolio from a row with its total: its assets' cents summed by the database, in reais. */
 const toPortfolio = rowReader(PortfolioSchema, (row: Pick<PortfolioRow, 'total_value'>) => ({
   totalValue: fromCents(row.total_value)
 }))
-
-/** REST's detail, from a row of the detail statement. */
-const toDetail = rowReader(PortfolioDetailSchema, (row: Pick<DetailRow<DetailAsset>, 'total_value' | 'assets'>) =>
-  ({ totalValue: fromCents(row.total_value), assets: itemsOf(row) }))
 
 /** A portfolio's row as a write decides on it. */
 interface Locked {
@@ -142,8 +125,7 @@ type Statements = ReturnType<typeof statements>
 function statements (handle: StoreHandle) {
   return {
     byId: handle.statement<PortfolioRow>(BY_ID_SQL),
-    detail: handle.statement<DetailRow<DetailAsset>>(detailSql(handle.engine, DETAIL_ASSET_FIELDS)),
-    withAssets: handle.statement<DetailRow<AssetRow>>(detailSql(handle.engine, ASSET_ROW_FIELDS)),
+    withAssets: handle.statement<WithAssetsRow>(withAssetsSql(handle.engine)),
     owners: handle.statement<{ id: string, user_id: string }>(ownersSql(handle.engine)),
     locked: handle.statement<Locked>(LOCKED_SQL),
     touch: handle.statement<{ user_id: string }>(TOUCH_SQL),
@@ -192,12 +174,6 @@ export class PortfolioRepository {
     return row === undefined ? undefined : toPortfolio(row)
   }
 
-  /** The portfolio, its total and its assets (REST's detail), and the version its row has, in one statement. */
-  async versionedDetail (id: string): Promise<Versioned<PortfolioDetail> | undefined> {
-    const row = (await this.run.detail([id]))[0]
-    return row === undefined ? undefined : { value: toDetail(row), version: row.version }
-  }
-
   /**
    * The portfolio and its whole assets, oldest first, and the version its row has, in one statement (one
    * snapshot: the total is theirs).
@@ -208,7 +184,7 @@ export class PortfolioRepository {
     const row = (await this.run.withAssets([id]))[0]
     return row === undefined
       ? undefined
-      : { portfolio: toPortfolio(row), assets: itemsOf(row).map(toAsset), version: row.version }
+      : { portfolio: toPortfolio(row), assets: assetRowsOf(row).map(toAsset), version: row.version }
   }
 
   /** The `userId` of each portfolio of `ids` that exists, in one statement. */

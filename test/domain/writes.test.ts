@@ -26,7 +26,7 @@ forEachEngine(t, 'another user\'s portfolio or asset is NOT_FOUND before its tag
   const asset = await domain.assets.create(TRUSTED, input)
   const [bought] = await domain.transactions.list(TRUSTED, asset.id, {})
   const rows = async (): Promise<unknown> =>
-    ({ detail: await store.portfolios.versionedDetail(theirs.id), asset: await store.assets.versioned(asset.id) })
+    ({ detail: await store.portfolios.portfolioAndAssets(theirs.id), asset: await store.assets.versioned(asset.id) })
   const before = await rows()
   told.length = 0
 

@@ -32,7 +32,8 @@ forEachEngine(t, 'a change sets only the fields it is given; a null description 
   t.same(await fields(), ['N2', 'D2'], 'both')
   const after = await store.portfolios.portfolioOnly(id)
   t.equal(after?.updatedAt, both?.value.updatedAt, 'updated_at is the change\'s')
-  t.equal(both?.version, (await store.portfolios.versionedDetail(id))?.version, 'the version read in the transaction')
+  t.equal(both?.version, (await store.portfolios.portfolioAndAssets(id))?.version,
+    'the version read in the transaction')
   t.equal(both?.version, 5, 'each change bumps it')
   t.equal(await store.write(async work => await work.portfolios.change('nope', { name: 'x' })), undefined,
     'no such portfolio')
@@ -50,7 +51,7 @@ forEachEngine(t, 'a write reads a portfolio\'s owner and version under its lock;
   const touched = await store.write(async work => ({ owner: await work.portfolios.touch(id), now: work.now }))
   t.equal(touched.owner, 'ana')
   t.equal((await store.portfolios.portfolioOnly(id))?.updatedAt, touched.now, 'updated_at is the write\'s instant')
-  t.equal((await store.portfolios.versionedDetail(id))?.version, 2, 'its detail\'s version bumped')
+  t.equal((await store.portfolios.portfolioAndAssets(id))?.version, 2, 'its read\'s version bumped')
   t.equal(await store.write(async work => await work.portfolios.touch('nope')), undefined, 'no such portfolio')
 })
 

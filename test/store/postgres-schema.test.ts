@@ -55,7 +55,7 @@ testNeeding(t, 'a store in DATABASE_SCHEMA works whatever the session\'s search_
   const portfolio = await store.portfolios.create({ name: 'P', userId: 'u' })
   const input = { name: 'A', symbol: 'A', type: 'STOCK' as const, quantity: 2, price: 3, portfolioId: portfolio.id }
   const asset = await domain.assets.create(TRUSTED, input)
-  t.equal((await store.portfolios.versionedDetail(portfolio.id))?.value.totalValue, 6)
+  t.equal((await store.portfolios.portfolioOnly(portfolio.id))?.totalValue, 6)
   t.equal((await store.assets.list({ portfolioId: portfolio.id }, page)).length, 1)
   t.match(await domain.assets.update(TRUSTED, asset.id, { quantity: 1 }), { value: { quantity: 1 } })
   const sale = { type: 'SELL' as const, date: asset.createdAt.slice(0, 10), quantity: 1, price: 4 }

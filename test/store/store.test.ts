@@ -6,7 +6,7 @@ import Fastify from 'fastify'
 import SqliteDatabase from 'better-sqlite3'
 import pg from 'pg'
 import { Store } from '../../src/store/store.js'
-import { DETAIL_ASSET_FIELDS, detailSql } from '../../src/store/portfolios.js'
+import { withAssetsSql } from '../../src/store/portfolios.js'
 import storePlugin from '../../src/plugins/store.js'
 import { DEMO_PORTFOLIOS } from '../../src/store/demo-data.js'
 import { MIGRATION_NAMES } from '../../src/store/migrations.js'
@@ -140,7 +140,7 @@ forEachEngine(t, 'a write of the domain commits its rows together or not at all,
     throw new Error('refused by the test')
   }), /refused by the test/)
   t.same(await store.assets.list({ portfolioId: id }, page), [], 'the insert rolled back')
-  t.equal((await store.portfolios.versionedDetail(id))?.version, 1, 'and the touch')
+  t.equal((await store.portfolios.portfolioAndAssets(id))?.version, 1, 'and the touch')
   t.same(told, [], 'nothing told')
 
   const inserted = await store.write(async work => {
@@ -150,7 +150,7 @@ forEachEngine(t, 'a write of the domain commits its rows together or not at all,
     return written
   })
   t.same(told, [{ kind: 'portfolio', portfolioId: id, deleted: false }], 'its portfolio\'s change, once committed')
-  t.same((await store.portfolios.versionedDetail(id))?.value.assets.map(a => a.id), [inserted.id])
+  t.same((await store.portfolios.portfolioAndAssets(id))?.assets.map(a => a.id), [inserted.id])
 })
 
 t.test('the store plugin accepts a store opened by the host and leaves it open', async t => {
@@ -202,7 +202,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
     while (Date.now() === created) await new Promise(resolve => setTimeout(resolve, 1))
   }
   t.same(
-    (await store.portfolios.versionedDetail(portfolio.id))?.value.assets.map(asset => asset.name),
+    (await store.portfolios.portfolioAndAssets(portfolio.id))?.assets.map(asset => asset.name),
     names,
     'in the order they were added'
   )
@@ -210,7 +210,7 @@ t.test('a portfolio detail reads its assets in index order, with assets in order
   const raw = new SqliteDatabase(url.slice('sqlite:'.length), { readonly: true })
   t.teardown(() => raw.close())
   const plan = raw
-    .prepare(`explain query plan ${detailSql('sqlite', DETAIL_ASSET_FIELDS)}`)
+    .prepare(`explain query plan ${withAssetsSql('sqlite')}`)
     .all(portfolio.id) as Array<{ detail: string }>
   t.notOk(plan.some(step => step.detail.includes('TEMP B-TREE')), plan.map(step => step.detail).join(' | '))
 })

@@ -151,10 +151,15 @@ forEachEngine(t, 'an import brings the broker\'s investments and trades; another
     method: 'PATCH', url: `/portfolio-assets/${assetId}`, headers: asUser(ANA), payload: { price: 41.25 }
   })
   t.equal(patched.statusCode, 200)
+  const beforeThird = await holdingsOf(app, ANA, portfolioId)
+  const tagOf = async (): Promise<unknown> =>
+    (await app.inject({ url: `/portfolio-assets/${assetId}`, headers: asUser(ANA) })).headers.etag
+  const tagBefore = await tagOf()
   const third = await imported(app, ANA, portfolioId, 'item-ana')
   t.match(third.counts, { assetsCreated: 0, assetsUpdated: 0, transactionsRecorded: 0 }, 'nothing new: nothing written')
   t.match((await holdingsOf(app, ANA, portfolioId)).get('inv-petr')?.asset, { quantity: 100, price: 41.25 })
-  t.same(await holdingsOf(app, ANA, portfolioId), await holdingsOf(app, ANA, portfolioId))
+  t.same(await holdingsOf(app, ANA, portfolioId), beforeThird, 'every asset and transaction as before it')
+  t.equal(await tagOf(), tagBefore, 'the asset\'s row not written again')
   const list = await app.inject({ url: `/portfolios/${portfolioId}/imports`, headers: asUser(ANA) })
   t.same((list.json() as Array<{ id: string }>).map(({ id }) => id), [third.id, second.id, first.id], 'latest first')
 })
