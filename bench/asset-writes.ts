@@ -13,14 +13,11 @@
  */
 import { performance } from 'node:perf_hooks'
 import { buildApp, type App } from '../src/app.js'
-import { loadConfig } from '../src/config/config.js'
-import { benchUserToken, median, onEachEngine, table, type BenchDatabase } from './lib.js'
+import { median, onEachEngine, productionConfig, productionUserToken, table, type BenchDatabase } from './lib.js'
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 100)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
 const HELD = 100
-const SECRET = 'bench-secret-bench-secret-bench-secret'
-const BACKEND_URL = 'http://127.0.0.1:9'
 
 const dateBefore = (days: number): string => new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 10)
 
@@ -103,23 +100,11 @@ function writesOf (app: App, portfolioId: string, headers: Headers): Record<stri
   }
 }
 
-async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<Record<string, string>>> {
-  const app = await buildApp(loadConfig({
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'silent',
-    JWT_SECRET: SECRET,
-    API_KEYS: 'bench-key',
-    BACKEND_URL,
-    PORTFOLIO_ACCESS: 'both',
-    DATABASE_URL: url,
-    ...(schema === undefined ? {} : { DATABASE_SCHEMA: schema }),
-    QUOTES_PROVIDER: 'offline',
-    // Thousands of requests from one client: this measures the writes, not the rate limit's refusals.
-    RATE_LIMIT_MAX: '1000000000'
-  }))
+async function measure (database: BenchDatabase): Promise<Array<Record<string, string>>> {
+  const app = await buildApp(productionConfig(database, { PORTFOLIO_ACCESS: 'both' }))
   try {
     await app.ready()
-    const token = benchUserToken(SECRET, BACKEND_URL)
+    const token = productionUserToken()
     const credentials: Record<string, Headers> = {
       'API key': { 'x-api-key': 'bench-key' },
       'user token': { authorization: `Bearer ${token}` }
@@ -137,7 +122,7 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
     return variants.map(({ name }) => {
       const calls = rounds.get(name) ?? []
       return {
-        engine,
+        engine: database.engine,
         write: name,
         'CPU µs': median(calls.map(call => call.cpu)).toFixed(0),
         'wall µs': median(calls.map(call => call.wall)).toFixed(0)

@@ -13,15 +13,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { buildApp, type App } from '../src/app.js'
-import { loadConfig } from '../src/config/config.js'
-import { benchUserToken, median, onEachEngine, table, type BenchDatabase } from './lib.js'
+import { median, onEachEngine, productionConfig, productionUserToken, table, type BenchDatabase } from './lib.js'
 
 const INVESTMENTS = Number(process.env.BENCH_INVESTMENTS ?? 20)
 const TRADES = Number(process.env.BENCH_TRADES ?? 50)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
-const SECRET = 'bench-secret-bench-secret-bench-secret'
-const BACKEND_URL = 'http://127.0.0.1:9'
-/** The user benchUserToken signs for: the item's owner. */
+/** The user productionUserToken signs for: the item's owner. */
 const OWNER = '1'
 
 const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url')
@@ -113,30 +110,21 @@ async function importOnce (app: App, headers: Record<string, string>, portfolioI
   return { cpu: (used.user + used.system) / 1000, wall }
 }
 
-async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<Record<string, string>>> {
+async function measure (database: BenchDatabase): Promise<Array<Record<string, string>>> {
   const aggregator = await startAggregator()
-  const app = await buildApp(loadConfig({
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'silent',
-    JWT_SECRET: SECRET,
-    API_KEYS: 'bench-key',
-    BACKEND_URL,
+  const app = await buildApp(productionConfig(database, {
     PORTFOLIO_ACCESS: 'user',
-    DATABASE_URL: url,
-    ...(schema === undefined ? {} : { DATABASE_SCHEMA: schema }),
-    QUOTES_PROVIDER: 'offline',
     AGGREGATOR_URL: aggregator.url,
     AGGREGATOR_CLIENT_ID: 'bench',
     AGGREGATOR_CLIENT_SECRET: 'bench',
     AGGREGATOR_WEBHOOK_SECRET: 'bench-webhook-secret',
     // Rounds of imports of one user's item: this measures the imports, not the budget's waits.
     AGGREGATOR_REQUESTS_PER_MINUTE: '1000000',
-    AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '1000000',
-    RATE_LIMIT_MAX: '1000000000'
+    AGGREGATOR_REQUESTS_PER_PRINCIPAL_PER_MINUTE: '1000000'
   }))
   try {
     await app.ready()
-    const headers = { authorization: `Bearer ${benchUserToken(SECRET, BACKEND_URL)}` }
+    const headers = { authorization: `Bearer ${productionUserToken()}` }
     const first: Run[] = []
     const again: Run[] = []
     for (let round = 0; round <= ROUNDS; round++) {
@@ -157,7 +145,7 @@ async function measure ({ engine, url, schema }: BenchDatabase): Promise<Array<R
     return [['first import', first], ['again, nothing new', again]].map(([name, runs]) => {
       const cpu = median((runs as Run[]).map(run => run.cpu))
       return {
-        engine,
+        engine: database.engine,
         import: `${name as string} (${INVESTMENTS} investments, ${trades} trades)`,
         'CPU ms': cpu.toFixed(0),
         'CPU µs a trade': (cpu * 1000 / trades).toFixed(0),

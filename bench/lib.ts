@@ -370,13 +370,43 @@ export async function onEachEngine<Row> (
   return rows
 }
 
+/** The JWT secret of the apps benchmarks build in process; their BACKEND_URL answers nothing (no relay is measured). */
+const BENCH_JWT_SECRET = 'bench-secret-bench-secret-bench-secret'
+const BENCH_BACKEND_URL = 'http://127.0.0.1:9'
+
+/** A user's token {@link productionConfig}'s app takes (user 1). */
+export function productionUserToken (): string {
+  return benchUserToken(BENCH_JWT_SECRET, BENCH_BACKEND_URL)
+}
+
+/**
+ * An app as operators run it — production, every protection on — on `database`, with the offline quotes, the API
+ * key `bench-key` and users' tokens ({@link productionUserToken}), and `settings` over that. The access line is
+ * silent (a constant per request, and no terminal to write it to) and the rate limit raised: thousands of requests
+ * from one client measure the work, not the limit's refusals.
+ */
+export function productionConfig ({ url, schema }: BenchDatabase, settings: Record<string, string>): AppConfig {
+  return loadConfig({
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'silent',
+    JWT_SECRET: BENCH_JWT_SECRET,
+    API_KEYS: 'bench-key',
+    BACKEND_URL: BENCH_BACKEND_URL,
+    DATABASE_URL: url,
+    ...(schema === undefined ? {} : { DATABASE_SCHEMA: schema }),
+    QUOTES_PROVIDER: 'offline',
+    RATE_LIMIT_MAX: '1000000000',
+    ...settings
+  })
+}
+
 /** An app measured in process: a SQLite file in `dir`, quotes from the fake brapi at `brapiUrl`. */
 export function inProcessConfig (dir: string, brapiUrl: string, apiKey: string): AppConfig {
   return loadConfig({
     NODE_ENV: 'test',
     LOG_LEVEL: 'silent',
     MAX_EVENT_LOOP_DELAY_MS: '0',
-    JWT_SECRET: 'bench-secret-bench-secret-bench-secret',
+    JWT_SECRET: BENCH_JWT_SECRET,
     API_KEYS: apiKey,
     DATABASE_URL: `sqlite:${join(dir, 'bench.sqlite')}`,
     QUOTES_PROVIDER: 'brapi',
