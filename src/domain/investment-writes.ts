@@ -1,6 +1,7 @@
 import { NotFoundError } from '../errors.js'
 import { FIRST_TRADE_DATE, type Asset } from '../schemas/asset.js'
 import { averagePrice, type Trade } from '../schemas/average-cost.js'
+import { addDays } from '../schemas/calendar.js'
 import type { SkippedInvestment } from '../schemas/import.js'
 import { decimal, quotient, UNIT_DECIMALS, type Decimal } from '../schemas/money.js'
 import type { EventsOf } from './event-books.js'
@@ -64,7 +65,7 @@ function leastOpening (entries: readonly Trade[], date: string, price: number, e
 
 /** The day before `day`, not before the first a transaction may have. */
 function dayBefore (day: string): string {
-  const before = new Date(Date.parse(day) - 86_400_000).toISOString().slice(0, 10)
+  const before = addDays(day, -1)
   return before < FIRST_TRADE_DATE ? FIRST_TRADE_DATE : before
 }
 

@@ -1,6 +1,7 @@
 import { MemoryCache, type TimeToLive } from '../cache/memory-cache.js'
 import { NO_TELEMETRY, type Telemetry } from '../observability/telemetry.js'
 import type { FastifyBaseLogger } from 'fastify'
+import { untilNextDay } from '../schemas/calendar.js'
 import type { EventsRead } from '../schemas/corporate-events.js'
 import {
   nextClose,
@@ -32,13 +33,6 @@ export const MAX_ENTRIES = 5_000
  */
 export const untilTheNextClose = (_value: unknown, startedAt: number): number =>
   Math.min(HISTORY_TTL_MS, nextClose(startedAt) - startedAt)
-
-const DAY_MS = 24 * 60 * 60 * 1000
-
-/** From `now` (ms) to the next day's start (00:00 UTC): a symbol's corporate events are asked once a day. */
-function untilNextDay (now: number): number {
-  return DAY_MS - (now % DAY_MS)
-}
 
 /** A symbol's events as a batch answered them: `fresh` when read of the provider now, else the last known. */
 interface EventsAnswer {
@@ -89,6 +83,7 @@ export class CachedQuotes implements QuoteProvider {
     this.eventEntries = new MemoryCache<EventsAnswer | undefined>({
       name: 'quotes',
       maxEntries: MAX_ENTRIES,
+      // A symbol's corporate events are asked once a day.
       ttlMs: (_answer, startedAt) => untilNextDay(startedAt),
       keeps: answer => answer?.fresh === true,
       telemetry,

@@ -6,6 +6,11 @@
 
 const DAY_MS = 24 * 60 * 60 * 1000
 
+/** From `now` (epoch ms) to the next day's start, 00:00 UTC. */
+export function untilNextDay (now: number): number {
+  return DAY_MS - (now % DAY_MS)
+}
+
 /**
  * `YYYY-MM-DD` of a date, in UTC, from its day number (Howard Hinnant's `civil_from_days`): a daily
  * history dates thousands of closes, and this takes 46 ns a date where `toISOString().slice(0, 10)`
