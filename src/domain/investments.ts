@@ -1,6 +1,7 @@
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { FIRST_TRADE_DATE, type AssetType } from '../schemas/asset.js'
 import type { Trade } from '../schemas/average-cost.js'
+import { leadingDay } from '../schemas/calendar.js'
 import {
   AggregatorInvestmentSchema, AggregatorInvestmentTransactionSchema, type AggregatorInvestment,
   type AggregatorInvestmentTransaction
@@ -59,15 +60,13 @@ export interface ImportedTrade extends Trade {
 
 /** `YYYY-MM-DD` of an ISO 8601 text, when it is a day from 1990-01-01 to `today`. */
 function dayIn (text: string | null | undefined, today: string): string | undefined {
-  const day = text?.slice(0, 10)
-  if (day === undefined || !/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(day))) return undefined
-  return day >= FIRST_TRADE_DATE && day <= today ? day : undefined
+  const day = anyDay(text)
+  return day !== null && day >= FIRST_TRADE_DATE && day <= today ? day : undefined
 }
 
 /** A day as given, whatever its range (a bond's due date is in the future). */
 function anyDay (text: string | null | undefined): string | null {
-  const day = text?.slice(0, 10)
-  return day !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(day) && !Number.isNaN(Date.parse(day)) ? day : null
+  return (text === null || text === undefined ? undefined : leadingDay(text)) ?? null
 }
 
 /** A unit amount as the service keeps it (8 decimals, half away from zero); undefined when absent or unbounded. */

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { leadingDay } from '../schemas/calendar.js'
 import {
   labelOf, NO_PROVIDER_EVENTS, type ProviderCashEvent, type ProviderEvents, type ProviderStockEvent
 } from '../schemas/corporate-events.js'
@@ -15,15 +16,8 @@ const DIVIDENDS_PATH = 'api/v2/stocks/dividends'
  */
 function eventDayOf (value: JsonValue | undefined): string | null {
   if (typeof value !== 'string') return null
-  const iso = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
   const brazilian = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(value)
-  const [year, month, day] = iso !== null
-    ? [iso[1], iso[2], iso[3]]
-    : brazilian !== null ? [brazilian[3], brazilian[2], brazilian[1]] : []
-  if (year === undefined || month === undefined || day === undefined) return null
-  const text = `${year}-${month}-${day}`
-  // 2024-02-30 is no day: it would read as March's 1st.
-  return new Date(`${text}T00:00:00Z`).toISOString().startsWith(text) ? text : null
+  return leadingDay(brazilian === null ? value : `${brazilian[3]}-${brazilian[2]}-${brazilian[1]}`) ?? null
 }
 
 function numberOf (value: JsonValue | undefined): number | null {

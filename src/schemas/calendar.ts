@@ -34,6 +34,15 @@ function dateOf (day: string): Date {
   return new Date(`${day}T00:00:00.000Z`)
 }
 
+/**
+ * The day (`YYYY-MM-DD`) an ISO 8601 date or date-time starts with, as written (never moved to another time zone),
+ * when the calendar has it; else undefined. `2024-02-30` is none, though `Date` reads it as March's 1st.
+ */
+export function leadingDay (text: string): string | undefined {
+  const day = /^\d{4}-\d{2}-\d{2}/.exec(text)?.[0]
+  return day !== undefined && dayKey(dateOf(day)) === day ? day : undefined
+}
+
 /** `day` moved by `days` (negative: before). */
 export function addDays (day: string, days: number): string {
   return dayKey(new Date(dateOf(day).getTime() + days * DAY_MS))

@@ -72,6 +72,8 @@ t.test('the institution\'s figures: its price, quantity, opening and what it say
     institution: { issuer: 'Banco X', dueDate: '2031-01-01', rate: 12.5, rateType: 'PRE', isin: 'BRBCOXCDB001' }
   }, 'kept as given, trimmed; a due date in the future kept')
   t.match(plan({ dueDate: 'someday', issuer: '   ' }), { institution: { dueDate: null, issuer: null } })
+  t.match(plan({ purchaseDate: '2024-02-30T00:00:00Z', dueDate: '2031-02-29T00:00:00Z' }),
+    { purchasedOn: undefined, institution: { dueDate: null } }, 'a day the calendar has not (Date reads March\'s 1st)')
 })
 
 t.test('an investment that cannot be held is skipped, with its reason', async t => {

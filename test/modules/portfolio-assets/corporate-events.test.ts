@@ -295,6 +295,30 @@ t.test('an event the service cannot apply leaves the asset as its trades make it
   t.same(await get(app, `/portfolio-assets/${String(assetId)}/events`), [])
 })
 
+t.test('brapi\'s days as it writes them: a date-time or DD/MM/YYYY is the day written, a day the calendar has not none',
+  async t => {
+    const { app, brapi } = await eventsApp(t)
+    brapi.prices.set('DAYS3', 16)
+    brapi.dividends.set('DAYS3', {
+      stock: [{
+        label: 'DESDOBRAMENTO',
+        factor: 2,
+        completeFactor: '2 para 1',
+        lastDatePrior: '13/03/2026',
+        exDate: '2026-03-16T00:00:00.000Z'
+      }],
+      // February has no 30th (Date reads it as March's 1st): the dividend has no data com, and is not applied.
+      cash: [{ label: 'DIVIDENDO', rate: 0.5, lastDatePrior: '30/02/2026', exDate: null, paymentDate: '2026-05-20' }]
+    })
+    const { assetIds: [assetId] } = await portfolioWith(app, [
+      { symbol: 'DAYS3', quantity: 100, price: 30, date: '2026-01-12' }
+    ])
+    t.match(await get(app, `/portfolio-assets/${String(assetId)}`), { quantity: 200, eventsUnapplied: true })
+    const events = await get(app, `/portfolio-assets/${String(assetId)}/events`)
+    t.match(events, [{ type: 'SPLIT', dataCom: '2026-03-13', exDate: '2026-03-16', quantityAfter: 200 }])
+    t.equal(events.length, 1, 'the dividend without a data com counted nowhere')
+  })
+
 t.test('a FII, refused by the dividends of stocks, is read from its quote\'s dividendsData; rawRate as paid',
   async t => {
     const { app, brapi } = await eventsApp(t)
